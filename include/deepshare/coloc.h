@@ -1,0 +1,36 @@
+/* coloc.h: the measured pairwise colocation profile (retention of each job in a pair), keyed by
+ * workload (model, dataset, batch size, amp): the simulator's ground truth for shared GPUs. */
+#ifndef DS_COLOC_H
+#define DS_COLOC_H
+
+#include "deepshare/trace.h"
+
+typedef struct ds_coloc_pair {
+    char model1[32], dataset1[32];
+    int32_t batch1, amp1;
+    char model2[32], dataset2[32];
+    int32_t batch2, amp2;
+    double speed1, speed2;       /* retention of job 1 and job 2 */
+    double gpu_util, gmem_util, gmem; /* of the shared GPU */
+} ds_coloc_pair_t;
+
+typedef struct ds_coloc {
+    ds_coloc_pair_t *pairs;
+    int32_t npairs;
+    /* lookup built for one trace by ds_coloc_bind */
+    int32_t *cfg_of_job;  /* per job: workload config index or -1 */
+    int32_t ncfg;
+    float *rho;           /* ncfg x ncfg: retention of row config when paired with column config; NAN unknown */
+    double missing_rho;   /* retention for pairs absent from the profile (1.0, as the reference) */
+} ds_coloc_t;
+
+int ds_coloc_read(ds_coloc_t *c, const char *path, ds_error_t *err);
+/* Prepares fast per-job lookups for a trace (call again for another trace). */
+void ds_coloc_bind(ds_coloc_t *c, const ds_trace_t *t);
+/* Retention of job a when sharing with job b (ground truth; missing_rho when unprofiled). */
+double ds_coloc_rho(const ds_coloc_t *c, int32_t a, int32_t b);
+/* 1 when the pair was profiled. */
+int ds_coloc_known(const ds_coloc_t *c, int32_t a, int32_t b);
+void ds_coloc_free(ds_coloc_t *c);
+
+#endif

@@ -1,0 +1,32 @@
+/* csv.h: a small streaming CSV reader that reports line numbers and rejects truncated rows. */
+#ifndef DS_CSV_H
+#define DS_CSV_H
+
+#include <stdio.h>
+#include "deepshare/common.h"
+
+#define DS_CSV_MAX_FIELDS 64
+
+typedef struct ds_csv {
+    FILE *f;
+    const char *path;
+    long line;           /* line number of the current row (1-based) */
+    char *buf;
+    size_t cap;
+    int nfields;
+    char *fields[DS_CSV_MAX_FIELDS];
+    int ended_with_newline;
+} ds_csv_t;
+
+int ds_csv_open(ds_csv_t *c, const char *path, ds_error_t *err);
+/* Returns 1 when a row was read, 0 at end of file, negative on error (err filled). Skips blank lines. */
+int ds_csv_next(ds_csv_t *c, ds_error_t *err);
+void ds_csv_close(ds_csv_t *c);
+/* Index of a header column (case-insensitive), -1 when absent. */
+int ds_csv_col(const ds_csv_t *c, const char *name);
+
+/* Field parsers; on failure fill err naming file, line and column. */
+int ds_csv_i64(const ds_csv_t *c, int col, const char *name, int64_t min, int64_t *out, ds_error_t *err);
+int ds_csv_f64(const ds_csv_t *c, int col, const char *name, double min, double *out, ds_error_t *err);
+
+#endif

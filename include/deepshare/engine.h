@@ -1,0 +1,188 @@
+/* engine.h: the pure scheduling engine: cluster state, job run state, partitions, placement and the
+ * decisions a policy makes. No I/O and no clock: drivers (simulator, Slurm daemon) feed it events
+ * and the current time, and read back its decisions. */
+#ifndef DS_ENGINE_H
+#define DS_ENGINE_H
+
+#include "deepshare/common.h"
+#include "deepshare/trace.h"
+
+#define DS_MAX_K 4            /* hard upper bound on residents per GPU */
+#define DS_MAX_GPUS_PER_NODE 64
+
+typedef enum { DS_MODE_PARTITIONED = 0, DS_MODE_POOLED = 1 } ds_mode_t;
+
+typedef struct ds_engine_config {
+    ds_mode_t mode;
+    int32_t gpus_per_node;  /* 8 */
+    int32_t cpus_per_node;  /* 96 */
+    int64_t mem_per_node;   /* MiB, 0 = unlimited */
+    int32_t gmem_per_gpu;   /* MiB, 24576 */
+    int32_t k;              /* residents per GPU, 2 */
+    int enforce_cpu;        /* check node CPUs at placement (the reference simulator does not) */
+    int32_t restart_small;  /* preemption overhead, seconds, jobs of <= 8 GPUs: 40 */
+    int32_t restart_large;  /* and above 8 GPUs: 60 */
+} ds_engine_config_t;
+
+void ds_engine_config_default(ds_engine_config_t *c);
+
+typedef struct ds_gpu {
+    int32_t res[DS_MAX_K];  /* resident job indices */
+    int32_t nres;
+    int32_t node;
+    int32_t gmem_used;
+    float util_sum;         /* sum of residents' gpu_util (percent) */
+    float gmem_util_sum;    /* sum of residents' gmem_util (percent) */
+} ds_gpu_t;
+
+typedef struct ds_node {
+    int32_t part;
+    int32_t gpu0;    /* index of its first GPU in engine->gpus */
+    int32_t ngpus;
+    int32_t nfree;   /* GPUs with no resident */
+    int32_t cpus_total, cpus_used;
+    int64_t mem_total, mem_used;
+} ds_node_t;
+
+/* A partition is a set of nodes scheduled by one queue: a tenant's own nodes in partitioned mode,
+ * the whole cluster in pooled mode, and policy-specific ones (Lucid's profiler). */
+typedef struct ds_part {
+    char name[64];
+    int32_t node0, nnodes;
+    int32_t gpus_total;
+    int32_t gpus_free;   /* GPUs with no resident */
+    int32_t npending;    /* jobs pending in this partition */
+    int dirty;           /* something changed since its last schedule pass */
+    int no_util;         /* left out of utilization figures (Lucid's profiler nodes) */
+} ds_part_t;
+
+typedef enum { DS_JS_FUTURE = 0, DS_JS_PENDING, DS_JS_RUNNING, DS_JS_DONE } ds_jstatus_t;
+
+/* A job's run state, owned by the engine. */
+typedef struct ds_jstate {
+    uint8_t status;       /* ds_jstatus_t */
+    uint8_t klass;        /* current class (DeepShare): DS_CLASS_G or DS_CLASS_BE; 0 for other policies */
+    uint8_t shared;       /* 1 while any of its GPUs has another resident */
+    int32_t part;         /* partition it queues and runs in */
+    int32_t nplaced;      /* GPUs held (0 when not running) */
+    int32_t preemptions;
+    int64_t arrival_seq;  /* order stamp: arrival or requeue order, for stable ties */
+    int64_t first_start;  /* -1 before its first start */
+    int64_t last_start;
+    int64_t pend_since;
+    int64_t queued;       /* total pending seconds so far (excluding the current pending spell) */
+    int64_t run_time;     /* wall seconds run before last_start */
+    int64_t end;          /* -1 until done */
+    double overhead;      /* restart overheads added so far, seconds of work */
+    int32_t partner;      /* a co-resident job while shared, -1 otherwise */
+    int32_t tag;          /* free for the policy */
+} ds_jstate_t;
+
+typedef enum {
+    DS_DEC_START = 1,     /* job started (possibly on shared GPUs) */
+    DS_DEC_PREEMPT,       /* job stopped and requeued with progress kept */
+    DS_DEC_FINISH,        /* job finished (recorded for the daemon's journal) */
+    DS_DEC_PROMOTE,       /* a running BE job became G */
+    DS_DEC_REVOKE         /* colocation revoked (the preempted BE partner follows as DS_DEC_PREEMPT) */
+} ds_dec_type_t;
+
+typedef struct ds_decision {
+    int32_t type;
+    int32_t job;
+    int32_t other;   /* partner for START on shared GPUs, G job for REVOKE, else -1 */
+    int32_t reason;  /* policy-defined reason code */
+    int64_t time;
+} ds_decision_t;
+
+struct ds_policy_ops;
+typedef struct ds_engine ds_engine_t;
+
+/* Driver-provided hooks the engine and policies may call (all optional). */
+typedef struct ds_driver_hooks {
+    void *ctx;
+    /* Observed retention of a running colocated job (simulator: truth x noise; daemon: measured). */
+    double (*observe_retention)(void *ctx, int32_t job, int64_t now);
+    /* Work left in seconds of exclusive progress, for oracle policies (the simulator only). */
+    double (*oracle_remaining)(void *ctx, int32_t job, int64_t now);
+} ds_driver_hooks_t;
+
+struct ds_engine {
+    const ds_trace_t *trace;
+    ds_engine_config_t cfg;
+    ds_node_t *nodes;
+    int32_t nnodes;
+    ds_gpu_t *gpus;
+    int32_t ngpus;
+    ds_part_t *parts;
+    int32_t nparts;
+    int32_t *tenant_part;   /* partition of each tenant's jobs */
+    ds_jstate_t *js;
+    int32_t *jgpus;         /* GPUs held by job j: jgpus[jgpu_off[j] .. + js[j].nplaced) */
+    int64_t *jgpu_off;
+    int64_t seq;
+    int64_t now;
+    /* per-tenant live accounting (GPUs of running jobs by class; pending GPU demand) */
+    int64_t *tenant_g_gpus, *tenant_be_gpus, *tenant_pending_gpus, *tenant_running;
+    /* decisions since the driver last drained them */
+    ds_decision_t *dec;
+    int32_t ndec, capdec;
+    /* utilization now: GPUs with a resident, sum over GPUs of min(100, residents' util) */
+    int64_t util_busy;
+    double util_sm, util_gmem;
+    /* running jobs whose co-residents changed since the driver last looked (execution rates) */
+    int32_t *rate_dirty;
+    int32_t nrate_dirty;
+    uint8_t *is_rate_dirty;
+    /* totals */
+    int64_t n_preemptions, n_colocations, n_revocations, n_finished;
+    const struct ds_policy_ops *ops;
+    void *pstate;
+    void *placement;        /* free-GPU buckets per partition (placement.c) */
+    ds_driver_hooks_t hooks;
+};
+
+/* Creates the engine for a trace (which must outlive it) and a policy. The policy may reshape the
+ * partitions (ops->setup) before nodes are laid out. */
+int ds_engine_create(ds_engine_t **out, const ds_trace_t *trace, const ds_engine_config_t *cfg,
+                     const struct ds_policy_ops *ops, const void *policy_config, ds_error_t *err);
+void ds_engine_destroy(ds_engine_t *e);
+
+/* Driver events. */
+void ds_engine_arrive(ds_engine_t *e, int32_t job, int64_t now);
+void ds_engine_finish(ds_engine_t *e, int32_t job, int64_t now);
+/* Runs the policy on every dirty partition (all partitions when timer is set). */
+void ds_engine_schedule(ds_engine_t *e, int64_t now, int timer);
+/* Next time the policy wants to run regardless of events, DS_TIME_NEVER if none. */
+int64_t ds_engine_next_timer(const ds_engine_t *e, int64_t now);
+/* Decisions made since the last call; the driver applies them, then clears. */
+static inline int32_t ds_engine_ndecisions(const ds_engine_t *e) { return e->ndec; }
+static inline void ds_engine_clear_decisions(ds_engine_t *e) { e->ndec = 0; }
+
+/* ---- policy-facing API ---- */
+
+/* Adds a partition of nnodes nodes (only from ops->setup, before nodes are laid out); returns its
+ * index. setup must also fill e->tenant_part for every tenant. */
+int32_t ds_engine_add_part(ds_engine_t *e, const char *name, int32_t nnodes);
+
+/* Finds free GPUs for a job in its partition with consolidated placement (<= gpus_per_node: the
+ * fullest node that fits, ties lowest index; larger: whole free nodes, the remainder on the next
+ * node with most free GPUs). Writes GPU indices to out (size >= job gpus). Returns 1 if found. */
+int ds_engine_find_free(const ds_engine_t *e, int32_t job, int32_t part, int32_t *out);
+/* Starts a job on the given GPUs (which may hold residents: colocation). Records DS_DEC_START. */
+void ds_engine_start(ds_engine_t *e, int32_t job, const int32_t *gpus, int64_t now);
+/* find_free + start. Returns 1 when placed. */
+int ds_engine_place(ds_engine_t *e, int32_t job, int64_t now);
+/* Stops a running job, keeps its progress, adds the restart overhead, makes it pending again in its
+ * partition and tells the policy (ops->enqueue). */
+void ds_engine_preempt(ds_engine_t *e, int32_t job, int64_t now, int32_t reason);
+void ds_engine_record(ds_engine_t *e, int32_t type, int32_t job, int32_t other, int32_t reason);
+/* Wall seconds the job has run in total, as of now. */
+int64_t ds_engine_elapsed(const ds_engine_t *e, int32_t job, int64_t now);
+/* Restart overhead of a job in seconds (40 s up to 8 GPUs, 60 s above, configurable). */
+int32_t ds_engine_restart_overhead(const ds_engine_t *e, int32_t job);
+/* Whether a job's CPU/memory requirement fits on node n (always 1 when not enforced). */
+int ds_engine_node_fits(const ds_engine_t *e, int32_t node, int32_t job);
+/* Checks SPEC section 6 invariants that the engine can see; returns 0 or fills msg. */
+int ds_engine_check(const ds_engine_t *e, char *msg, size_t n);
+
+#endif

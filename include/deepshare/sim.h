@@ -1,0 +1,85 @@
+/* sim.h: the event-driven trace simulator (a driver of the engine) and the metrics of one run. */
+#ifndef DS_SIM_H
+#define DS_SIM_H
+
+#include "deepshare/coloc.h"
+#include "deepshare/engine.h"
+#include "deepshare/policy.h"
+
+typedef struct ds_sim_config {
+    ds_engine_config_t engine;
+    const ds_policy_ops_t *policy;
+    const void *policy_config;
+    const ds_coloc_t *coloc;     /* ground-truth retention for shared GPUs; NULL: every pair keeps rate 1 */
+    int64_t window_start;        /* utilization window; -1: first submit's day start */
+    int64_t window_end;          /* -1: last submit rounded up to a day */
+    int64_t cycle;               /* metrics sampling and QAD cycle, seconds (60) */
+    double qad_lambda;           /* smoothing of the reported QAD (0.3) */
+    double qad_theta;            /* compliance threshold (0.95) */
+    double noise_sigma;          /* lognormal noise of observed retention (0.05) */
+    uint64_t seed;
+    int check_invariants;        /* run ds_engine_check after every scheduling pass */
+    int keep_series;             /* record the per-cycle time series */
+} ds_sim_config_t;
+
+void ds_sim_config_default(ds_sim_config_t *c);
+
+typedef struct ds_dist {
+    double avg, p50, p95, p99, p999;
+} ds_dist_t;
+
+typedef struct ds_tenant_result {
+    char name[64];
+    int32_t quota_gpus;
+    int64_t jobs;
+    ds_dist_t jct, queue;
+    double qad_mean;         /* mean smoothed QAD over cycles with guaranteed demand */
+    double qad_compliance;   /* share of those cycles with smoothed QAD >= theta */
+    int64_t preemptions;
+} ds_tenant_result_t;
+
+/* One row per cycle. */
+typedef struct ds_sample {
+    int64_t time;
+    int32_t busy_gpus, idle_gpus, running_jobs, pending_jobs;
+    int64_t pending_gpus;
+    float sm_util, gmem_util;     /* [0,1] over all GPUs */
+    int64_t preemptions, colocations; /* cumulative */
+} ds_sample_t;
+
+typedef struct ds_sim_result {
+    char policy[32];
+    ds_mode_t mode;
+    int64_t jobs;
+    ds_dist_t jct, queue;
+    int64_t makespan;           /* last end - window start */
+    double gpu_alloc, sm_util, gmem_util;
+    int64_t preemptions, colocated_jobs, colocations, revocations;
+    double qad_mean, qad_compliance, qad_compliance_all;
+    int64_t total_gpus;
+    int64_t window_start, window_end;
+    double wall_seconds;        /* filled by the caller if it times the run */
+    /* per tenant */
+    ds_tenant_result_t *tenants;
+    int32_t ntenants;
+    /* per job (trace order) */
+    int64_t *start, *end, *queued;
+    int32_t *preempts;
+    uint8_t *colocated;
+    /* time series */
+    ds_sample_t *series;
+    int64_t nseries;
+    float *qad, *qad_smooth;    /* nseries x ntenants */
+    /* invariant failure, empty when none */
+    char invariant_error[320];
+} ds_sim_result_t;
+
+/* Runs the whole trace. Returns 0, or an error (err filled) when the configuration is unusable or an
+ * invariant broke (check_invariants). */
+int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_result_t *res, ds_error_t *err);
+void ds_sim_result_free(ds_sim_result_t *r);
+
+/* Distribution of n values (copied and sorted internally). */
+ds_dist_t ds_dist_of(const double *v, int64_t n);
+
+#endif

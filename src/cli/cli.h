@@ -1,0 +1,30 @@
+/* cli.h: subcommand entry points and the workload-loading options they share. */
+#ifndef DS_CLI_H
+#define DS_CLI_H
+
+#include "deepshare/coloc.h"
+#include "deepshare/sim.h"
+#include "deepshare/synth.h"
+#include "deepshare/trace.h"
+
+/* Options that say which workload to run: a trace with its tenants, or the synthetic generator. */
+typedef struct ds_workload_opts {
+    const char *trace, *vc_config, *estimates, *coloc;
+    ds_synth_config_t synth;
+    int synth_given;
+} ds_workload_opts_t;
+
+void ds_workload_opts_default(ds_workload_opts_t *o);
+/* Handles one workload option; returns 1 if it was one (consumed optarg), 0 if not, -1 on a bad value. */
+int ds_workload_opt(ds_workload_opts_t *o, const char *name, const char *arg);
+/* Loads the trace (and estimates, colocation profile when given). */
+int ds_workload_load(const ds_workload_opts_t *o, ds_trace_t *t, ds_coloc_t *coloc, int *have_coloc, ds_error_t *err);
+
+int ds_cmd_simulate(int argc, char **argv);
+
+/* Parses integers/floats of options with a clear message on failure. */
+int ds_parse_i64(const char *opt, const char *s, int64_t min, int64_t max, int64_t *out);
+int ds_parse_f64(const char *opt, const char *s, double min, double max, double *out);
+void ds_die_error(const ds_error_t *err);
+
+#endif

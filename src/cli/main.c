@@ -1,0 +1,47 @@
+/* main.c: the deepshare command: dispatches to subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "deepshare/policy.h"
+
+#define DS_VERSION "0.1.0"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: deepshare <command> [options]\n"
+            "\n"
+            "deepshare schedules multi-tenant GPU clusters with one signal per tenant, the Quota Assurance\n"
+            "Degree. It replays traces against the baselines and drives a Slurm cluster.\n"
+            "\n"
+            "commands:\n"
+            "  simulate   replay a trace (or the built-in synthetic workload) under one or more policies\n"
+            "\n"
+            "With no command, runs the built-in synthetic workload under every policy and prints the table\n"
+            "(the same as 'deepshare simulate --policy all').\n"
+            "\n"
+            "policies:\n");
+    for (const ds_policy_ops_t *const *p = ds_policy_list(); *p; p++) fprintf(f, "  %-10s %s\n", (*p)->name, (*p)->summary);
+    fprintf(f, "\n'deepshare <command> --help' documents each command.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        char *def[] = {"simulate", "--policy", "all", NULL};
+        return ds_cmd_simulate(3, def);
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("deepshare %s\n", DS_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "simulate")) return ds_cmd_simulate(argc - 1, argv + 1);
+    fprintf(stderr, "deepshare: unknown command '%s' (see 'deepshare --help')\n", cmd);
+    return 2;
+}

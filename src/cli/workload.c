@@ -1,0 +1,84 @@
+/* workload.c: the options that choose a workload (trace files or the synthetic generator) and loading it. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+void ds_workload_opts_default(ds_workload_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    ds_synth_config_default(&o->synth);
+}
+
+int ds_workload_opt(ds_workload_opts_t *o, const char *name, const char *arg)
+{
+    int64_t v;
+    double d;
+    if (!strcmp(name, "trace")) o->trace = arg;
+    else if (!strcmp(name, "vc-config") || !strcmp(name, "tenants")) o->vc_config = arg;
+    else if (!strcmp(name, "estimates")) o->estimates = arg;
+    else if (!strcmp(name, "coloc")) o->coloc = arg;
+    else if (!strcmp(name, "seed")) {
+        if (ds_parse_i64("--seed", arg, 0, INT64_MAX, &v)) return -1;
+        o->synth.seed = (uint64_t)v;
+    } else if (!strcmp(name, "synth-jobs")) {
+        if (ds_parse_i64("--synth-jobs", arg, 1, 100000000, &v)) return -1;
+        o->synth.jobs = v, o->synth_given = 1;
+    } else if (!strcmp(name, "synth-tenants")) {
+        if (ds_parse_i64("--synth-tenants", arg, 1, 10000, &v)) return -1;
+        o->synth.tenants = (int32_t)v, o->synth_given = 1;
+    } else if (!strcmp(name, "synth-nodes")) {
+        if (ds_parse_i64("--synth-nodes", arg, 1, 1000000, &v)) return -1;
+        o->synth.nodes = (int32_t)v, o->synth_given = 1;
+    } else if (!strcmp(name, "synth-days")) {
+        if (ds_parse_f64("--synth-days", arg, 0.01, 3650, &d)) return -1;
+        o->synth.days = d, o->synth_given = 1;
+    } else if (!strcmp(name, "synth-load")) {
+        if (ds_parse_f64("--synth-load", arg, 0.01, 100, &d)) return -1;
+        o->synth.load = d, o->synth_given = 1;
+    } else if (!strcmp(name, "synth-be-share")) {
+        if (ds_parse_f64("--synth-be-share", arg, 0, 1, &d)) return -1;
+        o->synth.be_share = d, o->synth_given = 1;
+    } else
+        return 0;
+    return 1;
+}
+
+int ds_workload_load(const ds_workload_opts_t *o, ds_trace_t *t, ds_coloc_t *coloc, int *have_coloc, ds_error_t *err)
+{
+    int rc;
+    ds_trace_init(t);
+    if (o->trace) {
+        if (!o->vc_config) {
+            ds_error_set(err, NULL, 0, "vc-config", "--trace needs --vc-config FILE (tenants and their quotas)");
+            return DS_EINVAL;
+        }
+        if (o->synth_given) {
+            ds_error_set(err, NULL, 0, "synth-*", "--synth-* options apply to the synthetic workload, not to --trace");
+            return DS_EINVAL;
+        }
+        if ((rc = ds_trace_read_tenants(t, o->vc_config, 8, err))) return rc;
+        if ((rc = ds_trace_read_jobs(t, o->trace, err))) return rc;
+    } else {
+        if (o->vc_config) {
+            ds_error_set(err, NULL, 0, "vc-config", "--vc-config needs --trace FILE");
+            return DS_EINVAL;
+        }
+        if ((rc = ds_synth_generate(t, &o->synth, err))) return rc;
+    }
+    if (o->estimates) {
+        int32_t matched = 0;
+        /* Lucid's convention for its estimate files: a negative estimate becomes 1000 s. */
+        if ((rc = ds_trace_read_estimates(t, o->estimates, 1000.0, &matched, err))) return rc;
+        if (matched < t->njobs)
+            fprintf(stderr, "deepshare: warning: %s has estimates for %d of %d jobs\n", o->estimates, matched, t->njobs);
+    }
+    *have_coloc = 0;
+    if (o->coloc) {
+        if ((rc = ds_coloc_read(coloc, o->coloc, err))) return rc;
+        ds_coloc_bind(coloc, t);
+        *have_coloc = 1;
+    }
+    return DS_OK;
+}

@@ -1,0 +1,409 @@
+/* engine.c: engine life cycle, job state transitions (arrive, start, preempt, finish) and the
+ * per-partition bookkeeping every policy relies on. */
+#include "deepshare/engine.h"
+#include "deepshare/policy.h"
+#include "placement.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void ds_engine_config_default(ds_engine_config_t *c)
+{
+    memset(c, 0, sizeof *c);
+    c->mode = DS_MODE_PARTITIONED;
+    c->gpus_per_node = 8;
+    c->cpus_per_node = 96;
+    c->mem_per_node = 0;
+    c->gmem_per_gpu = 24576;
+    c->k = 2;
+    c->enforce_cpu = 1;
+    c->restart_small = 40;
+    c->restart_large = 60;
+}
+
+int32_t ds_engine_add_part(ds_engine_t *e, const char *name, int32_t nnodes)
+{
+    e->parts = ds_xrealloc(e->parts, (size_t)(e->nparts + 1) * sizeof *e->parts);
+    ds_part_t *p = &e->parts[e->nparts];
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->nnodes = nnodes;
+    return e->nparts++;
+}
+
+static void default_layout(ds_engine_t *e)
+{
+    const ds_trace_t *t = e->trace;
+    int32_t gpn = e->cfg.gpus_per_node;
+    if (e->cfg.mode == DS_MODE_POOLED) {
+        int32_t n = 0;
+        for (int32_t i = 0; i < t->ntenants; i++) n += (t->tenants[i].quota_gpus + gpn - 1) / gpn;
+        int32_t p = ds_engine_add_part(e, "pool", n);
+        for (int32_t i = 0; i < t->ntenants; i++) e->tenant_part[i] = p;
+    } else {
+        for (int32_t i = 0; i < t->ntenants; i++)
+            e->tenant_part[i] = ds_engine_add_part(e, t->tenants[i].name, (t->tenants[i].quota_gpus + gpn - 1) / gpn);
+    }
+}
+
+static int validate_config(const ds_engine_config_t *c, ds_error_t *err)
+{
+    if (c->gpus_per_node < 1 || c->gpus_per_node > DS_MAX_GPUS_PER_NODE) {
+        ds_error_set(err, NULL, 0, "gpus-per-node", "must be 1..%d, got %d", DS_MAX_GPUS_PER_NODE, c->gpus_per_node);
+        return DS_EINVAL;
+    }
+    if (c->k < 1 || c->k > DS_MAX_K) {
+        ds_error_set(err, NULL, 0, "k", "residents per GPU must be 1..%d, got %d", DS_MAX_K, c->k);
+        return DS_EINVAL;
+    }
+    if (c->cpus_per_node < 0 || c->mem_per_node < 0 || c->gmem_per_gpu < 1 || c->restart_small < 0 ||
+        c->restart_large < 0) {
+        ds_error_set(err, NULL, 0, NULL, "negative cluster parameter");
+        return DS_EINVAL;
+    }
+    return DS_OK;
+}
+
+int ds_engine_create(ds_engine_t **out, const ds_trace_t *trace, const ds_engine_config_t *cfg,
+                     const ds_policy_ops_t *ops, const void *policy_config, ds_error_t *err)
+{
+    *out = NULL;
+    int rc = validate_config(cfg, err);
+    if (rc) return rc;
+    if (trace->ntenants == 0) {
+        ds_error_set(err, NULL, 0, NULL, "the trace has no tenants");
+        return DS_EINVAL;
+    }
+    ds_engine_t *e = ds_xcalloc(1, sizeof *e);
+    e->trace = trace;
+    e->cfg = *cfg;
+    e->ops = ops;
+    e->tenant_part = ds_xcalloc((size_t)trace->ntenants, sizeof *e->tenant_part);
+    if (ops->setup) {
+        if ((rc = ops->setup(e, policy_config, err))) { ds_engine_destroy(e); return rc; }
+    } else {
+        default_layout(e);
+    }
+    int32_t gpn = cfg->gpus_per_node;
+    for (int32_t p = 0; p < e->nparts; p++) e->nnodes += e->parts[p].nnodes;
+    e->nodes = ds_xcalloc((size_t)e->nnodes, sizeof *e->nodes);
+    e->ngpus = e->nnodes * gpn;
+    e->gpus = ds_xcalloc((size_t)e->ngpus, sizeof *e->gpus);
+    int32_t n = 0;
+    for (int32_t p = 0; p < e->nparts; p++) {
+        ds_part_t *pp = &e->parts[p];
+        pp->node0 = n;
+        pp->gpus_total = pp->gpus_free = pp->nnodes * gpn;
+        for (int32_t i = 0; i < pp->nnodes; i++, n++) {
+            ds_node_t *nd = &e->nodes[n];
+            nd->part = p;
+            nd->gpu0 = n * gpn;
+            nd->ngpus = nd->nfree = gpn;
+            nd->cpus_total = cfg->cpus_per_node;
+            nd->mem_total = cfg->mem_per_node;
+            for (int32_t g = 0; g < gpn; g++) e->gpus[nd->gpu0 + g].node = n;
+        }
+    }
+    ds_placement_init(e);
+    int32_t nj = trace->njobs;
+    e->js = ds_xcalloc((size_t)nj, sizeof *e->js);
+    e->jgpu_off = ds_xmalloc((size_t)(nj + 1) * sizeof *e->jgpu_off);
+    int64_t off = 0;
+    for (int32_t j = 0; j < nj; j++) {
+        const ds_job_t *job = &trace->jobs[j];
+        e->jgpu_off[j] = off;
+        off += job->gpus;
+        ds_jstate_t *s = &e->js[j];
+        s->part = e->tenant_part[job->tenant];
+        s->first_start = s->end = -1;
+        s->partner = -1;
+        if (job->gpus > e->parts[s->part].gpus_total) {
+            ds_error_set(err, trace->source, job->line, "gpus",
+                         "job %lld needs %d GPUs but its partition '%s' has only %d: it could never run",
+                         (long long)job->id, job->gpus, e->parts[s->part].name, e->parts[s->part].gpus_total);
+            ds_engine_destroy(e);
+            return DS_EINVAL;
+        }
+    }
+    e->jgpu_off[nj] = off;
+    e->rate_dirty = ds_xmalloc((size_t)(nj ? nj : 1) * sizeof *e->rate_dirty);
+    e->is_rate_dirty = ds_xcalloc((size_t)(nj ? nj : 1), 1);
+    e->jgpus = ds_xmalloc((size_t)(off ? off : 1) * sizeof *e->jgpus);
+    int32_t nt = trace->ntenants;
+    e->tenant_g_gpus = ds_xcalloc((size_t)nt, sizeof(int64_t));
+    e->tenant_be_gpus = ds_xcalloc((size_t)nt, sizeof(int64_t));
+    e->tenant_pending_gpus = ds_xcalloc((size_t)nt, sizeof(int64_t));
+    e->tenant_running = ds_xcalloc((size_t)nt, sizeof(int64_t));
+    if (ops->init && (rc = ops->init(e, policy_config, &e->pstate, err))) {
+        ds_engine_destroy(e);
+        return rc;
+    }
+    *out = e;
+    return DS_OK;
+}
+
+void ds_engine_destroy(ds_engine_t *e)
+{
+    if (!e) return;
+    if (e->ops && e->ops->fini && e->pstate) e->ops->fini(e->pstate);
+    ds_placement_free(e);
+    free(e->nodes);
+    free(e->gpus);
+    free(e->parts);
+    free(e->tenant_part);
+    free(e->js);
+    free(e->jgpus);
+    free(e->jgpu_off);
+    free(e->tenant_g_gpus);
+    free(e->tenant_be_gpus);
+    free(e->tenant_pending_gpus);
+    free(e->tenant_running);
+    free(e->dec);
+    free(e->rate_dirty);
+    free(e->is_rate_dirty);
+    free(e);
+}
+
+void ds_engine_record(ds_engine_t *e, int32_t type, int32_t job, int32_t other, int32_t reason)
+{
+    if (e->ndec == e->capdec) {
+        e->capdec = e->capdec ? e->capdec * 2 : 256;
+        e->dec = ds_xrealloc(e->dec, (size_t)e->capdec * sizeof *e->dec);
+    }
+    e->dec[e->ndec++] = (ds_decision_t){type, job, other, reason, e->now};
+}
+
+static void make_pending(ds_engine_t *e, int32_t j, int64_t now)
+{
+    ds_jstate_t *s = &e->js[j];
+    s->status = DS_JS_PENDING;
+    s->pend_since = now;
+    s->arrival_seq = ++e->seq;
+    e->parts[s->part].npending++;
+    e->parts[s->part].dirty = 1;
+    e->tenant_pending_gpus[e->trace->jobs[j].tenant] += e->trace->jobs[j].gpus;
+    if (e->ops->enqueue) e->ops->enqueue(e, e->pstate, j, now);
+}
+
+void ds_engine_arrive(ds_engine_t *e, int32_t j, int64_t now)
+{
+    DS_ASSERT(e->js[j].status == DS_JS_FUTURE);
+    e->now = now;
+    make_pending(e, j, now);
+}
+
+int32_t ds_engine_restart_overhead(const ds_engine_t *e, int32_t j)
+{
+    return e->trace->jobs[j].gpus <= e->cfg.gpus_per_node ? e->cfg.restart_small : e->cfg.restart_large;
+}
+
+int64_t ds_engine_elapsed(const ds_engine_t *e, int32_t j, int64_t now)
+{
+    const ds_jstate_t *s = &e->js[j];
+    return s->run_time + (s->status == DS_JS_RUNNING ? now - s->last_start : 0);
+}
+
+static void mark_rate(ds_engine_t *e, int32_t j)
+{
+    if (e->is_rate_dirty[j]) return;
+    e->is_rate_dirty[j] = 1;
+    e->rate_dirty[e->nrate_dirty++] = j;
+}
+
+/* Adds (sign +1) or removes (-1) a GPU's contribution to the utilization totals. */
+static void util_account(ds_engine_t *e, const ds_gpu_t *g, int sign)
+{
+    if (g->nres == 0 || e->parts[e->nodes[g->node].part].no_util) return;
+    e->util_busy += sign;
+    e->util_sm += sign * (double)DS_MIN(100.0f, g->util_sum);
+    e->util_gmem += sign * (double)DS_MIN(100.0f, g->gmem_util_sum);
+}
+
+static void refresh_shared(ds_engine_t *e, int32_t j)
+{
+    ds_jstate_t *s = &e->js[j];
+    const int32_t *g = &e->jgpus[e->jgpu_off[j]];
+    s->shared = 0;
+    s->partner = -1;
+    for (int32_t i = 0; i < s->nplaced; i++) {
+        const ds_gpu_t *gp = &e->gpus[g[i]];
+        for (int32_t r = 0; r < gp->nres; r++)
+            if (gp->res[r] != j) { s->shared = 1; s->partner = gp->res[r]; return; }
+    }
+}
+
+void ds_engine_start(ds_engine_t *e, int32_t j, const int32_t *gpus, int64_t now)
+{
+    ds_jstate_t *s = &e->js[j];
+    const ds_job_t *job = &e->trace->jobs[j];
+    DS_ASSERT(s->status == DS_JS_PENDING);
+    e->now = now;
+    int32_t *mine = &e->jgpus[e->jgpu_off[j]];
+    int shared = 0;
+    for (int32_t i = 0; i < job->gpus; i++) {
+        ds_gpu_t *g = &e->gpus[gpus[i]];
+        DS_ASSERT(g->nres < DS_MAX_K);
+        if (g->nres == 0) ds_placement_take(e, g->node, 1);
+        else shared = 1;
+        for (int32_t r = 0; r < g->nres; r++) mark_rate(e, g->res[r]);
+        util_account(e, g, -1);
+        g->res[g->nres++] = j;
+        g->gmem_used += job->gmem_mib;
+        g->util_sum += job->gpu_util;
+        g->gmem_util_sum += job->gmem_util;
+        util_account(e, g, +1);
+        mine[i] = gpus[i];
+    }
+    s->nplaced = job->gpus;
+    mark_rate(e, j);
+    ds_placement_charge(e, j, +1);
+    ds_part_t *p = &e->parts[s->part];
+    p->npending--;
+    s->status = DS_JS_RUNNING;
+    s->queued += now - s->pend_since;
+    if (s->first_start < 0) s->first_start = now;
+    s->last_start = now;
+    e->tenant_pending_gpus[job->tenant] -= job->gpus;
+    e->tenant_running[job->tenant]++;
+    if (s->klass == DS_CLASS_BE) e->tenant_be_gpus[job->tenant] += job->gpus;
+    else e->tenant_g_gpus[job->tenant] += job->gpus;
+    int32_t other = -1;
+    if (shared) {
+        refresh_shared(e, j);
+        other = s->partner;
+        for (int32_t i = 0; i < job->gpus; i++) {
+            const ds_gpu_t *g = &e->gpus[gpus[i]];
+            for (int32_t r = 0; r < g->nres; r++)
+                if (g->res[r] != j) refresh_shared(e, g->res[r]);
+        }
+        e->n_colocations++;
+    }
+    ds_engine_record(e, DS_DEC_START, j, other, 0);
+}
+
+int ds_engine_place(ds_engine_t *e, int32_t j, int64_t now)
+{
+    int32_t buf[256];
+    int32_t g = e->trace->jobs[j].gpus;
+    int32_t *out = g <= 256 ? buf : ds_xmalloc((size_t)g * sizeof *out);
+    int ok = ds_engine_find_free(e, j, e->js[j].part, out);
+    if (ok) ds_engine_start(e, j, out, now);
+    if (out != buf) free(out);
+    return ok;
+}
+
+/* Takes the job off its GPUs and updates partners, nodes and tenant counts. */
+static void release(ds_engine_t *e, int32_t j, int64_t now)
+{
+    ds_jstate_t *s = &e->js[j];
+    const ds_job_t *job = &e->trace->jobs[j];
+    DS_ASSERT(s->status == DS_JS_RUNNING);
+    int32_t *mine = &e->jgpus[e->jgpu_off[j]];
+    int32_t partners[DS_MAX_K * 2];
+    int32_t np = 0;
+    for (int32_t i = 0; i < s->nplaced; i++) {
+        ds_gpu_t *g = &e->gpus[mine[i]];
+        util_account(e, g, -1);
+        int32_t w = 0;
+        for (int32_t r = 0; r < g->nres; r++) {
+            if (g->res[r] == j) continue;
+            g->res[w++] = g->res[r];
+            int seen = 0;
+            for (int32_t q = 0; q < np; q++) seen |= partners[q] == g->res[r];
+            if (!seen && np < DS_MAX_K * 2) partners[np++] = g->res[r];
+            mark_rate(e, g->res[r]);
+        }
+        DS_ASSERT(w == g->nres - 1);
+        g->nres = w;
+        g->gmem_used -= job->gmem_mib;
+        g->util_sum -= job->gpu_util;
+        g->gmem_util_sum -= job->gmem_util;
+        if (w == 0) g->util_sum = g->gmem_util_sum = 0; /* no float residue on idle GPUs */
+        util_account(e, g, +1);
+        if (w == 0) ds_placement_take(e, g->node, -1);
+    }
+    ds_placement_charge(e, j, -1);
+    s->nplaced = 0;
+    s->run_time += now - s->last_start;
+    s->shared = 0;
+    s->partner = -1;
+    for (int32_t q = 0; q < np; q++) refresh_shared(e, partners[q]);
+    e->tenant_running[job->tenant]--;
+    if (s->klass == DS_CLASS_BE) e->tenant_be_gpus[job->tenant] -= job->gpus;
+    else e->tenant_g_gpus[job->tenant] -= job->gpus;
+    e->parts[s->part].dirty = 1;
+}
+
+void ds_engine_preempt(ds_engine_t *e, int32_t j, int64_t now, int32_t reason)
+{
+    e->now = now;
+    release(e, j, now);
+    ds_jstate_t *s = &e->js[j];
+    s->preemptions++;
+    s->overhead += ds_engine_restart_overhead(e, j);
+    e->n_preemptions++;
+    ds_engine_record(e, DS_DEC_PREEMPT, j, -1, reason);
+    make_pending(e, j, now);
+}
+
+void ds_engine_finish(ds_engine_t *e, int32_t j, int64_t now)
+{
+    e->now = now;
+    release(e, j, now);
+    ds_jstate_t *s = &e->js[j];
+    s->status = DS_JS_DONE;
+    s->end = now;
+    e->n_finished++;
+    ds_engine_record(e, DS_DEC_FINISH, j, -1, 0);
+    if (e->ops->on_finish) e->ops->on_finish(e, e->pstate, j, now);
+}
+
+void ds_engine_schedule(ds_engine_t *e, int64_t now, int timer)
+{
+    e->now = now;
+    for (int32_t p = 0; p < e->nparts; p++) {
+        if (!timer && !e->parts[p].dirty) continue;
+        e->parts[p].dirty = 0;
+        e->ops->schedule(e, e->pstate, p, now, timer);
+    }
+}
+
+int64_t ds_engine_next_timer(const ds_engine_t *e, int64_t now)
+{
+    return e->ops->next_timer ? e->ops->next_timer(e, e->pstate, now) : DS_TIME_NEVER;
+}
+
+int ds_engine_check(const ds_engine_t *e, char *msg, size_t n)
+{
+    for (int32_t p = 0; p < e->nparts; p++) {
+        const ds_part_t *pp = &e->parts[p];
+        int32_t fr = 0;
+        for (int32_t i = pp->node0; i < pp->node0 + pp->nnodes; i++) {
+            const ds_node_t *nd = &e->nodes[i];
+            int32_t nf = 0;
+            for (int32_t g = nd->gpu0; g < nd->gpu0 + nd->ngpus; g++) {
+                const ds_gpu_t *gp = &e->gpus[g];
+                if (gp->nres > e->cfg.k) { snprintf(msg, n, "GPU %d has %d residents > k=%d", g, gp->nres, e->cfg.k); return -1; }
+                if (gp->nres > 1 && gp->gmem_used > e->cfg.gmem_per_gpu) {
+                    snprintf(msg, n, "GPU %d memory %d MiB over %d", g, gp->gmem_used, e->cfg.gmem_per_gpu);
+                    return -1;
+                }
+                for (int32_t r = 0; r < gp->nres; r++)
+                    if (e->js[gp->res[r]].status != DS_JS_RUNNING) { snprintf(msg, n, "GPU %d holds a job that is not running", g); return -1; }
+                nf += gp->nres == 0;
+            }
+            if (nf != nd->nfree) { snprintf(msg, n, "node %d free count %d != %d", i, nd->nfree, nf); return -1; }
+            if (e->cfg.enforce_cpu && nd->cpus_used > nd->cpus_total) {
+                snprintf(msg, n, "node %d uses %d CPUs of %d", i, nd->cpus_used, nd->cpus_total);
+                return -1;
+            }
+            if (nd->mem_total > 0 && nd->mem_used > nd->mem_total) {
+                snprintf(msg, n, "node %d uses %lld MiB of %lld", i, (long long)nd->mem_used, (long long)nd->mem_total);
+                return -1;
+            }
+            fr += nf;
+        }
+        if (fr != pp->gpus_free) { snprintf(msg, n, "partition %s free count %d != %d", pp->name, pp->gpus_free, fr); return -1; }
+    }
+    return 0;
+}

@@ -1,0 +1,153 @@
+/* placement.c: consolidated placement over a per-partition index of nodes bucketed by free GPUs,
+ * so finding "the fullest node that fits" costs a few word scans instead of a walk of all nodes. */
+#include "placement.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct part_index {
+    int32_t words;      /* 64-bit words per bucket */
+    uint64_t *bits;     /* (gpus_per_node + 1) buckets x words */
+} part_index_t;
+
+static uint64_t *bucket(part_index_t *pi, int32_t c) { return pi->bits + (size_t)c * (size_t)pi->words; }
+
+void ds_placement_init(ds_engine_t *e)
+{
+    int32_t gpn = e->cfg.gpus_per_node;
+    part_index_t *idx = ds_xcalloc((size_t)(e->nparts ? e->nparts : 1), sizeof *idx);
+    for (int32_t p = 0; p < e->nparts; p++) {
+        part_index_t *pi = &idx[p];
+        pi->words = (e->parts[p].nnodes + 63) / 64;
+        pi->bits = ds_xcalloc((size_t)(gpn + 1) * (size_t)(pi->words ? pi->words : 1), sizeof(uint64_t));
+        for (int32_t i = 0; i < e->parts[p].nnodes; i++) bucket(pi, gpn)[i / 64] |= 1ULL << (i % 64);
+    }
+    e->placement = idx;
+}
+
+void ds_placement_free(ds_engine_t *e)
+{
+    part_index_t *idx = e->placement;
+    if (!idx) return;
+    for (int32_t p = 0; p < e->nparts; p++) free(idx[p].bits);
+    free(idx);
+    e->placement = NULL;
+}
+
+void ds_placement_take(ds_engine_t *e, int32_t node, int delta)
+{
+    ds_node_t *nd = &e->nodes[node];
+    part_index_t *pi = &((part_index_t *)e->placement)[nd->part];
+    int32_t rel = node - e->parts[nd->part].node0;
+    bucket(pi, nd->nfree)[rel / 64] &= ~(1ULL << (rel % 64));
+    nd->nfree -= delta;
+    e->parts[nd->part].gpus_free -= delta;
+    DS_ASSERT(nd->nfree >= 0 && nd->nfree <= nd->ngpus);
+    bucket(pi, nd->nfree)[rel / 64] |= 1ULL << (rel % 64);
+}
+
+/* CPU (and memory) share of a job on a node holding ngp of its GPUs: proportional, rounded up. */
+static int32_t cpu_share(const ds_job_t *job, int32_t ngp)
+{
+    return job->gpus ? (int32_t)(((int64_t)job->cpus * ngp + job->gpus - 1) / job->gpus) : job->cpus;
+}
+
+static int64_t mem_share(const ds_job_t *job, int32_t ngp)
+{
+    return job->gpus ? (job->mem_mib * ngp + job->gpus - 1) / job->gpus : job->mem_mib;
+}
+
+static int fits_share(const ds_engine_t *e, int32_t node, const ds_job_t *job, int32_t ngp)
+{
+    const ds_node_t *nd = &e->nodes[node];
+    if (e->cfg.enforce_cpu && nd->cpus_used + cpu_share(job, ngp) > nd->cpus_total) return 0;
+    if (nd->mem_total > 0 && nd->mem_used + mem_share(job, ngp) > nd->mem_total) return 0;
+    return 1;
+}
+
+int ds_engine_node_fits(const ds_engine_t *e, int32_t node, int32_t j)
+{
+    const ds_job_t *job = &e->trace->jobs[j];
+    return fits_share(e, node, job, DS_MIN(job->gpus, e->cfg.gpus_per_node));
+}
+
+void ds_placement_charge(ds_engine_t *e, int32_t j, int sign)
+{
+    const ds_job_t *job = &e->trace->jobs[j];
+    const int32_t *g = &e->jgpus[e->jgpu_off[j]];
+    int32_t n = e->js[j].nplaced;
+    for (int32_t i = 0; i < n;) {
+        int32_t node = e->gpus[g[i]].node, k = i;
+        while (k < n && e->gpus[g[k]].node == node) k++;
+        e->nodes[node].cpus_used += sign * cpu_share(job, k - i);
+        e->nodes[node].mem_used += sign * mem_share(job, k - i);
+        i = k;
+    }
+}
+
+/* Lowest-index free GPUs of a node, written to out. */
+static int32_t take_free_gpus(const ds_engine_t *e, int32_t node, int32_t want, int32_t *out)
+{
+    const ds_node_t *nd = &e->nodes[node];
+    int32_t n = 0;
+    for (int32_t g = nd->gpu0; g < nd->gpu0 + nd->ngpus && n < want; g++)
+        if (e->gpus[g].nres == 0) out[n++] = g;
+    return n;
+}
+
+int ds_engine_find_free(const ds_engine_t *e, int32_t j, int32_t part, int32_t *out)
+{
+    const ds_job_t *job = &e->trace->jobs[j];
+    const ds_part_t *p = &e->parts[part];
+    int32_t need = job->gpus, gpn = e->cfg.gpus_per_node;
+    if (p->gpus_free < need) return 0;
+    part_index_t *pi = &((part_index_t *)e->placement)[part];
+    if (need <= gpn) {
+        for (int32_t c = need; c <= gpn; c++) {
+            uint64_t *b = bucket(pi, c);
+            for (int32_t w = 0; w < pi->words; w++) {
+                for (uint64_t m = b[w]; m; m &= m - 1) {
+                    int32_t node = p->node0 + w * 64 + __builtin_ctzll(m);
+                    if (!fits_share(e, node, job, need)) continue;
+                    take_free_gpus(e, node, need, out);
+                    return 1;
+                }
+            }
+        }
+        return 0;
+    }
+    /* Multi-node: whole free nodes in index order, then the remainder on the node with the most
+     * free GPUs (ties: lowest index), as the reference's descending stable sort does. */
+    int32_t whole = need / gpn, rem = need % gpn, got = 0, n = 0;
+    int32_t taken[4096];
+    if (whole > 4096) return 0;
+    uint64_t *full = bucket(pi, gpn);
+    for (int32_t w = 0; w < pi->words && got < whole; w++) {
+        for (uint64_t m = full[w]; m && got < whole; m &= m - 1) {
+            int32_t node = p->node0 + w * 64 + __builtin_ctzll(m);
+            if (!fits_share(e, node, job, gpn)) continue;
+            taken[got++] = node;
+            n += take_free_gpus(e, node, gpn, out + n);
+        }
+    }
+    if (got < whole) return 0;
+    if (rem == 0) return 1;
+    for (int32_t c = gpn; c >= rem; c--) {
+        uint64_t *b = bucket(pi, c);
+        for (int32_t w = 0; w < pi->words; w++) {
+            for (uint64_t m = b[w]; m; m &= m - 1) {
+                int32_t node = p->node0 + w * 64 + __builtin_ctzll(m);
+                int dup = 0;
+                if (c == gpn)
+                    for (int32_t t = 0; t < got; t++) dup |= taken[t] == node;
+                if (dup) continue;
+                /* The reference tries only this one node: if it does not fit, placement fails. */
+                if (!fits_share(e, node, job, rem)) return 0;
+                take_free_gpus(e, node, rem, out + n);
+                return 1;
+            }
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,25 @@
+/* fifo.c: First-In-First-Out, non-preemptive, head-of-line blocking (reference semantics). */
+#include "queue.h"
+
+static int cmp_fifo(const void *ctx, int32_t a, int32_t b)
+{
+    const ds_engine_t *e = ctx;
+    return ds_cmp_keys((double)e->trace->jobs[a].submit, (double)e->trace->jobs[b].submit, e->js[a].arrival_seq,
+                       e->js[b].arrival_seq);
+}
+
+static int fifo_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
+{
+    (void)config;
+    (void)err;
+    return ds_pqueue_policy_new(e, cmp_fifo, state);
+}
+
+const ds_policy_ops_t ds_policy_fifo = {
+    .name = "fifo",
+    .summary = "first in, first out; no preemption; stops at the first job that does not fit",
+    .init = fifo_init,
+    .fini = ds_pqueue_policy_fini,
+    .enqueue = ds_pqueue_policy_enqueue,
+    .schedule = ds_pqueue_policy_schedule,
+};

@@ -1,0 +1,23 @@
+/* registry.c: the list of scheduling policies, by name, in display order. */
+#include "deepshare/policy.h"
+
+#include <string.h>
+
+extern const ds_policy_ops_t ds_policy_fifo, ds_policy_sjf, ds_policy_qssf, ds_policy_tiresias;
+
+static const ds_policy_ops_t *const policies[] = {
+    &ds_policy_fifo,
+    &ds_policy_sjf,
+    &ds_policy_qssf,
+    &ds_policy_tiresias,
+    NULL,
+};
+
+const ds_policy_ops_t *const *ds_policy_list(void) { return policies; }
+
+const ds_policy_ops_t *ds_policy_find(const char *name)
+{
+    for (int i = 0; policies[i]; i++)
+        if (strcmp(policies[i]->name, name) == 0) return policies[i];
+    return NULL;
+}

@@ -1,0 +1,153 @@
+/* coloc.c: reads colocate_info.csv and answers "how fast does job a run beside job b" per job pair. */
+#include "deepshare/coloc.h"
+#include "deepshare/csv.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int copy_field(const ds_csv_t *c, int col, const char *name, char *dst, size_t n, ds_error_t *err)
+{
+    if (strlen(c->fields[col]) >= n) {
+        ds_error_set(err, c->path, c->line, name, "value longer than %zu characters", n - 1);
+        return DS_EPARSE;
+    }
+    snprintf(dst, n, "%s", c->fields[col]);
+    return DS_OK;
+}
+
+int ds_coloc_read(ds_coloc_t *c, const char *path, ds_error_t *err)
+{
+    memset(c, 0, sizeof *c);
+    c->missing_rho = 1.0;
+    ds_csv_t f;
+    int rc = ds_csv_open(&f, path, err);
+    if (rc) return rc;
+    rc = ds_csv_next(&f, err);
+    if (rc <= 0) {
+        if (rc == 0) ds_error_set(err, path, 0, NULL, "empty file");
+        ds_csv_close(&f);
+        return rc ? rc : DS_EPARSE;
+    }
+    static const char *names[] = {"model1", "dataset1", "batchsize1", "amp1", "speed1", "model2", "dataset2",
+                                  "batchsize2", "amp2", "speed2", "gpu_util", "gmem_util", "gmem"};
+    int col[13];
+    for (int i = 0; i < 13; i++) {
+        if ((col[i] = ds_csv_col(&f, names[i])) < 0) {
+            ds_error_set(err, path, f.line, names[i], "missing required column");
+            ds_csv_close(&f);
+            return DS_EPARSE;
+        }
+    }
+    int ncols = f.nfields, cap = 0;
+    while ((rc = ds_csv_next(&f, err)) > 0) {
+        if (f.nfields != ncols) {
+            ds_error_set(err, path, f.line, NULL, "expected %d fields as in the header, found %d", ncols, f.nfields);
+            rc = DS_EPARSE;
+            break;
+        }
+        if (c->npairs == cap) {
+            cap = cap ? cap * 2 : 256;
+            c->pairs = ds_xrealloc(c->pairs, (size_t)cap * sizeof *c->pairs);
+        }
+        ds_coloc_pair_t *p = &c->pairs[c->npairs];
+        int64_t v;
+        if ((rc = copy_field(&f, col[0], names[0], p->model1, sizeof p->model1, err)) ||
+            (rc = copy_field(&f, col[1], names[1], p->dataset1, sizeof p->dataset1, err)) ||
+            (rc = copy_field(&f, col[5], names[5], p->model2, sizeof p->model2, err)) ||
+            (rc = copy_field(&f, col[6], names[6], p->dataset2, sizeof p->dataset2, err)))
+            break;
+        if ((rc = ds_csv_i64(&f, col[2], names[2], 0, &v, err))) break;
+        p->batch1 = (int32_t)v;
+        if ((rc = ds_csv_i64(&f, col[3], names[3], 0, &v, err))) break;
+        p->amp1 = (int32_t)v;
+        if ((rc = ds_csv_i64(&f, col[7], names[7], 0, &v, err))) break;
+        p->batch2 = (int32_t)v;
+        if ((rc = ds_csv_i64(&f, col[8], names[8], 0, &v, err))) break;
+        p->amp2 = (int32_t)v;
+        if ((rc = ds_csv_f64(&f, col[4], names[4], 0, &p->speed1, err)) ||
+            (rc = ds_csv_f64(&f, col[9], names[9], 0, &p->speed2, err)) ||
+            (rc = ds_csv_f64(&f, col[10], names[10], 0, &p->gpu_util, err)) ||
+            (rc = ds_csv_f64(&f, col[11], names[11], 0, &p->gmem_util, err)) ||
+            (rc = ds_csv_f64(&f, col[12], names[12], 0, &p->gmem, err)))
+            break;
+        c->npairs++;
+    }
+    ds_csv_close(&f);
+    if (rc < 0) {
+        ds_coloc_free(c);
+        return rc;
+    }
+    return DS_OK;
+}
+
+/* Config index of a workload within the trace's interned names; configs are numbered densely. */
+static int32_t cfg_index(ds_trace_t *scratch_unused, const ds_trace_t *t, const char *model, const char *dataset,
+                         int32_t batch, int32_t amp, int32_t *keys, int32_t *nkeys)
+{
+    (void)scratch_unused;
+    int32_t m = ds_strtab_find(&t->models, model), d = ds_strtab_find(&t->datasets, dataset);
+    if (m < 0 || d < 0) return -1;
+    for (int32_t i = 0; i < *nkeys; i++)
+        if (keys[4 * i] == m && keys[4 * i + 1] == d && keys[4 * i + 2] == batch && keys[4 * i + 3] == amp) return i;
+    keys[4 * *nkeys] = m;
+    keys[4 * *nkeys + 1] = d;
+    keys[4 * *nkeys + 2] = batch;
+    keys[4 * *nkeys + 3] = amp;
+    return (*nkeys)++;
+}
+
+void ds_coloc_bind(ds_coloc_t *c, const ds_trace_t *t)
+{
+    free(c->cfg_of_job);
+    free(c->rho);
+    int32_t maxk = 2 * c->npairs + 1;
+    int32_t *keys = ds_xmalloc((size_t)maxk * 4 * sizeof *keys);
+    int32_t nkeys = 0;
+    int32_t *a = ds_xmalloc((size_t)(c->npairs + 1) * sizeof *a), *b = ds_xmalloc((size_t)(c->npairs + 1) * sizeof *b);
+    for (int32_t i = 0; i < c->npairs; i++) {
+        const ds_coloc_pair_t *p = &c->pairs[i];
+        a[i] = cfg_index(NULL, t, p->model1, p->dataset1, p->batch1, p->amp1, keys, &nkeys);
+        b[i] = cfg_index(NULL, t, p->model2, p->dataset2, p->batch2, p->amp2, keys, &nkeys);
+    }
+    c->ncfg = nkeys;
+    c->rho = ds_xmalloc((size_t)(nkeys ? nkeys * nkeys : 1) * sizeof *c->rho);
+    for (int32_t i = 0; i < nkeys * nkeys; i++) c->rho[i] = NAN;
+    for (int32_t i = 0; i < c->npairs; i++) {
+        if (a[i] < 0 || b[i] < 0) continue;
+        c->rho[a[i] * nkeys + b[i]] = (float)c->pairs[i].speed1;
+        c->rho[b[i] * nkeys + a[i]] = (float)c->pairs[i].speed2;
+    }
+    c->cfg_of_job = ds_xmalloc((size_t)(t->njobs ? t->njobs : 1) * sizeof *c->cfg_of_job);
+    for (int32_t j = 0; j < t->njobs; j++) {
+        const ds_job_t *job = &t->jobs[j];
+        c->cfg_of_job[j] = -1;
+        for (int32_t k = 0; k < nkeys; k++)
+            if (keys[4 * k] == job->model && keys[4 * k + 1] == job->dataset && keys[4 * k + 2] == job->batch &&
+                keys[4 * k + 3] == job->amp) { c->cfg_of_job[j] = k; break; }
+    }
+    free(keys);
+    free(a);
+    free(b);
+}
+
+int ds_coloc_known(const ds_coloc_t *c, int32_t a, int32_t b)
+{
+    if (!c || !c->cfg_of_job) return 0;
+    int32_t x = c->cfg_of_job[a], y = c->cfg_of_job[b];
+    return x >= 0 && y >= 0 && !isnan(c->rho[x * c->ncfg + y]);
+}
+
+double ds_coloc_rho(const ds_coloc_t *c, int32_t a, int32_t b)
+{
+    if (!ds_coloc_known(c, a, b)) return c ? c->missing_rho : 1.0;
+    return c->rho[c->cfg_of_job[a] * c->ncfg + c->cfg_of_job[b]];
+}
+
+void ds_coloc_free(ds_coloc_t *c)
+{
+    free(c->pairs);
+    free(c->cfg_of_job);
+    free(c->rho);
+    memset(c, 0, sizeof *c);
+}

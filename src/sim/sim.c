@@ -1,0 +1,481 @@
+/* sim.c: the event-driven simulator: arrivals, completions and policy timers drive the engine; the
+ * execution model turns residency into progress rates; metrics integrate between events. */
+#include "deepshare/sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ds_sim_config_default(ds_sim_config_t *c)
+{
+    memset(c, 0, sizeof *c);
+    ds_engine_config_default(&c->engine);
+    c->window_start = c->window_end = -1;
+    c->cycle = 60;
+    c->qad_lambda = 0.3;
+    c->qad_theta = 0.95;
+    c->noise_sigma = 0.05;
+    c->seed = 1;
+    c->keep_series = 1;
+}
+
+typedef struct ev {
+    int64_t t;
+    int32_t job;
+    uint32_t ver;
+} ev_t;
+
+typedef struct sim {
+    const ds_trace_t *trace;
+    const ds_sim_config_t *cfg;
+    ds_engine_t *e;
+    double *left, *rate;
+    int64_t *tupd;
+    uint32_t *ver;
+    ev_t *heap;
+    int64_t nheap, capheap;
+    uint64_t rng[2];
+} sim_t;
+
+static int ev_less(const ev_t *a, const ev_t *b)
+{
+    if (a->t != b->t) return a->t < b->t;
+    return a->job < b->job;
+}
+
+static void heap_push(sim_t *s, ev_t v)
+{
+    if (s->nheap == s->capheap) {
+        s->capheap = s->capheap ? s->capheap * 2 : 1024;
+        s->heap = ds_xrealloc(s->heap, (size_t)s->capheap * sizeof *s->heap);
+    }
+    int64_t i = s->nheap++;
+    while (i > 0) {
+        int64_t p = (i - 1) / 2;
+        if (!ev_less(&v, &s->heap[p])) break;
+        s->heap[i] = s->heap[p];
+        i = p;
+    }
+    s->heap[i] = v;
+}
+
+static ev_t heap_pop(sim_t *s)
+{
+    ev_t top = s->heap[0], v = s->heap[--s->nheap];
+    int64_t i = 0;
+    for (;;) {
+        int64_t l = 2 * i + 1, r = l + 1, m = i;
+        const ev_t *best = &v;
+        if (l < s->nheap && ev_less(&s->heap[l], best)) { m = l; best = &s->heap[l]; }
+        if (r < s->nheap && ev_less(&s->heap[r], best)) { m = r; }
+        if (m == i) break;
+        s->heap[i] = s->heap[m];
+        i = m;
+    }
+    if (s->nheap) s->heap[i] = v;
+    return top;
+}
+
+/* Drops completion events made stale by a rate change. */
+static int64_t heap_next_time(sim_t *s)
+{
+    while (s->nheap && s->heap[0].ver != s->ver[s->heap[0].job]) heap_pop(s);
+    return s->nheap ? s->heap[0].t : DS_TIME_NEVER;
+}
+
+static uint64_t rng_next(sim_t *s)
+{
+    uint64_t s0 = s->rng[0], s1 = s->rng[1], r = s0 + s1;
+    s1 ^= s0;
+    s->rng[0] = ((s0 << 55) | (s0 >> 9)) ^ s1 ^ (s1 << 14);
+    s->rng[1] = (s1 << 36) | (s1 >> 28);
+    return r;
+}
+
+static double rng_normal(sim_t *s)
+{
+    double u1 = ((double)(rng_next(s) >> 11) + 0.5) / 9007199254740992.0;
+    double u2 = ((double)(rng_next(s) >> 11) + 0.5) / 9007199254740992.0;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* Execution model: a job runs at the lowest retention over its GPUs' co-residents. */
+static double true_rate(const sim_t *s, int32_t j)
+{
+    const ds_engine_t *e = s->e;
+    if (!e->js[j].shared) return 1.0;
+    double r = 1.0;
+    const int32_t *g = &e->jgpus[e->jgpu_off[j]];
+    for (int32_t i = 0; i < e->js[j].nplaced; i++) {
+        const ds_gpu_t *gp = &e->gpus[g[i]];
+        for (int32_t k = 0; k < gp->nres; k++) {
+            if (gp->res[k] == j) continue;
+            double x = s->cfg->coloc ? ds_coloc_rho(s->cfg->coloc, j, gp->res[k]) : 1.0;
+            if (x < r) r = x;
+        }
+    }
+    return r > 1e-6 ? r : 1e-6;
+}
+
+static void advance(sim_t *s, int32_t j, int64_t now)
+{
+    s->left[j] -= s->rate[j] * (double)(now - s->tupd[j]);
+    if (s->left[j] < 0) s->left[j] = 0;
+    s->tupd[j] = now;
+}
+
+static void schedule_end(sim_t *s, int32_t j)
+{
+    s->ver[j]++;
+    double dt = s->left[j] / s->rate[j];
+    int64_t d = (int64_t)ceil(dt - 1e-9);
+    heap_push(s, (ev_t){s->tupd[j] + (d > 0 ? d : 0), j, s->ver[j]});
+}
+
+static double hook_observe(void *ctx, int32_t j, int64_t now)
+{
+    sim_t *s = ctx;
+    (void)now;
+    double r = true_rate(s, j);
+    return r * exp(s->cfg->noise_sigma * rng_normal(s));
+}
+
+static double hook_remaining(void *ctx, int32_t j, int64_t now)
+{
+    sim_t *s = ctx;
+    if (s->e->js[j].status != DS_JS_RUNNING) return s->left[j];
+    double l = s->left[j] - s->rate[j] * (double)(now - s->tupd[j]);
+    return l > 0 ? l : 0;
+}
+
+/* Applies the pass's decisions to the execution model. */
+static void apply(sim_t *s, ds_sim_result_t *res, int64_t now)
+{
+    ds_engine_t *e = s->e;
+    for (int32_t i = 0; i < e->ndec; i++) {
+        const ds_decision_t *d = &e->dec[i];
+        int32_t j = d->job;
+        if (d->type == DS_DEC_START) {
+            s->tupd[j] = now;
+            s->rate[j] = 1.0;
+            if (d->other >= 0) {
+                res->colocated[j] = 1;
+                res->colocated[d->other] = 1;
+            }
+        } else if (d->type == DS_DEC_PREEMPT) {
+            advance(s, j, now); /* progress is checkpointed */
+            s->left[j] += ds_engine_restart_overhead(e, j);
+            s->ver[j]++; /* cancels its completion */
+        }
+    }
+    ds_engine_clear_decisions(e);
+    for (int32_t i = 0; i < e->nrate_dirty; i++) {
+        int32_t j = e->rate_dirty[i];
+        e->is_rate_dirty[j] = 0;
+        if (e->js[j].status != DS_JS_RUNNING) continue;
+        if (s->tupd[j] != now) advance(s, j, now);
+        s->rate[j] = true_rate(s, j);
+        schedule_end(s, j);
+    }
+    e->nrate_dirty = 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+ds_dist_t ds_dist_of(const double *v, int64_t n)
+{
+    ds_dist_t d = {0, 0, 0, 0, 0};
+    if (n <= 0) return d;
+    double *x = ds_xmalloc((size_t)n * sizeof *x);
+    double sum = 0;
+    for (int64_t i = 0; i < n; i++) x[i] = v[i], sum += v[i];
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    d.avg = sum / (double)n;
+    /* nearest-rank percentiles */
+    double q[4] = {0.5, 0.95, 0.99, 0.999};
+    double *out[4] = {&d.p50, &d.p95, &d.p99, &d.p999};
+    for (int k = 0; k < 4; k++) {
+        int64_t r = (int64_t)ceil(q[k] * (double)n);
+        if (r < 1) r = 1;
+        *out[k] = x[r - 1];
+    }
+    free(x);
+    return d;
+}
+
+
+typedef struct acc {
+    int64_t last_t;
+    double busy, sm, gmem;      /* integrals inside the window */
+    int64_t next_sample;
+    double *qs;                 /* smoothed QAD per tenant */
+    int qs_init;
+    double *qad_sum;
+    int64_t *qad_n, *qad_ok, *qad_all_ok, *qad_all_n;
+    int64_t cap_series;
+} acc_t;
+
+
+static void sample(sim_t *s, acc_t *a, ds_sim_result_t *res, int64_t t)
+{
+    const ds_engine_t *e = s->e;
+    const ds_trace_t *tr = s->trace;
+    int32_t nt = tr->ntenants;
+    int keep = s->cfg->keep_series;
+    if (keep && res->nseries == a->cap_series) {
+        a->cap_series = a->cap_series ? a->cap_series * 2 : 4096;
+        res->series = ds_xrealloc(res->series, (size_t)a->cap_series * sizeof *res->series);
+        res->qad = ds_xrealloc(res->qad, (size_t)a->cap_series * (size_t)nt * sizeof *res->qad);
+        res->qad_smooth = ds_xrealloc(res->qad_smooth, (size_t)a->cap_series * (size_t)nt * sizeof *res->qad_smooth);
+    }
+    if (!a->qs) a->qs = ds_xcalloc((size_t)nt, sizeof *a->qs);
+    for (int32_t i = 0; i < nt; i++) {
+        int64_t A = e->tenant_g_gpus[i], D = A + e->tenant_pending_gpus[i];
+        int64_t den = DS_MIN((int64_t)tr->tenants[i].quota_gpus, D);
+        double q = den <= 0 ? 1.0 : (double)A / (double)den;
+        if (q > 1.0) q = 1.0; /* a tenant above quota (pooled baselines) is fully served, not more */
+        double sm = a->qs_init ? s->cfg->qad_lambda * q + (1 - s->cfg->qad_lambda) * a->qs[i] : q;
+        a->qs[i] = sm;
+        if (D > 0) {
+            a->qad_sum[i] += sm;
+            a->qad_n[i]++;
+            a->qad_ok[i] += sm >= s->cfg->qad_theta;
+        }
+        a->qad_all_n[i]++;
+        a->qad_all_ok[i] += sm >= s->cfg->qad_theta;
+        if (keep) {
+            res->qad[res->nseries * nt + i] = (float)q;
+            res->qad_smooth[res->nseries * nt + i] = (float)sm;
+        }
+    }
+    a->qs_init = 1;
+    if (!keep) return;
+    ds_sample_t *x = &res->series[res->nseries++];
+    int32_t pend = 0, run = 0;
+    int64_t pg = 0;
+    for (int32_t i = 0; i < nt; i++) run += (int32_t)e->tenant_running[i], pg += e->tenant_pending_gpus[i];
+    for (int32_t p = 0; p < e->nparts; p++) pend += e->parts[p].npending;
+    x->time = t;
+    x->busy_gpus = (int32_t)e->util_busy;
+    x->idle_gpus = (int32_t)(res->total_gpus - e->util_busy);
+    x->running_jobs = run;
+    x->pending_jobs = pend;
+    x->pending_gpus = pg;
+    x->sm_util = (float)(e->util_sm / (100.0 * (double)res->total_gpus));
+    x->gmem_util = (float)(e->util_gmem / (100.0 * (double)res->total_gpus));
+    x->preemptions = e->n_preemptions;
+    x->colocations = e->n_colocations;
+}
+
+/* Integrates utilization over [a->last_t, t) and emits the cycle samples inside it. */
+static void integrate(sim_t *s, acc_t *a, ds_sim_result_t *res, int64_t t)
+{
+    const ds_engine_t *e = s->e;
+    int64_t lo = DS_MAX(a->last_t, res->window_start), hi = DS_MIN(t, res->window_end);
+    if (hi > lo) {
+        double len = (double)(hi - lo);
+        a->busy += (double)e->util_busy * len;
+        a->sm += e->util_sm * len;
+        a->gmem += e->util_gmem * len;
+    }
+    while (a->next_sample < t) {
+        sample(s, a, res, a->next_sample);
+        a->next_sample += s->cfg->cycle;
+    }
+    a->last_t = t;
+}
+
+static void finish_result(sim_t *s, acc_t *a, ds_sim_result_t *res)
+{
+    const ds_trace_t *tr = s->trace;
+    const ds_engine_t *e = s->e;
+    int64_t n = tr->njobs;
+    double *jct = ds_xmalloc((size_t)(n ? n : 1) * sizeof *jct), *que = ds_xmalloc((size_t)(n ? n : 1) * sizeof *que);
+    int64_t last_end = res->window_start;
+    for (int64_t j = 0; j < n; j++) {
+        res->start[j] = e->js[j].first_start;
+        res->end[j] = e->js[j].end;
+        res->queued[j] = e->js[j].queued;
+        res->preempts[j] = e->js[j].preemptions;
+        jct[j] = (double)(e->js[j].end - tr->jobs[j].submit);
+        que[j] = (double)e->js[j].queued;
+        if (e->js[j].end > last_end) last_end = e->js[j].end;
+        res->colocated_jobs += res->colocated[j];
+    }
+    res->jct = ds_dist_of(jct, n);
+    res->queue = ds_dist_of(que, n);
+    res->makespan = last_end - res->window_start;
+    double win = (double)(res->window_end - res->window_start) * (double)res->total_gpus;
+    res->gpu_alloc = win > 0 ? a->busy / win : 0;
+    res->sm_util = win > 0 ? a->sm / (100.0 * win) : 0;
+    res->gmem_util = win > 0 ? a->gmem / (100.0 * win) : 0;
+    res->preemptions = e->n_preemptions;
+    res->colocations = e->n_colocations;
+    res->revocations = e->n_revocations;
+    res->ntenants = tr->ntenants;
+    res->tenants = ds_xcalloc((size_t)tr->ntenants, sizeof *res->tenants);
+    double qsum = 0;
+    int64_t qn = 0, qok = 0, qall = 0, qallok = 0;
+    for (int32_t i = 0; i < tr->ntenants; i++) {
+        ds_tenant_result_t *t = &res->tenants[i];
+        snprintf(t->name, sizeof t->name, "%s", tr->tenants[i].name);
+        t->quota_gpus = tr->tenants[i].quota_gpus;
+        int64_t m = 0;
+        for (int64_t j = 0; j < n; j++) {
+            if (tr->jobs[j].tenant != i) continue;
+            jct[m] = (double)(e->js[j].end - tr->jobs[j].submit);
+            que[m] = (double)e->js[j].queued;
+            t->preemptions += e->js[j].preemptions;
+            m++;
+        }
+        t->jobs = m;
+        t->jct = ds_dist_of(jct, m);
+        t->queue = ds_dist_of(que, m);
+        t->qad_mean = a->qad_n[i] ? a->qad_sum[i] / (double)a->qad_n[i] : 1.0;
+        t->qad_compliance = a->qad_n[i] ? (double)a->qad_ok[i] / (double)a->qad_n[i] : 1.0;
+        qsum += a->qad_sum[i];
+        qn += a->qad_n[i];
+        qok += a->qad_ok[i];
+        qall += a->qad_all_n[i];
+        qallok += a->qad_all_ok[i];
+    }
+    res->qad_mean = qn ? qsum / (double)qn : 1.0;
+    res->qad_compliance = qn ? (double)qok / (double)qn : 1.0;
+    res->qad_compliance_all = qall ? (double)qallok / (double)qall : 1.0;
+    free(jct);
+    free(que);
+}
+
+int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_result_t *res, ds_error_t *err)
+{
+    memset(res, 0, sizeof *res);
+    if (!cfg->policy) {
+        ds_error_set(err, NULL, 0, "policy", "no policy given");
+        return DS_EINVAL;
+    }
+    if (trace->njobs == 0) {
+        ds_error_set(err, trace->source, 0, NULL, "the trace has no jobs");
+        return DS_EINVAL;
+    }
+    if (cfg->cycle < 1) {
+        ds_error_set(err, NULL, 0, "cycle", "must be at least 1 second");
+        return DS_EINVAL;
+    }
+    sim_t s;
+    memset(&s, 0, sizeof s);
+    s.trace = trace;
+    s.cfg = cfg;
+    int rc = ds_engine_create(&s.e, trace, &cfg->engine, cfg->policy, cfg->policy_config, err);
+    if (rc) return rc;
+    ds_engine_t *e = s.e;
+    e->hooks.ctx = &s;
+    e->hooks.observe_retention = hook_observe;
+    e->hooks.oracle_remaining = hook_remaining;
+    s.rng[0] = cfg->seed * 0x9E3779B97F4A7C15ULL + 1;
+    s.rng[1] = (cfg->seed ^ 0xD1B54A32D192ED03ULL) * 0xBF58476D1CE4E5B9ULL + 7;
+    int64_t n = trace->njobs;
+    s.left = ds_xcalloc((size_t)n, sizeof *s.left);
+    s.rate = ds_xcalloc((size_t)n, sizeof *s.rate);
+    s.tupd = ds_xcalloc((size_t)n, sizeof *s.tupd);
+    s.ver = ds_xcalloc((size_t)n, sizeof *s.ver);
+    snprintf(res->policy, sizeof res->policy, "%s", cfg->policy->name);
+    res->mode = cfg->engine.mode;
+    res->jobs = n;
+    res->start = ds_xmalloc((size_t)n * sizeof *res->start);
+    res->end = ds_xmalloc((size_t)n * sizeof *res->end);
+    res->queued = ds_xmalloc((size_t)n * sizeof *res->queued);
+    res->preempts = ds_xmalloc((size_t)n * sizeof *res->preempts);
+    res->colocated = ds_xcalloc((size_t)n, 1);
+    for (int32_t p = 0; p < e->nparts; p++)
+        if (!e->parts[p].no_util) res->total_gpus += e->parts[p].gpus_total;
+    int64_t first = trace->jobs[0].submit, lastsub = trace->jobs[n - 1].submit;
+    res->window_start = cfg->window_start >= 0 ? cfg->window_start : first - first % 86400;
+    res->window_end = cfg->window_end >= 0 ? cfg->window_end : (lastsub + 86399) / 86400 * 86400;
+    if (res->window_end <= res->window_start) res->window_end = res->window_start + 1;
+    acc_t a;
+    memset(&a, 0, sizeof a);
+    int32_t nt = trace->ntenants;
+    a.qad_sum = ds_xcalloc((size_t)nt, sizeof *a.qad_sum);
+    a.qad_n = ds_xcalloc((size_t)nt, sizeof *a.qad_n);
+    a.qad_ok = ds_xcalloc((size_t)nt, sizeof *a.qad_ok);
+    a.qad_all_n = ds_xcalloc((size_t)nt, sizeof *a.qad_all_n);
+    a.qad_all_ok = ds_xcalloc((size_t)nt, sizeof *a.qad_all_ok);
+    a.last_t = first;
+    a.next_sample = first - first % cfg->cycle;
+    if (a.next_sample < first) a.next_sample += cfg->cycle;
+    int64_t next_arr = 0, timer_at = DS_TIME_NEVER;
+    rc = DS_OK;
+    while (e->n_finished < n) {
+        int64_t t = heap_next_time(&s);
+        if (next_arr < n && trace->jobs[next_arr].submit < t) t = trace->jobs[next_arr].submit;
+        if (timer_at < t) t = timer_at;
+        if (t == DS_TIME_NEVER) {
+            int64_t pend = 0;
+            for (int32_t p = 0; p < e->nparts; p++) pend += e->parts[p].npending;
+            ds_error_set(err, NULL, 0, NULL, "simulation stalled at t=%lld: %lld jobs pending, none can ever start",
+                         (long long)a.last_t, (long long)pend);
+            rc = DS_EINVAL;
+            break;
+        }
+        integrate(&s, &a, res, t);
+        while (heap_next_time(&s) == t) {
+            ev_t v = heap_pop(&s);
+            advance(&s, v.job, t);
+            s.left[v.job] = 0;
+            ds_engine_finish(e, v.job, t);
+        }
+        while (next_arr < n && trace->jobs[next_arr].submit == t) {
+            s.left[next_arr] = (double)trace->jobs[next_arr].duration;
+            ds_engine_arrive(e, (int32_t)next_arr, t);
+            next_arr++;
+        }
+        int timer = ds_engine_next_timer(e, t - 1) <= t;
+        ds_engine_schedule(e, t, timer);
+        apply(&s, res, t);
+        if (cfg->check_invariants) {
+            char msg[200];
+            if (ds_engine_check(e, msg, sizeof msg)) {
+                snprintf(res->invariant_error, sizeof res->invariant_error, "t=%lld: %s", (long long)t, msg);
+                ds_error_set(err, NULL, 0, NULL, "invariant broken at %s", res->invariant_error);
+                rc = DS_EINVAL;
+                break;
+            }
+        }
+        timer_at = ds_engine_next_timer(e, t);
+    }
+    if (rc == DS_OK) {
+        integrate(&s, &a, res, a.last_t + 1);
+        finish_result(&s, &a, res);
+    }
+    free(a.qs);
+    free(a.qad_sum);
+    free(a.qad_n);
+    free(a.qad_ok);
+    free(a.qad_all_n);
+    free(a.qad_all_ok);
+    free(s.left);
+    free(s.rate);
+    free(s.tupd);
+    free(s.ver);
+    free(s.heap);
+    ds_engine_destroy(e);
+    return rc;
+}
+
+void ds_sim_result_free(ds_sim_result_t *r)
+{
+    free(r->tenants);
+    free(r->start);
+    free(r->end);
+    free(r->queued);
+    free(r->preempts);
+    free(r->colocated);
+    free(r->series);
+    free(r->qad);
+    free(r->qad_smooth);
+    memset(r, 0, sizeof *r);
+}

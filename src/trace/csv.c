@@ -1,0 +1,152 @@
+/* csv.c: streaming CSV rows with line numbers; quoted fields are supported, embedded newlines are not. */
+#include "deepshare/csv.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int ds_csv_open(ds_csv_t *c, const char *path, ds_error_t *err)
+{
+    memset(c, 0, sizeof *c);
+    c->path = path;
+    c->f = fopen(path, "r");
+    if (!c->f) {
+        ds_error_set(err, path, 0, NULL, "cannot open: %s", strerror(errno));
+        return DS_EIO;
+    }
+    return DS_OK;
+}
+
+void ds_csv_close(ds_csv_t *c)
+{
+    if (c->f) fclose(c->f);
+    free(c->buf);
+    c->f = NULL;
+    c->buf = NULL;
+}
+
+static int split(ds_csv_t *c, char *s, ds_error_t *err)
+{
+    c->nfields = 0;
+    char *p = s;
+    for (;;) {
+        if (c->nfields == DS_CSV_MAX_FIELDS) {
+            ds_error_set(err, c->path, c->line, NULL, "more than %d fields", DS_CSV_MAX_FIELDS);
+            return DS_EPARSE;
+        }
+        if (*p == '"') {
+            char *w = ++p, *start = p;
+            for (;;) {
+                if (*p == '\0') {
+                    ds_error_set(err, c->path, c->line, NULL, "unterminated quoted field");
+                    return DS_EPARSE;
+                }
+                if (*p == '"') {
+                    if (p[1] == '"') { *w++ = '"'; p += 2; continue; }
+                    p++;
+                    break;
+                }
+                *w++ = *p++;
+            }
+            *w = '\0';
+            c->fields[c->nfields++] = start;
+            if (*p == ',') { p++; continue; }
+            if (*p == '\0') break;
+            ds_error_set(err, c->path, c->line, NULL, "text after closing quote");
+            return DS_EPARSE;
+        }
+        c->fields[c->nfields++] = p;
+        char *comma = strchr(p, ',');
+        if (!comma) break;
+        *comma = '\0';
+        p = comma + 1;
+    }
+    /* Trim surrounding blanks: traces written by spreadsheets carry them. */
+    for (int i = 0; i < c->nfields; i++) {
+        char *f = c->fields[i];
+        while (*f == ' ' || *f == '\t') f++;
+        size_t n = strlen(f);
+        while (n > 0 && (f[n - 1] == ' ' || f[n - 1] == '\t')) f[--n] = '\0';
+        c->fields[i] = f;
+    }
+    return DS_OK;
+}
+
+int ds_csv_next(ds_csv_t *c, ds_error_t *err)
+{
+    for (;;) {
+        errno = 0;
+        ssize_t n = getline(&c->buf, &c->cap, c->f);
+        if (n < 0) {
+            if (ferror(c->f)) {
+                ds_error_set(err, c->path, c->line, NULL, "read error: %s", strerror(errno));
+                return DS_EIO;
+            }
+            return 0;
+        }
+        c->line++;
+        if ((size_t)n != strlen(c->buf)) {
+            ds_error_set(err, c->path, c->line, NULL, "NUL byte in line (binary file?)");
+            return DS_EPARSE;
+        }
+        c->ended_with_newline = n > 0 && c->buf[n - 1] == '\n';
+        while (n > 0 && (c->buf[n - 1] == '\n' || c->buf[n - 1] == '\r')) c->buf[--n] = '\0';
+        if (n == 0) continue;
+        int rc = split(c, c->buf, err);
+        return rc < 0 ? rc : 1;
+    }
+}
+
+int ds_csv_col(const ds_csv_t *c, const char *name)
+{
+    for (int i = 0; i < c->nfields; i++)
+        if (strcasecmp(c->fields[i], name) == 0) return i;
+    return -1;
+}
+
+int ds_csv_i64(const ds_csv_t *c, int col, const char *name, int64_t min, int64_t *out, ds_error_t *err)
+{
+    const char *s = c->fields[col];
+    if (!*s) {
+        ds_error_set(err, c->path, c->line, name, "empty value, expected an integer");
+        return DS_EPARSE;
+    }
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (*end == '.') { /* accept "12.0" written by pandas, reject "12.5" */
+        char *e2;
+        double d = strtod(s, &e2);
+        if (*e2 == '\0' && d == floor(d) && fabs(d) < 9e15) { v = (long long)d; end = e2; }
+    }
+    if (errno || *end) {
+        ds_error_set(err, c->path, c->line, name, "'%s' is not an integer", s);
+        return DS_EPARSE;
+    }
+    if (v < min) {
+        ds_error_set(err, c->path, c->line, name, "value %lld is below the minimum %lld", v, (long long)min);
+        return DS_EPARSE;
+    }
+    *out = v;
+    return DS_OK;
+}
+
+int ds_csv_f64(const ds_csv_t *c, int col, const char *name, double min, double *out, ds_error_t *err)
+{
+    const char *s = c->fields[col];
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || errno || *end || !isfinite(v)) {
+        ds_error_set(err, c->path, c->line, name, "'%s' is not a number", s);
+        return DS_EPARSE;
+    }
+    if (v < min) {
+        ds_error_set(err, c->path, c->line, name, "value %g is below the minimum %g", v, min);
+        return DS_EPARSE;
+    }
+    *out = v;
+    return DS_OK;
+}

@@ -1,0 +1,210 @@
+/* trace_read.c: reads job rows (Venus or generic column names) and duration-estimate files. */
+#include "deepshare/csv.h"
+#include "deepshare/idmap.h"
+#include "deepshare/trace.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Column names accepted for each field: generic name first, then the Venus/Lucid alias. */
+enum { C_ID, C_TENANT, C_USER, C_GPUS, C_CPUS, C_MEM, C_SUBMIT, C_DURATION, C_CLASS,
+       C_MODEL, C_DATASET, C_BATCH, C_AMP, C_GUTIL, C_GMUTIL, C_GMEM, C_N };
+static const char *const col_names[C_N][3] = {
+    [C_ID] = {"job_id", "id", NULL},         [C_TENANT] = {"tenant", "vc", NULL},
+    [C_USER] = {"user", NULL, NULL},         [C_GPUS] = {"gpus", "gpu_num", NULL},
+    [C_CPUS] = {"cpus", "cpu_num", NULL},    [C_MEM] = {"mem_mib", NULL, NULL},
+    [C_SUBMIT] = {"submit", "submit_time", NULL}, [C_DURATION] = {"duration", NULL, NULL},
+    [C_CLASS] = {"class", NULL, NULL},       [C_MODEL] = {"model", NULL, NULL},
+    [C_DATASET] = {"dataset", NULL, NULL},   [C_BATCH] = {"batchsize", "batch_size", NULL},
+    [C_AMP] = {"amp", NULL, NULL},           [C_GUTIL] = {"gpu_util", NULL, NULL},
+    [C_GMUTIL] = {"gmem_util", NULL, NULL},  [C_GMEM] = {"gmem", "gmem_mib", NULL},
+};
+static const int col_required[C_N] = {[C_ID] = 1, [C_TENANT] = 1, [C_GPUS] = 1, [C_SUBMIT] = 1, [C_DURATION] = 1};
+
+static int cmp_submit(const void *a, const void *b)
+{
+    const ds_job_t *x = a, *y = b;
+    if (x->submit != y->submit) return x->submit < y->submit ? -1 : 1;
+    /* line keeps the file's order among ties: FIFO depends on it */
+    return (x->line > y->line) - (x->line < y->line);
+}
+
+int ds_trace_read_jobs(ds_trace_t *t, const char *path, ds_error_t *err)
+{
+    ds_csv_t c;
+    int rc = ds_csv_open(&c, path, err);
+    if (rc) return rc;
+    rc = ds_csv_next(&c, err);
+    if (rc <= 0) {
+        if (rc == 0) ds_error_set(err, path, 0, NULL, "empty file: expected a header line with job_id, tenant, gpus, submit, duration");
+        ds_csv_close(&c);
+        return rc ? rc : DS_EPARSE;
+    }
+    int col[C_N];
+    const char *cname[C_N];
+    for (int k = 0; k < C_N; k++) {
+        col[k] = -1;
+        cname[k] = col_names[k][0];
+        for (int a = 0; a < 3 && col_names[k][a]; a++)
+            if ((col[k] = ds_csv_col(&c, col_names[k][a])) >= 0) { cname[k] = col_names[k][a]; break; }
+        if (col[k] < 0 && col_required[k]) {
+            ds_error_set(err, path, c.line, col_names[k][0], "missing required column%s%s%s",
+                         col_names[k][1] ? " (or '" : "", col_names[k][1] ? col_names[k][1] : "",
+                         col_names[k][1] ? "')" : "");
+            ds_csv_close(&c);
+            return DS_EPARSE;
+        }
+    }
+    /* cname[] points into the csv buffer's header only for generic names; keep our own copies. */
+    int ncols = c.nfields;
+    ds_idmap_t ids;
+    ds_idmap_init(&ids);
+    int32_t first = t->njobs;
+    int sorted = 1;
+    while ((rc = ds_csv_next(&c, err)) > 0) {
+        if (c.nfields != ncols) {
+            ds_error_set(err, path, c.line, NULL, "expected %d fields as in the header, found %d%s", ncols, c.nfields,
+                         c.ended_with_newline ? "" : " (truncated line?)");
+            rc = DS_EPARSE;
+            break;
+        }
+        ds_job_t *j = ds_trace_add_job(t);
+        j->line = c.line;
+        int64_t v;
+        double d;
+        if ((rc = ds_csv_i64(&c, col[C_ID], cname[C_ID], INT64_MIN, &j->id, err))) break;
+        int32_t prev = ds_idmap_put(&ids, j->id, t->njobs - 1);
+        if (prev >= 0) {
+            ds_error_set(err, path, c.line, cname[C_ID], "duplicate job id %lld (first on line %ld)",
+                         (long long)j->id, t->jobs[prev].line);
+            rc = DS_EPARSE;
+            break;
+        }
+        const char *tn = c.fields[col[C_TENANT]];
+        j->tenant = ds_trace_find_tenant(t, tn);
+        if (j->tenant < 0) {
+            ds_error_set(err, path, c.line, cname[C_TENANT], "unknown tenant '%s' (not in the tenant/vc config)", tn);
+            rc = DS_EPARSE;
+            break;
+        }
+        j->user = ds_strtab_intern(&t->users, col[C_USER] >= 0 && c.fields[col[C_USER]][0] ? c.fields[col[C_USER]] : "-");
+        if ((rc = ds_csv_i64(&c, col[C_GPUS], cname[C_GPUS], 1, &v, err))) break;
+        if (v > 1000000) { ds_error_set(err, path, c.line, cname[C_GPUS], "%lld GPUs is implausible", (long long)v); rc = DS_EPARSE; break; }
+        j->gpus = (int32_t)v;
+        if (col[C_CPUS] >= 0) {
+            if ((rc = ds_csv_i64(&c, col[C_CPUS], cname[C_CPUS], 0, &v, err))) break;
+            j->cpus = (int32_t)DS_MIN(v, 100000000);
+        }
+        if (col[C_MEM] >= 0) {
+            if ((rc = ds_csv_i64(&c, col[C_MEM], cname[C_MEM], 0, &j->mem_mib, err))) break;
+        }
+        if ((rc = ds_csv_i64(&c, col[C_SUBMIT], cname[C_SUBMIT], 0, &j->submit, err))) break;
+        if ((rc = ds_csv_i64(&c, col[C_DURATION], cname[C_DURATION], 0, &j->duration, err))) break;
+        if (j->submit > (int64_t)1 << 50 || j->duration > (int64_t)1 << 40) {
+            ds_error_set(err, path, c.line, j->submit > (int64_t)1 << 50 ? cname[C_SUBMIT] : cname[C_DURATION],
+                         "time value out of range");
+            rc = DS_EPARSE;
+            break;
+        }
+        if (col[C_CLASS] >= 0) {
+            const char *k = c.fields[col[C_CLASS]];
+            if (!*k || !strcasecmp(k, "auto")) j->klass = DS_CLASS_AUTO;
+            else if (!strcasecmp(k, "G") || !strcasecmp(k, "guaranteed")) j->klass = DS_CLASS_G;
+            else if (!strcasecmp(k, "BE") || !strcasecmp(k, "best-effort") || !strcasecmp(k, "besteffort")) j->klass = DS_CLASS_BE;
+            else { ds_error_set(err, path, c.line, cname[C_CLASS], "'%s' is not G, BE or auto", k); rc = DS_EPARSE; break; }
+        }
+        if (col[C_MODEL] >= 0 && c.fields[col[C_MODEL]][0]) j->model = ds_strtab_intern(&t->models, c.fields[col[C_MODEL]]);
+        if (col[C_DATASET] >= 0 && c.fields[col[C_DATASET]][0]) j->dataset = ds_strtab_intern(&t->datasets, c.fields[col[C_DATASET]]);
+        if (col[C_BATCH] >= 0) {
+            if ((rc = ds_csv_i64(&c, col[C_BATCH], cname[C_BATCH], 0, &v, err))) break;
+            j->batch = (int32_t)DS_MIN(v, 1 << 30);
+        }
+        if (col[C_AMP] >= 0) {
+            if ((rc = ds_csv_i64(&c, col[C_AMP], cname[C_AMP], 0, &v, err))) break;
+            if (v > 1) { ds_error_set(err, path, c.line, cname[C_AMP], "expected 0 or 1, found %lld", (long long)v); rc = DS_EPARSE; break; }
+            j->amp = (int32_t)v;
+        }
+        if (col[C_GUTIL] >= 0) {
+            if ((rc = ds_csv_f64(&c, col[C_GUTIL], cname[C_GUTIL], 0, &d, err))) break;
+            j->gpu_util = (float)DS_MIN(d, 100.0);
+        }
+        if (col[C_GMUTIL] >= 0) {
+            if ((rc = ds_csv_f64(&c, col[C_GMUTIL], cname[C_GMUTIL], 0, &d, err))) break;
+            j->gmem_util = (float)DS_MIN(d, 100.0);
+        }
+        if (col[C_GMEM] >= 0) {
+            if ((rc = ds_csv_f64(&c, col[C_GMEM], cname[C_GMEM], 0, &d, err))) break;
+            j->gmem_mib = (int32_t)DS_MIN(d, 1e9);
+        } else {
+            j->gmem_mib = 24576; /* unknown footprint: assume the whole device, so no sharing is attempted */
+        }
+        if (t->njobs - 1 > first && j->submit < t->jobs[t->njobs - 2].submit) sorted = 0;
+    }
+    ds_csv_close(&c);
+    ds_idmap_free(&ids);
+    if (rc < 0) {
+        t->njobs = first;
+        return rc;
+    }
+    if (t->njobs == first) {
+        ds_error_set(err, path, 0, NULL, "no jobs in file (only a header)");
+        return DS_EPARSE;
+    }
+    if (!sorted) qsort(t->jobs + first, (size_t)(t->njobs - first), sizeof *t->jobs, cmp_submit);
+    snprintf(t->source, sizeof t->source, "%s", path);
+    return DS_OK;
+}
+
+int ds_trace_read_estimates(ds_trace_t *t, const char *path, double neg_floor, int32_t *matched, ds_error_t *err)
+{
+    ds_csv_t c;
+    int rc = ds_csv_open(&c, path, err);
+    if (rc) return rc;
+    rc = ds_csv_next(&c, err);
+    if (rc <= 0) {
+        if (rc == 0) ds_error_set(err, path, 0, NULL, "empty file: expected a header 'job_id,estimate'");
+        ds_csv_close(&c);
+        return rc ? rc : DS_EPARSE;
+    }
+    int idc = ds_csv_col(&c, "job_id");
+    if (idc < 0 || c.nfields < 2) {
+        ds_error_set(err, path, c.line, "job_id", "expected a header 'job_id,<estimate column>'");
+        ds_csv_close(&c);
+        return DS_EPARSE;
+    }
+    int vc = idc == 0 ? 1 : 0;
+    char vname[64];
+    snprintf(vname, sizeof vname, "%s", c.fields[vc]);
+    int ncols = c.nfields;
+    ds_idmap_t ids;
+    ds_idmap_init(&ids);
+    for (int32_t i = 0; i < t->njobs; i++) ds_idmap_put(&ids, t->jobs[i].id, i);
+    uint8_t *seen = ds_xcalloc((size_t)t->njobs, 1);
+    int32_t n = 0;
+    while ((rc = ds_csv_next(&c, err)) > 0) {
+        if (c.nfields != ncols) {
+            ds_error_set(err, path, c.line, NULL, "expected %d fields as in the header, found %d%s", ncols, c.nfields,
+                         c.ended_with_newline ? "" : " (truncated line?)");
+            rc = DS_EPARSE;
+            break;
+        }
+        int64_t id;
+        double v;
+        if ((rc = ds_csv_i64(&c, idc, "job_id", INT64_MIN, &id, err))) break;
+        if ((rc = ds_csv_f64(&c, vc, vname, -INFINITY, &v, err))) break;
+        int32_t j = ds_idmap_get(&ids, id);
+        if (j < 0 || seen[j]) continue; /* first row for a job wins, as in the reference */
+        seen[j] = 1;
+        if (v < 0 && neg_floor > 0) v = neg_floor;
+        t->jobs[j].estimate = v;
+        n++;
+    }
+    ds_csv_close(&c);
+    ds_idmap_free(&ids);
+    free(seen);
+    if (rc < 0) return rc;
+    if (matched) *matched = n;
+    return DS_OK;
+}
