@@ -132,7 +132,8 @@ static int64_t tiresias_next_timer(const ds_engine_t *e, const void *state, int6
     (void)e;
     const tiresias_t *s = state;
     if (s->npending_total <= 0) return DS_TIME_NEVER;
-    return (now / TIRESIAS_PERIOD + 1) * TIRESIAS_PERIOD;
+    int64_t r = ((now % TIRESIAS_PERIOD) + TIRESIAS_PERIOD) % TIRESIAS_PERIOD; /* floor, also for now < 0 */
+    return now - r + TIRESIAS_PERIOD;
 }
 
 const ds_policy_ops_t ds_policy_tiresias = {

@@ -1,0 +1,81 @@
+/* testutil.c: temp files, hand-made traces and one-call simulation runs for the tests. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "deepshare/policy.h"
+
+const char *tu_write_temp(const char *name, const char *text)
+{
+    static char paths[8][512];
+    static int slot;
+    char *p = paths[slot++ % 8];
+    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(p, 512, "%s/ds_test_%d_%s", dir, (int)getpid(), name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+const char *tu_data(const char *rel)
+{
+    static char p[1024];
+    const char *d = getenv("DS_DATA_DIR");
+    if (!d) d = "../shared/data";
+    snprintf(p, sizeof p, "%s/%s", d, rel);
+    return access(p, R_OK) == 0 ? p : NULL;
+}
+
+void tu_trace(ds_trace_t *t, const char *tenants, const char *jobs)
+{
+    ds_trace_init(t);
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", tenants);
+    for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
+        char *c = strchr(tok, ':');
+        assert_non_null(c);
+        *c = '\0';
+        ds_trace_add_tenant(t, tok, atoi(c + 1));
+    }
+    const char *p = jobs;
+    long line = 1;
+    while (*p) {
+        long long id, gpus, submit, dur;
+        char ten[64];
+        int n = 0;
+        if (sscanf(p, " %lld %63s %lld %lld %lld%n", &id, ten, &gpus, &submit, &dur, &n) != 5) break;
+        ds_job_t *j = ds_trace_add_job(t);
+        j->id = id;
+        j->tenant = ds_trace_find_tenant(t, ten);
+        assert_true(j->tenant >= 0);
+        j->user = ds_strtab_intern(&t->users, "u");
+        j->gpus = (int32_t)gpus;
+        j->submit = submit;
+        j->duration = dur;
+        j->estimate = (double)dur;
+        j->line = line++;
+        p += n;
+        while (*p == ' ' || *p == '\n' || *p == ';') p++;
+    }
+    snprintf(t->source, sizeof t->source, "test");
+}
+
+void tu_run(const ds_trace_t *t, const char *policy, ds_mode_t mode, ds_sim_result_t *r)
+{
+    ds_sim_config_t c;
+    ds_sim_config_default(&c);
+    c.engine.mode = mode;
+    c.policy = ds_policy_find(policy);
+    assert_non_null(c.policy);
+    c.check_invariants = 1;
+    ds_error_t err;
+    ds_error_clear(&err);
+    int rc = ds_sim_run(t, &c, r, &err);
+    if (rc) fprintf(stderr, "sim failed: %s\n", err.msg);
+    assert_int_equal(rc, 0);
+}

@@ -1,0 +1,23 @@
+/* testutil.h: helpers shared by the tests: temp files, small hand-made traces, data-dir lookup. */
+#ifndef DS_TESTUTIL_H
+#define DS_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "deepshare/sim.h"
+#include "deepshare/trace.h"
+
+/* Writes text to a fresh temporary file and returns its path (static buffer per call slot). */
+const char *tu_write_temp(const char *name, const char *text);
+/* Path inside DS_DATA_DIR, or NULL when the data set is absent (the caller skips). */
+const char *tu_data(const char *rel);
+/* Builds a trace from "tenant:quota" pairs and job rows "id tenant gpus submit duration". */
+void tu_trace(ds_trace_t *t, const char *tenants, const char *jobs);
+/* Runs one policy with invariants checked; asserts success. */
+void tu_run(const ds_trace_t *t, const char *policy, ds_mode_t mode, ds_sim_result_t *r);
+
+#endif
