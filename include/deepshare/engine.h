@@ -95,6 +95,7 @@ typedef struct ds_decision {
 } ds_decision_t;
 
 struct ds_policy_ops;
+struct ds_predictors;
 typedef struct ds_engine ds_engine_t;
 
 /* Driver-provided hooks the engine and policies may call (all optional). */
@@ -137,6 +138,7 @@ struct ds_engine {
     int64_t n_preemptions, n_colocations, n_revocations, n_finished;
     const struct ds_policy_ops *ops;
     void *pstate;
+    const struct ds_predictors *predictors; /* set by the driver before the first event; may be NULL */
     void *placement;        /* free-GPU buckets per partition (placement.c) */
     ds_driver_hooks_t hooks;
 };

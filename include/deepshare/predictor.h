@@ -1,0 +1,38 @@
+/* predictor.h: the two prediction interfaces the policies call (job runtime, colocation retention),
+ * and their oracle implementations. Models (src/predict/) implement the same interfaces. */
+#ifndef DS_PREDICTOR_H
+#define DS_PREDICTOR_H
+
+#include "deepshare/coloc.h"
+#include "deepshare/trace.h"
+
+/* Predicted total exclusive run time of a job, in seconds, from what is known at its submit time.
+ * observe_finish is called when a job finishes (online learning); a model must never use a job
+ * whose finish it has not been told about. */
+typedef struct ds_runtime_predictor {
+    const char *name;  /* "oracle", "model", "file" */
+    void *ctx;
+    double (*predict)(void *ctx, const ds_trace_t *t, int32_t job, int64_t now);
+    void (*observe_finish)(void *ctx, const ds_trace_t *t, int32_t job, int64_t now); /* optional */
+} ds_runtime_predictor_t;
+
+/* Predicted retention (colocated / exclusive throughput) of job a when it shares a GPU with job b. */
+typedef struct ds_interference_predictor {
+    const char *name;  /* "oracle", "model" */
+    void *ctx;
+    double (*predict)(void *ctx, const ds_trace_t *t, int32_t a, int32_t b);
+} ds_interference_predictor_t;
+
+typedef struct ds_predictors {
+    const ds_runtime_predictor_t *runtime;            /* NULL: the policy uses the oracle */
+    const ds_interference_predictor_t *interference;  /* NULL: the policy uses the oracle */
+} ds_predictors_t;
+
+/* Oracle runtime: the job's true duration (simulation only, for upper bounds and until models exist). */
+void ds_runtime_oracle(ds_runtime_predictor_t *p);
+/* Estimate-file runtime: the job's estimate from --estimates (falls back to the oracle when absent). */
+void ds_runtime_from_estimates(ds_runtime_predictor_t *p);
+/* Oracle interference: the measured profile (ground truth), coloc->missing_rho for unprofiled pairs. */
+void ds_interference_oracle(ds_interference_predictor_t *p, const ds_coloc_t *coloc);
+
+#endif
