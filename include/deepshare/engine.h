@@ -12,6 +12,8 @@
 
 typedef enum { DS_MODE_PARTITIONED = 0, DS_MODE_POOLED = 1 } ds_mode_t;
 
+struct ds_predictors;
+
 typedef struct ds_engine_config {
     ds_mode_t mode;
     int32_t gpus_per_node;  /* 8 */
@@ -22,6 +24,7 @@ typedef struct ds_engine_config {
     int enforce_cpu;        /* check node CPUs at placement (the reference simulator does not) */
     int32_t restart_small;  /* preemption overhead, seconds, jobs of <= 8 GPUs: 40 */
     int32_t restart_large;  /* and above 8 GPUs: 60 */
+    const struct ds_predictors *predictors; /* what policies may use to predict; NULL: oracles */
 } ds_engine_config_t;
 
 void ds_engine_config_default(ds_engine_config_t *c);
@@ -95,7 +98,6 @@ typedef struct ds_decision {
 } ds_decision_t;
 
 struct ds_policy_ops;
-struct ds_predictors;
 typedef struct ds_engine ds_engine_t;
 
 /* Driver-provided hooks the engine and policies may call (all optional). */

@@ -11,7 +11,6 @@ typedef struct ds_sim_config {
     const ds_policy_ops_t *policy;
     const void *policy_config;
     const ds_coloc_t *coloc;     /* ground-truth retention for shared GPUs; NULL: every pair keeps rate 1 */
-    const struct ds_predictors *predictors; /* what policies may use to predict; NULL: oracles */
     int64_t window_start;        /* utilization window; -1: first submit's day start */
     int64_t window_end;          /* -1: last submit rounded up to a day */
     int64_t cycle;               /* metrics sampling and QAD cycle, seconds (60) */

@@ -78,6 +78,7 @@ int ds_engine_create(ds_engine_t **out, const ds_trace_t *trace, const ds_engine
     e->trace = trace;
     e->cfg = *cfg;
     e->ops = ops;
+    e->predictors = cfg->predictors;
     e->tenant_part = ds_xcalloc((size_t)trace->ntenants, sizeof *e->tenant_part);
     if (ops->setup) {
         if ((rc = ops->setup(e, policy_config, err))) { ds_engine_destroy(e); return rc; }

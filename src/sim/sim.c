@@ -372,7 +372,6 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
     int rc = ds_engine_create(&s.e, trace, &cfg->engine, cfg->policy, cfg->policy_config, err);
     if (rc) return rc;
     ds_engine_t *e = s.e;
-    e->predictors = cfg->predictors;
     e->hooks.ctx = &s;
     e->hooks.observe_retention = hook_observe;
     e->hooks.oracle_remaining = hook_remaining;
