@@ -10,7 +10,7 @@ typedef struct ds_synth_config {
     int32_t tenants;        /* 6 */
     int32_t nodes;          /* 24 (8 GPUs each); quotas split across tenants */
     int32_t gpus_per_node;  /* 8 */
-    double days;            /* 3.0: submission span */
+    double days;            /* 0: span follows from load with durations unscaled; > 0: fixed span, durations scaled */
     double load;            /* 1.0: offered GPU-time / capacity over the span */
     double be_share;        /* 0.0: fraction of jobs submitted explicitly as BE */
 } ds_synth_config_t;

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "cli/cli.h"
+#include "cli/runner.h"
 #include "deepshare/policy.h"
 #include "deepshare/report.h"
 
@@ -29,7 +29,8 @@ static void help(FILE *f)
             "  --synth-jobs N      synthetic: number of jobs (4000)\n"
             "  --synth-tenants N   synthetic: tenants (6)\n"
             "  --synth-nodes N     synthetic: nodes of 8 GPUs (24)\n"
-            "  --synth-days X      synthetic: submission span in days (3)\n"
+            "  --synth-days X      synthetic: submission span in days (default: the span that gives --synth-load\n"
+            "                      with unscaled durations; a fixed span scales durations instead)\n"
             "  --synth-load X      synthetic: offered GPU-time / capacity (1.0)\n"
             "  --synth-be-share X  synthetic: fraction of jobs submitted as best effort (0)\n"
             "\n"
@@ -58,112 +59,6 @@ static void help(FILE *f)
     }
 }
 
-typedef struct run {
-    const ds_policy_ops_t *ops;
-    void *config;
-    ds_sim_result_t res;
-    int ok;
-} run_t;
-
-static int set_param(run_t *runs, int nruns, const char *key, const char *val, const char *where)
-{
-    int taken = 0;
-    for (int i = 0; i < nruns; i++) {
-        if (!runs[i].ops->config_set) continue;
-        ds_error_t err;
-        ds_error_clear(&err);
-        int rc = runs[i].ops->config_set(runs[i].config, key, val, &err);
-        if (rc == DS_OK) taken = 1;
-        else if (rc != DS_ENOTFOUND) {
-            if (!err.file[0] && where) snprintf(err.file, sizeof err.file, "%s", where);
-            ds_die_error(&err);
-            return -1;
-        }
-    }
-    return taken ? 0 : 1;
-}
-
-static int read_config_file(run_t *runs, int nruns, const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "deepshare: %s: cannot open: %s\n", path, strerror(errno));
-        return -1;
-    }
-    char line[1024];
-    long ln = 0;
-    int rc = 0;
-    while (fgets(line, sizeof line, f)) {
-        ln++;
-        char *h = strchr(line, '#');
-        if (h) *h = '\0';
-        char *k = line;
-        while (*k == ' ' || *k == '\t') k++;
-        if (!*k || *k == '\n') continue;
-        char *eq = strchr(k, '=');
-        if (!eq) {
-            fprintf(stderr, "deepshare: %s:%ld: expected 'name = value'\n", path, ln);
-            rc = -1;
-            break;
-        }
-        *eq = '\0';
-        char *v = eq + 1, *e;
-        for (e = k + strlen(k); e > k && (e[-1] == ' ' || e[-1] == '\t'); e--) *--e = '\0', e++;
-        while (*v == ' ' || *v == '\t') v++;
-        for (e = v + strlen(v); e > v && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r');) *--e = '\0';
-        char where[600];
-        snprintf(where, sizeof where, "%s:%ld", path, ln);
-        int r = set_param(runs, nruns, k, v, where);
-        if (r < 0) { rc = -1; break; }
-        if (r > 0) {
-            fprintf(stderr, "deepshare: %s:%ld: unknown parameter '%s' for the selected policies\n", path, ln, k);
-            rc = -1;
-            break;
-        }
-    }
-    fclose(f);
-    return rc;
-}
-
-static int pick_policies(const char *list, run_t **out, int *n)
-{
-    run_t *runs = NULL;
-    int nr = 0;
-    if (!strcmp(list, "all")) {
-        for (const ds_policy_ops_t *const *p = ds_policy_list(); *p; p++) {
-            runs = realloc(runs, (size_t)(nr + 1) * sizeof *runs);
-            memset(&runs[nr], 0, sizeof *runs);
-            runs[nr++].ops = *p;
-        }
-    } else {
-        char buf[512];
-        snprintf(buf, sizeof buf, "%s", list);
-        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-            const ds_policy_ops_t *p = ds_policy_find(tok);
-            if (!p) {
-                fprintf(stderr, "deepshare: option --policy: unknown policy '%s' (known:", tok);
-                for (const ds_policy_ops_t *const *q = ds_policy_list(); *q; q++) fprintf(stderr, " %s", (*q)->name);
-                fprintf(stderr, ", all)\n");
-                free(runs);
-                return -1;
-            }
-            runs = realloc(runs, (size_t)(nr + 1) * sizeof *runs);
-            memset(&runs[nr], 0, sizeof *runs);
-            runs[nr++].ops = p;
-        }
-    }
-    if (!nr) {
-        fprintf(stderr, "deepshare: option --policy: no policy given\n");
-        free(runs);
-        return -1;
-    }
-    for (int i = 0; i < nr; i++)
-        if (runs[i].ops->config_new) runs[i].config = runs[i].ops->config_new();
-    *out = runs;
-    *n = nr;
-    return 0;
-}
-
 int ds_cmd_simulate(int argc, char **argv)
 {
     ds_workload_opts_t wo;
@@ -176,7 +71,7 @@ int ds_cmd_simulate(int argc, char **argv)
     /* Policy parameters are applied once the policies are known. */
     const char **pkeys = calloc((size_t)argc + 1, sizeof *pkeys), **pvals = calloc((size_t)argc + 1, sizeof *pvals);
     int np = 0, rc = 2;
-    run_t *runs = NULL;
+    ds_run_t *runs = NULL;
     int nruns = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -191,8 +86,7 @@ int ds_cmd_simulate(int argc, char **argv)
         snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - a - 2) : (int)strlen(a + 2), a + 2);
         if (eq) val = eq + 1;
         /* flags without a value */
-        if (!strcmp(name, "check-invariants")) { sc.check_invariants = 1; continue; }
-        if (!strcmp(name, "no-cpu-check")) { sc.engine.enforce_cpu = 0; continue; }
+        if (ds_run_flag(&sc, name)) continue;
         if (!strcmp(name, "tenants")) { tenants = 1; continue; }
         if (!strcmp(name, "quiet")) { quiet = 1; continue; }
         if (!val) {
@@ -203,51 +97,28 @@ int ds_cmd_simulate(int argc, char **argv)
             val = argv[++i];
         }
         int w = ds_workload_opt(&wo, name, val);
+        if (w == 0) w = ds_run_opt(&sc, "simulate", name, val);
         if (w < 0) goto done;
         if (w > 0) continue;
         if (!strcmp(name, "policy")) policy = val;
         else if (!strcmp(name, "json")) json = val;
         else if (!strcmp(name, "out")) out = val;
         else if (!strcmp(name, "config")) config_file = val;
-        else if (!strcmp(name, "mode")) {
-            if (!strcmp(val, "partitioned")) sc.engine.mode = DS_MODE_PARTITIONED;
-            else if (!strcmp(val, "pooled")) sc.engine.mode = DS_MODE_POOLED;
-            else { fprintf(stderr, "deepshare simulate: option --mode: '%s' is not partitioned or pooled\n", val); goto done; }
-        } else if (!strcmp(name, "gpus-per-node")) {
-            if (ds_parse_i64("--gpus-per-node", val, 1, DS_MAX_GPUS_PER_NODE, &v)) goto done;
-            sc.engine.gpus_per_node = (int32_t)v;
-        } else if (!strcmp(name, "cpus-per-node")) {
-            if (ds_parse_i64("--cpus-per-node", val, 0, 1 << 20, &v)) goto done;
-            sc.engine.cpus_per_node = (int32_t)v;
-        } else if (!strcmp(name, "k")) {
-            if (ds_parse_i64("--k", val, 1, DS_MAX_K, &v)) goto done;
-            sc.engine.k = (int32_t)v;
-        } else if (!strcmp(name, "cycle")) {
-            if (ds_parse_i64("--cycle", val, 1, 86400, &v)) goto done;
-            sc.cycle = v;
-        } else if (!strcmp(name, "window")) {
-            long long x, y;
-            char c;
-            if (sscanf(val, "%lld:%lld%c", &x, &y, &c) != 2 || x < 0 || y <= x) {
-                fprintf(stderr, "deepshare simulate: option --window: expected START:END seconds with START < END\n");
-                goto done;
-            }
-            sc.window_start = x, sc.window_end = y;
-        } else {
+ else {
             pkeys[np] = strdup(name);
             pvals[np++] = val;
         }
     }
-    if (pick_policies(policy, &runs, &nruns)) goto done;
+    if (ds_runs_pick(policy, "--policy", &runs, &nruns)) goto done;
     for (int k = 0; k < np; k++) {
-        int r = set_param(runs, nruns, pkeys[k], pvals[k], NULL);
+        int r = ds_runs_set_param(runs, nruns, pkeys[k], pvals[k], NULL);
         if (r < 0) goto done;
         if (r > 0) {
             fprintf(stderr, "deepshare simulate: unknown option --%s (see --help)\n", pkeys[k]);
             goto done;
         }
     }
-    if (config_file && read_config_file(runs, nruns, config_file)) goto done;
+    if (config_file && ds_runs_read_config(runs, nruns, config_file)) goto done;
 
     ds_trace_t trace;
     ds_coloc_t coloc;
@@ -266,12 +137,8 @@ int ds_cmd_simulate(int argc, char **argv)
     ds_report_meta_t *meta = calloc((size_t)nruns, sizeof *meta);
     int nok = 0, failed = 0;
     for (int i = 0; i < nruns; i++) {
-        sc.policy = runs[i].ops;
-        sc.policy_config = runs[i].config;
         ds_error_clear(&err);
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        if (ds_sim_run(&trace, &sc, &runs[i].res, &err)) {
+        if (ds_run_one(&trace, &sc, &runs[i], &err)) {
             char buf[1200];
             ds_error_format(&err, buf, sizeof buf);
             fprintf(stderr, "deepshare: %s: %s\n", runs[i].ops->name, buf);
@@ -279,9 +146,6 @@ int ds_cmd_simulate(int argc, char **argv)
             if (strcmp(policy, "all") != 0) failed = 1;
             continue;
         }
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        runs[i].res.wall_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-        runs[i].ok = 1;
         meta[nok].trace = trace.source;
         ok[nok++] = &runs[i].res;
     }
@@ -325,15 +189,12 @@ int ds_cmd_simulate(int argc, char **argv)
         }
     }
     rc = (failed || !nok) ? 1 : 0;
-    for (int i = 0; i < nruns; i++) ds_sim_result_free(&runs[i].res);
     free(ok);
     free(meta);
     if (have_coloc) ds_coloc_free(&coloc);
     ds_trace_free(&trace);
 done:
-    for (int i = 0; i < nruns; i++)
-        if (runs[i].config && runs[i].ops->config_free) runs[i].ops->config_free(runs[i].config);
-    free(runs);
+    ds_runs_free(runs, nruns);
     for (int k = 0; k < np; k++) free((void *)pkeys[k]);
     free(pkeys);
     free(pvals);

@@ -32,7 +32,7 @@ int ds_workload_opt(ds_workload_opts_t *o, const char *name, const char *arg)
         if (ds_parse_i64("--synth-nodes", arg, 1, 1000000, &v)) return -1;
         o->synth.nodes = (int32_t)v, o->synth_given = 1;
     } else if (!strcmp(name, "synth-days")) {
-        if (ds_parse_f64("--synth-days", arg, 0.01, 3650, &d)) return -1;
+        if (ds_parse_f64("--synth-days", arg, 0, 3650, &d)) return -1;
         o->synth.days = d, o->synth_given = 1;
     } else if (!strcmp(name, "synth-load")) {
         if (ds_parse_f64("--synth-load", arg, 0.01, 100, &d)) return -1;

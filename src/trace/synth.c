@@ -15,7 +15,7 @@ void ds_synth_config_default(ds_synth_config_t *c)
     c->tenants = 6;
     c->nodes = 24;
     c->gpus_per_node = 8;
-    c->days = 3.0;
+    c->days = 0.0;   /* 0: the span that gives the requested load */
     c->load = 1.0;
     c->be_share = 0.0;
 }
@@ -50,9 +50,17 @@ static const struct wtype {
 
 typedef struct user {
     int32_t tenant, type, gpus;
-    double short_med, long_med; /* habitual durations */
-    double p_long;
+    double short_med, mid_med, long_med; /* habitual durations of the user's three kinds of run */
 } user_t;
+
+/* Duration classes of the cluster study: short exploratory runs (under 1 h), medium runs (1-4 h) and
+ * long training runs (over 4 h). Shares of jobs: 62% short; long tuned so that, with the GPU mix
+ * below, short runs use ~11% and long runs ~73% of GPU-hours. */
+#define SHORT_SHARE 0.62
+#define LONG_SHARE 0.16
+#define SHORT_MAX 3599.0
+#define LONG_MIN (4 * 3600.0)
+#define DURATION_MAX (14 * 86400.0)
 
 static int32_t pick_gpus(rng_t *r, int32_t cap)
 {
@@ -61,16 +69,28 @@ static int32_t pick_gpus(rng_t *r, int32_t cap)
     return g > cap ? cap : g;
 }
 
+static double clampd(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
+
+/* A duration of one class around the user's habit; heavy tail for long runs (Pareto-like). */
+static double draw_duration(rng_t *r, const user_t *u, int kind)
+{
+    if (kind == 0) return clampd(lognormal(r, u->short_med, 1.0), 5.0, SHORT_MAX);
+    if (kind == 1) return clampd(lognormal(r, u->mid_med, 0.35), 3600.0, LONG_MIN - 1);
+    return clampd(LONG_MIN + lognormal(r, u->long_med, 0.9), LONG_MIN + 1, DURATION_MAX);
+}
+
 static int cmp_submit_line(const void *a, const void *b);
 
 int ds_synth_generate(ds_trace_t *t, const ds_synth_config_t *c, ds_error_t *err)
 {
-    if (c->jobs < 1 || c->tenants < 1 || c->nodes < c->tenants || c->days <= 0 || c->load <= 0 || c->gpus_per_node < 1) {
+    if (c->jobs < 1 || c->jobs > INT32_MAX / 2 || c->tenants < 1 || c->nodes < c->tenants || c->days < 0 ||
+        c->load <= 0 || c->gpus_per_node < 1) {
         ds_error_set(err, "synthetic", 0, NULL,
-                     "bad generator parameters: need jobs >= 1, tenants >= 1, nodes >= tenants, days > 0, load > 0");
+                     "bad generator parameters: need jobs >= 1, tenants >= 1, nodes >= tenants, days >= 0, load > 0");
         return DS_EINVAL;
     }
     rng_t r = {c->seed * 0x2545F4914F6CDD1DULL + 12345};
+    rng_t rt = {c->seed * 0x9E3779B97F4A7C15ULL + 777}; /* arrival times: a stream of their own */
     int32_t gpn = c->gpus_per_node;
     /* Quotas: Zipf-like shares of the nodes, at least one node per tenant. */
     double wsum = 0;
@@ -91,44 +111,45 @@ int ds_synth_generate(ds_trace_t *t, const ds_synth_config_t *c, ds_error_t *err
         snprintf(name, sizeof name, "tenant%02d", i);
         ds_trace_add_tenant(t, name, nodes[i] * gpn);
     }
-    /* Users: a handful per tenant, each with habits (78% resubmit similar jobs). */
-    int32_t nusers = 0;
-    user_t *users = ds_xcalloc((size_t)c->tenants * 12, sizeof *users);
+    /* Users: a handful per tenant (more for big tenants), each with habits: one workload type, one
+     * GPU count, typical durations. Most of a user's jobs repeat the habit (resubmissions). */
+    int32_t nusers = 0, capusers = 0;
+    user_t *users = NULL;
     for (int32_t i = 0; i < c->tenants; i++) {
-        int32_t k = 3 + (int32_t)(unif(&r) * 9);
+        int32_t k = 3 + (int32_t)(unif(&r) * 9) + nodes[i] / 16;
         for (int32_t u = 0; u < k; u++) {
+            if (nusers == capusers) {
+                capusers = capusers ? capusers * 2 : 64;
+                users = ds_xrealloc(users, (size_t)capusers * sizeof *users);
+            }
             user_t *x = &users[nusers++];
             x->tenant = i;
             x->type = (int32_t)(unif(&r) * NTYPES);
             x->gpus = pick_gpus(&r, DS_MIN(nodes[i] * gpn, 4 * gpn));
-            x->short_med = lognormal(&r, 240, 0.6);
-            x->long_med = lognormal(&r, 6 * 3600, 0.5);
-            x->p_long = 0.25 + 0.3 * unif(&r);
+            x->short_med = lognormal(&r, 1200, 0.4);
+            x->mid_med = lognormal(&r, 1.6 * 3600, 0.3);
+            x->long_med = lognormal(&r, 4.5 * 3600, 0.4);
             char name[32];
-            snprintf(name, sizeof name, "u%03d", nusers - 1);
+            snprintf(name, sizeof name, "u%04d", nusers - 1);
             ds_strtab_intern(&t->users, name);
         }
     }
-    double span = c->days * 86400.0;
-    int64_t t0 = 0;
+    /* Pass 1: sessions of similar jobs (what each job is), with no times yet. */
+    int32_t *sess_first = NULL, nsess = 0, capsess = 0;
     int64_t n = 0;
-    /* Sessions arrive by a diurnal Poisson process (thinning); each is a burst of similar jobs. */
-    double rate_max = (double)c->jobs / 4.0 / span * 1.7, now = 0;
     while (n < c->jobs) {
-        now += expo(&r, 1.0 / rate_max);
-        if (now >= span) now = fmod(now, span);
-        double phase = fmod(now, 86400.0) / 86400.0;
-        double rel = (1.0 + 0.6 * sin(6.283185307179586 * (phase - 0.375))) / 1.6;
-        if (unif(&r) > rel) continue;
+        if (nsess == capsess) {
+            capsess = capsess ? capsess * 2 : 1024;
+            sess_first = ds_xrealloc(sess_first, (size_t)capsess * sizeof *sess_first);
+        }
+        sess_first[nsess++] = (int32_t)n;
         user_t *u = &users[(int32_t)(unif(&r) * nusers)];
         int32_t burst = 1 + (int32_t)expo(&r, 3.0);
-        double at = now;
         for (int32_t b = 0; b < burst && n < c->jobs; b++) {
             ds_job_t *j = ds_trace_add_job(t);
-            j->id = n + 1;
             j->tenant = u->tenant;
             j->user = (int32_t)(u - users);
-            int similar = unif(&r) < 0.78;
+            int similar = unif(&r) < 0.8;
             const struct wtype *w = &types[similar ? u->type : (int32_t)(unif(&r) * NTYPES)];
             j->model = ds_strtab_intern(&t->models, w->model);
             j->dataset = ds_strtab_intern(&t->datasets, w->dataset);
@@ -138,28 +159,53 @@ int ds_synth_generate(ds_trace_t *t, const ds_synth_config_t *c, ds_error_t *err
             if (j->gpu_util > 100) j->gpu_util = 100;
             j->gmem_util = w->gmem_util;
             j->gmem_mib = w->gmem;
-            int32_t cap = t->tenants[u->tenant].quota_gpus;
-            j->gpus = similar ? u->gpus : pick_gpus(&r, DS_MIN(cap, 4 * gpn));
-            int is_long = unif(&r) < (similar ? u->p_long : 0.38);
-            double d = is_long ? lognormal(&r, u->long_med / (j->gpus >= 8 ? 1.0 : 1.5), 0.9)
-                               : lognormal(&r, u->short_med, 0.8);
-            j->duration = (int64_t)DS_MAX(1.0, d);
+            int32_t cap = DS_MIN(t->tenants[u->tenant].quota_gpus, 4 * gpn);
+            double k = unif(&r);
+            int kind = k < SHORT_SHARE ? 0 : k < 1.0 - LONG_SHARE ? 1 : 2;
+            /* exploratory runs are often debugged on one GPU before scaling out */
+            if (kind == 0 && unif(&r) < 0.15) j->gpus = 1;
+            else j->gpus = similar ? DS_MIN(u->gpus, cap) : pick_gpus(&r, cap);
+            j->duration = (int64_t)draw_duration(&r, u, kind);
             j->cpus = 4 * j->gpus;
             j->klass = unif(&r) < c->be_share ? DS_CLASS_BE : DS_CLASS_AUTO;
-            j->submit = t0 + (int64_t)at;
             j->line = n + 1;
-            at += expo(&r, 90.0);
-            if (at >= span) at = span - 1;
             n++;
         }
     }
-    /* Scale durations so the offered GPU-time matches the requested load. */
-    double offered = 0, cap = (double)c->nodes * gpn * span;
+    double offered = 0, gpus_total = (double)c->nodes * gpn;
     for (int32_t i = 0; i < t->njobs; i++) offered += (double)t->jobs[i].duration * t->jobs[i].gpus;
-    double scale = c->load * cap / offered;
+    /* The span follows from the load, so durations keep their absolute shape; a fixed span (days > 0)
+     * scales durations instead, which moves the class shares. */
+    double span = c->days > 0 ? c->days * 86400.0 : offered / (c->load * gpus_total);
+    if (span < 3600) span = 3600;
+    if (c->days > 0) {
+        double scale = c->load * gpus_total * span / offered;
+        for (int32_t i = 0; i < t->njobs; i++) {
+            ds_job_t *j = &t->jobs[i];
+            j->duration = (int64_t)DS_MAX(1.0, round((double)j->duration * scale));
+        }
+    }
+    /* Pass 2: sessions start by a diurnal Poisson process (thinning: busy afternoons, quiet nights);
+     * the jobs of a session follow each other minutes apart (bursts). */
+    double rate_max = (double)nsess / span * 1.6, now = 0;
+    for (int32_t s = 0; s < nsess; s++) {
+        for (;;) {
+            now += expo(&rt, 1.0 / rate_max);
+            if (now >= span) now = fmod(now, span);
+            double phase = fmod(now, 86400.0) / 86400.0;
+            double rel = (1.0 + 0.6 * sin(6.283185307179586 * (phase - 0.375))) / 1.6;
+            if (unif(&rt) <= rel) break;
+        }
+        int32_t end = s + 1 < nsess ? sess_first[s + 1] : t->njobs;
+        double at = now;
+        for (int32_t i = sess_first[s]; i < end; i++) {
+            t->jobs[i].submit = (int64_t)at;
+            at += expo(&rt, 90.0);
+            if (at >= span) at = span - 1;
+        }
+    }
     for (int32_t i = 0; i < t->njobs; i++) {
         ds_job_t *j = &t->jobs[i];
-        j->duration = (int64_t)DS_MAX(1.0, round((double)j->duration * scale));
         j->estimate = DS_MAX(1.0, (double)j->duration * exp(0.8 * normal(&r))); /* a noisy estimator */
     }
     /* Submission order: by time, ties in generation order. */
@@ -167,6 +213,7 @@ int ds_synth_generate(ds_trace_t *t, const ds_synth_config_t *c, ds_error_t *err
     for (int32_t i = 0; i < t->njobs; i++) t->jobs[i].id = i + 1, t->jobs[i].line = i + 1;
     snprintf(t->source, sizeof t->source, "synthetic(seed=%llu,jobs=%lld,tenants=%d,nodes=%d)",
              (unsigned long long)c->seed, (long long)c->jobs, c->tenants, c->nodes);
+    free(sess_first);
     free(nodes);
     free(users);
     return DS_OK;
