@@ -67,7 +67,6 @@ int ds_cmd_simulate(int argc, char **argv)
     ds_sim_config_default(&sc);
     const char *policy = "all", *json = NULL, *out = NULL, *config_file = NULL;
     int tenants = 0, quiet = 0;
-    int64_t v;
     /* Policy parameters are applied once the policies are known. */
     const char **pkeys = calloc((size_t)argc + 1, sizeof *pkeys), **pvals = calloc((size_t)argc + 1, sizeof *pvals);
     int np = 0, rc = 2;
@@ -104,7 +103,7 @@ int ds_cmd_simulate(int argc, char **argv)
         else if (!strcmp(name, "json")) json = val;
         else if (!strcmp(name, "out")) out = val;
         else if (!strcmp(name, "config")) config_file = val;
- else {
+        else {
             pkeys[np] = strdup(name);
             pvals[np++] = val;
         }

@@ -1,0 +1,184 @@
+/* runner.c: the per-policy run shared by 'simulate' and 'compare': policy selection, parameters, the
+ * cluster options of a run, and one timed simulation. */
+#include "cli/runner.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+
+int ds_runs_set_param(ds_run_t *runs, int n, const char *key, const char *val, const char *where)
+{
+    int taken = 0;
+    for (int i = 0; i < n; i++) {
+        if (!runs[i].ops->config_set) continue;
+        ds_error_t err;
+        ds_error_clear(&err);
+        int rc = runs[i].ops->config_set(runs[i].config, key, val, &err);
+        if (rc == DS_OK) taken = 1;
+        else if (rc != DS_ENOTFOUND) {
+            if (!err.file[0] && where) snprintf(err.file, sizeof err.file, "%s", where);
+            ds_die_error(&err);
+            return -1;
+        }
+    }
+    return taken ? 0 : 1;
+}
+
+static void trim_right(char *s)
+{
+    for (char *e = s + strlen(s); e > s && strchr(" \t\r\n", e[-1]);) *--e = '\0';
+}
+
+int ds_runs_read_config(ds_run_t *runs, int n, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "deepshare: %s: cannot open: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char line[1024];
+    long ln = 0;
+    int rc = 0;
+    while (fgets(line, sizeof line, f)) {
+        ln++;
+        char *h = strchr(line, '#');
+        if (h) *h = '\0';
+        char *k = line;
+        while (*k == ' ' || *k == '\t') k++;
+        if (!*k || *k == '\n') continue;
+        char *eq = strchr(k, '=');
+        if (!eq) {
+            fprintf(stderr, "deepshare: %s:%ld: expected 'name = value'\n", path, ln);
+            rc = -1;
+            break;
+        }
+        *eq = '\0';
+        char *v = eq + 1;
+        trim_right(k);
+        while (*v == ' ' || *v == '\t') v++;
+        trim_right(v);
+        char where[600];
+        snprintf(where, sizeof where, "%s:%ld", path, ln);
+        int r = ds_runs_set_param(runs, n, k, v, where);
+        if (r < 0) { rc = -1; break; }
+        if (r > 0) {
+            fprintf(stderr, "deepshare: %s:%ld: unknown parameter '%s' for the selected policies\n", path, ln, k);
+            rc = -1;
+            break;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+static void add_run(ds_run_t **runs, int *n, const ds_policy_ops_t *p)
+{
+    *runs = ds_xrealloc(*runs, (size_t)(*n + 1) * sizeof **runs);
+    memset(&(*runs)[*n], 0, sizeof **runs);
+    (*runs)[(*n)++].ops = p;
+}
+
+int ds_runs_pick(const char *list, const char *opt, ds_run_t **out, int *n)
+{
+    ds_run_t *runs = NULL;
+    int nr = 0;
+    if (!strcmp(list, "all")) {
+        for (const ds_policy_ops_t *const *p = ds_policy_list(); *p; p++) add_run(&runs, &nr, *p);
+    } else {
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s", list);
+        char *save = NULL;
+        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            const ds_policy_ops_t *p = ds_policy_find(tok);
+            if (!p) {
+                fprintf(stderr, "deepshare: option %s: unknown policy '%s' (known:", opt, tok);
+                for (const ds_policy_ops_t *const *q = ds_policy_list(); *q; q++) fprintf(stderr, " %s", (*q)->name);
+                fprintf(stderr, ", all)\n");
+                free(runs);
+                return -1;
+            }
+            add_run(&runs, &nr, p);
+        }
+    }
+    if (!nr) {
+        fprintf(stderr, "deepshare: option %s: no policy given\n", opt);
+        free(runs);
+        return -1;
+    }
+    for (int i = 0; i < nr; i++)
+        if (runs[i].ops->config_new) runs[i].config = runs[i].ops->config_new();
+    *out = runs;
+    *n = nr;
+    return 0;
+}
+
+void ds_runs_free(ds_run_t *runs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        ds_sim_result_free(&runs[i].res);
+        if (runs[i].config && runs[i].ops->config_free) runs[i].ops->config_free(runs[i].config);
+    }
+    free(runs);
+}
+
+int ds_run_flag(ds_sim_config_t *sc, const char *name)
+{
+    if (!strcmp(name, "check-invariants")) sc->check_invariants = 1;
+    else if (!strcmp(name, "no-cpu-check")) sc->engine.enforce_cpu = 0;
+    else return 0;
+    return 1;
+}
+
+int ds_run_opt(ds_sim_config_t *sc, const char *cmd, const char *name, const char *val)
+{
+    int64_t v;
+    if (!strcmp(name, "mode")) {
+        if (!strcmp(val, "partitioned")) sc->engine.mode = DS_MODE_PARTITIONED;
+        else if (!strcmp(val, "pooled")) sc->engine.mode = DS_MODE_POOLED;
+        else {
+            fprintf(stderr, "deepshare %s: option --mode: '%s' is not partitioned or pooled\n", cmd, val);
+            return -1;
+        }
+    } else if (!strcmp(name, "gpus-per-node")) {
+        if (ds_parse_i64("--gpus-per-node", val, 1, DS_MAX_GPUS_PER_NODE, &v)) return -1;
+        sc->engine.gpus_per_node = (int32_t)v;
+    } else if (!strcmp(name, "cpus-per-node")) {
+        if (ds_parse_i64("--cpus-per-node", val, 0, 1 << 20, &v)) return -1;
+        sc->engine.cpus_per_node = (int32_t)v;
+    } else if (!strcmp(name, "k")) {
+        if (ds_parse_i64("--k", val, 1, DS_MAX_K, &v)) return -1;
+        sc->engine.k = (int32_t)v;
+    } else if (!strcmp(name, "cycle")) {
+        if (ds_parse_i64("--cycle", val, 1, 86400, &v)) return -1;
+        sc->cycle = v;
+    } else if (!strcmp(name, "window")) {
+        long long x, y;
+        char c;
+        if (sscanf(val, "%lld:%lld%c", &x, &y, &c) != 2 || x < 0 || y <= x) {
+            fprintf(stderr, "deepshare %s: option --window: expected START:END seconds with START < END\n", cmd);
+            return -1;
+        }
+        sc->window_start = x, sc->window_end = y;
+    } else
+        return 0;
+    return 1;
+}
+
+int ds_run_one(const ds_trace_t *t, const ds_sim_config_t *sc, ds_run_t *r, ds_error_t *err)
+{
+    ds_sim_config_t c = *sc;
+    c.policy = r->ops;
+    c.policy_config = r->config;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = ds_sim_run(t, &c, &r->res, err);
+    if (rc) return rc;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    r->res.wall_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    r->ok = 1;
+    return 0;
+}
