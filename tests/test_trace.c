@@ -94,6 +94,227 @@ static void test_tenant_errors(void **st)
     ds_trace_free(&t);
 }
 
+
+/* Every numeric column rejects text and out-of-range values, naming the line and the column. */
+static void test_field_errors(void **st)
+{
+    (void)st;
+    const char *H = "job_id,tenant,user,gpus,cpus,mem_mib,submit,duration,class,model,dataset,batchsize,amp,"
+                    "gpu_util,gmem_util,gmem\n";
+    const char *OK = "1,A,u,1,4,100,0,10,G,m,d,32,0,50,20,1000\n";
+    static const struct { const char *row, *field, *needle; } cases[] = {
+        {"x,A,u,1,4,100,0,10,G,m,d,32,0,50,20,1000", "job_id", "not an integer"},
+        {"2,A,u,1.5,4,100,0,10,G,m,d,32,0,50,20,1000", "gpus", "not an integer"},
+        {"2,A,u,,4,100,0,10,G,m,d,32,0,50,20,1000", "gpus", "empty value"},
+        {"2,A,u,1,-4,100,0,10,G,m,d,32,0,50,20,1000", "cpus", "below the minimum"},
+        {"2,A,u,1,four,100,0,10,G,m,d,32,0,50,20,1000", "cpus", "not an integer"},
+        {"2,A,u,1,4,-1,0,10,G,m,d,32,0,50,20,1000", "mem_mib", "below the minimum"},
+        {"2,A,u,1,4,100,1e3x,10,G,m,d,32,0,50,20,1000", "submit", "not an integer"},
+        {"2,A,u,1,4,100,0,-10,G,m,d,32,0,50,20,1000", "duration", "below the minimum"},
+        {"2,A,u,1,4,100,0,ten,G,m,d,32,0,50,20,1000", "duration", "not an integer"},
+        {"2,A,u,1,4,100,0,99999999999999,G,m,d,32,0,50,20,1000", "duration", "out of range"},
+        {"2,A,u,1,4,100,0,10,X,m,d,32,0,50,20,1000", "class", "not G, BE or auto"},
+        {"2,A,u,1,4,100,0,10,G,m,d,-32,0,50,20,1000", "batchsize", "below the minimum"},
+        {"2,A,u,1,4,100,0,10,G,m,d,32,2,50,20,1000", "amp", "expected 0 or 1"},
+        {"2,A,u,1,4,100,0,10,G,m,d,32,yes,50,20,1000", "amp", "not an integer"},
+        {"2,A,u,1,4,100,0,10,G,m,d,32,0,hot,20,1000", "gpu_util", "not a number"},
+        {"2,A,u,1,4,100,0,10,G,m,d,32,0,-5,20,1000", "gpu_util", "below the minimum"},
+        {"2,A,u,1,4,100,0,10,G,m,d,32,0,50,nan,1000", "gmem_util", "not a number"},
+        {"2,A,u,1,4,100,0,10,G,m,d,32,0,50,20,-1", "gmem", "below the minimum"},
+        {"2,A,u,2000000,4,100,0,10,G,m,d,32,0,50,20,1000", "gpus", "implausible"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char b[1024];
+        snprintf(b, sizeof b, "%s%s%s\n", H, OK, cases[i].row);
+        expect_error(b, 3, cases[i].field, cases[i].needle);
+    }
+    /* wrong field counts: too few in the middle of the file, too many, and a quoted field left open */
+    char b[1024];
+    snprintf(b, sizeof b, "%s%s2,A,u,1\n", H, OK);
+    expect_error(b, 3, "", "expected 16 fields");
+    snprintf(b, sizeof b, "%s%s%s", H, "1,A,u,1,4,100,0,10,G,m,d,32,0,50,20,1000,extra\n", OK);
+    expect_error(b, 2, "", "found 17");
+    snprintf(b, sizeof b, "%s1,\"A,u,1,4,100,0,10,G,m,d,32,0,50,20,1000\n", H);
+    expect_error(b, 2, "", "unterminated quoted field");
+    /* Venus alias names are checked under the name the file uses */
+    expect_error("job_id,vc,gpu_num,submit_time,duration\n1,A,x,0,10\n", 2, "gpu_num", "not an integer");
+    expect_error("job_id,vc,gpu_num,submit_time,duration\n1,Q,1,0,10\n", 2, "vc", "unknown tenant 'Q'");
+    expect_error("job_id,vc,gpu_num,duration\n1,A,1,10\n", 1, "submit", "missing required column (or 'submit_time')");
+    expect_error("id,tenant,gpus,submit\n1,A,1,0\n", 1, "duration", "missing required column");
+    expect_error("job_id,gpus,submit,duration\n1,1,0,10\n", 1, "tenant", "missing required column (or 'vc')");
+    /* blank lines only: still an empty file */
+    expect_error("\n\n", 0, "", "empty file");
+}
+
+/* The error record formats as one line naming file, line and column. */
+static void test_error_format(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    ds_trace_init(&t);
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_int_equal(ds_trace_read_tenants(&t, tu_write_temp("ten.csv", TEN), 8, &err), 0);
+    const char *path = tu_write_temp("fmt.csv", "job_id,tenant,gpus,submit,duration\n1,A,1,0,10\n2,A,1,5,abc\n");
+    assert_int_equal(ds_trace_read_jobs(&t, path, &err), DS_EPARSE);
+    char buf[1200], want[1200];
+    ds_error_format(&err, buf, sizeof buf);
+    snprintf(want, sizeof want, "%s:3: column 'duration': 'abc' is not an integer", path);
+    assert_string_equal(buf, want);
+    /* a failed read leaves no half-read jobs behind */
+    assert_int_equal(t.njobs, 0);
+    ds_trace_free(&t);
+    ds_trace_init(&t);
+    assert_int_equal(ds_trace_read_tenants(&t, "/nonexistent/ds.csv", 8, &err), DS_EIO);
+    assert_non_null(strstr(err.msg, "cannot open"));
+    ds_trace_free(&t);
+}
+
+/* Optional columns take documented defaults; Venus names are accepted; pandas-style "12.0" integers too. */
+static void test_defaults_and_aliases(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    ds_trace_init(&t);
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_int_equal(ds_trace_read_tenants(&t, tu_write_temp("ten.csv", TEN), 8, &err), 0);
+    const char *jobs = "job_id,tenant,gpus,submit,duration\n1,A,2,0,10.0\n";
+    assert_int_equal(ds_trace_read_jobs(&t, tu_write_temp("d.csv", jobs), &err), 0);
+    const ds_job_t *j = &t.jobs[0];
+    assert_int_equal(j->duration, 10);
+    assert_int_equal(j->cpus, 0);
+    assert_int_equal(j->mem_mib, 0);
+    assert_int_equal(j->gmem_mib, 24576); /* unknown footprint: the whole GPU */
+    assert_true(j->gpu_util == 100.0f && j->gmem_util == 100.0f);
+    assert_int_equal(j->klass, DS_CLASS_AUTO);
+    assert_int_equal(j->model, -1);
+    assert_string_equal(t.users.s[j->user], "-");
+    ds_trace_free(&t);
+
+    ds_trace_init(&t);
+    assert_int_equal(ds_trace_read_tenants(&t, tu_write_temp("vc.csv", ",num\nvcA,1\n"), 8, &err), 0);
+    const char *venus = "job_id,user,vc,gpu_num,cpu_num,state,submit_time,duration,dataset,model,batchsize,amp,speed,"
+                        "gpu_util,gmem_util,gmem\n"
+                        "11,uX,vcA,4,24,COMPLETED,100,50,CIFAR-10,VGG,64,1,300.5,88.5,40.25,5000\n"
+                        "\"10\",uY,vcA,1,6,FAILED,100,5,ImageNet,BERT,32,0,1,12,8,9000\n";
+    assert_int_equal(ds_trace_read_jobs(&t, tu_write_temp("v.csv", venus), &err), 0);
+    assert_int_equal(t.njobs, 2);
+    assert_int_equal(t.jobs[0].id, 11); /* same second: row order kept, not id order */
+    assert_int_equal(t.jobs[0].gpus, 4);
+    assert_int_equal(t.jobs[0].cpus, 24);
+    assert_int_equal(t.jobs[0].batch, 64);
+    assert_int_equal(t.jobs[0].amp, 1);
+    assert_int_equal(t.jobs[0].gmem_mib, 5000);
+    assert_true(fabsf(t.jobs[0].gpu_util - 88.5f) < 1e-4f);
+    assert_string_equal(ds_trace_model_name(&t, &t.jobs[0]), "VGG");
+    assert_string_equal(ds_trace_dataset_name(&t, &t.jobs[1]), "ImageNet");
+    assert_string_equal(t.users.s[t.jobs[1].user], "uY");
+    ds_trace_free(&t);
+}
+
+/* Rows out of submit order are sorted stably: ties keep the file's order. */
+static void test_sorting_keeps_ties(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    ds_trace_init(&t);
+    ds_error_t err;
+    assert_int_equal(ds_trace_read_tenants(&t, tu_write_temp("ten.csv", TEN), 8, &err), 0);
+    const char *jobs = "job_id,tenant,gpus,submit,duration\n1,A,1,50,1\n2,A,1,10,1\n3,A,1,50,1\n4,A,1,10,1\n5,A,1,50,1\n";
+    assert_int_equal(ds_trace_read_jobs(&t, tu_write_temp("s.csv", jobs), &err), 0);
+    int64_t want[] = {2, 4, 1, 3, 5};
+    for (int i = 0; i < 5; i++) assert_int_equal(t.jobs[i].id, want[i]);
+    ds_trace_free(&t);
+}
+
+static void tenant_error(const char *text, long line, const char *field, const char *needle)
+{
+    ds_trace_t t;
+    ds_trace_init(&t);
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_true(ds_trace_read_tenants(&t, tu_write_temp("tenerr.csv", text), 8, &err) < 0);
+    if (err.line != line || strcmp(err.field, field) || !strstr(err.msg, needle))
+        fprintf(stderr, "got line %ld field '%s' msg '%s'\n", err.line, err.field, err.msg);
+    assert_int_equal(err.line, line);
+    assert_string_equal(err.field, field);
+    assert_non_null(strstr(err.msg, needle));
+    assert_non_null(strstr(err.file, "tenerr.csv"));
+    ds_trace_free(&t);
+}
+
+static void test_tenant_errors_more(void **st)
+{
+    (void)st;
+    tenant_error("", 0, "", "empty file");
+    tenant_error("tenant,quota_gpus\n", 0, "", "no tenants");
+    tenant_error("tenant,quota_gpus\nA,eight\n", 2, "quota_gpus", "not an integer");
+    tenant_error(",num\nvcA,1.5\n", 2, "num", "not an integer");
+    tenant_error(",num\nvcA,-1\n", 2, "num", "below the minimum");
+    tenant_error("tenant,quota_gpus\nA,8\nB\n", 3, "", "expected 2 fields");
+    tenant_error("tenant,quota_gpus\n,8\n", 2, "tenant", "empty tenant name");
+    tenant_error("tenant,quota_gpus\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA,8\n", 2, "tenant",
+                 "longer than");
+    tenant_error("tenant,quota_gpus\nA,999999999999\n", 2, "quota_gpus", "implausibly large");
+    /* 'quota' and 'nodes' headers are accepted too */
+    ds_trace_t t;
+    ds_trace_init(&t);
+    ds_error_t err;
+    assert_int_equal(ds_trace_read_tenants(&t, tu_write_temp("tq.csv", "quota,tenant\n12,A\n"), 8, &err), 0);
+    assert_string_equal(t.tenants[0].name, "A");
+    assert_int_equal(t.tenants[0].quota_gpus, 12);
+    ds_trace_free(&t);
+    ds_trace_init(&t);
+    assert_int_equal(ds_trace_read_tenants(&t, tu_write_temp("tn.csv", "vc,nodes\nA,3\n"), 4, &err), 0);
+    assert_int_equal(t.tenants[0].quota_gpus, 12);
+    ds_trace_free(&t);
+}
+
+static void estimates_error(const char *text, long line, const char *field, const char *needle)
+{
+    ds_trace_t t;
+    tu_trace(&t, "A:8", "1 A 1 0 10; 2 A 1 0 20");
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_true(ds_trace_read_estimates(&t, tu_write_temp("esterr.csv", text), 1000, NULL, &err) < 0);
+    if (err.line != line || strcmp(err.field, field) || !strstr(err.msg, needle))
+        fprintf(stderr, "got line %ld field '%s' msg '%s'\n", err.line, err.field, err.msg);
+    assert_int_equal(err.line, line);
+    assert_string_equal(err.field, field);
+    assert_non_null(strstr(err.msg, needle));
+    assert_non_null(strstr(err.file, "esterr.csv"));
+    ds_trace_free(&t);
+}
+
+static void test_estimates(void **st)
+{
+    (void)st;
+    estimates_error("", 0, "", "empty file");
+    estimates_error("id,priority\n1,5\n", 1, "job_id", "expected a header");
+    estimates_error("job_id\n1\n", 1, "job_id", "expected a header");
+    estimates_error("job_id,priority\n1,5\nx,6\n", 3, "job_id", "not an integer");
+    estimates_error("job_id,priority\n1,soon\n", 2, "priority", "not a number");
+    estimates_error("job_id,priority\n1,5\n2\n", 3, "", "expected 2 fields");
+    estimates_error("job_id,priority\n1,5\n2,", 3, "priority", "not a number");
+    /* negatives become the floor (Lucid's 1000); unknown ids are ignored; the first row wins */
+    ds_trace_t t;
+    tu_trace(&t, "A:8", "1 A 1 0 10; 2 A 1 0 20; 3 A 1 0 30");
+    t.jobs[2].estimate = NAN;
+    ds_error_t err;
+    int32_t matched = -1;
+    const char *p = tu_write_temp("est.csv", "priority,job_id\n-5,1\n7.5,2\n9,2\n1,99\n");
+    assert_int_equal(ds_trace_read_estimates(&t, p, 1000, &matched, &err), 0);
+    assert_int_equal(matched, 2);
+    assert_true(t.jobs[0].estimate == 1000.0);
+    assert_true(t.jobs[1].estimate == 7.5);
+    assert_true(isnan(t.jobs[2].estimate));
+    /* with no floor, negatives are kept */
+    assert_int_equal(ds_trace_read_estimates(&t, tu_write_temp("est2.csv", "job_id,e\n1,-5\n"), 0, NULL, &err), 0);
+    assert_true(t.jobs[0].estimate == -5.0);
+    ds_trace_free(&t);
+}
+
 static void test_venus(void **st)
 {
     (void)st;
@@ -119,6 +340,12 @@ int main(void)
         cmocka_unit_test(test_generic_ok),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_tenant_errors),
+        cmocka_unit_test(test_field_errors),
+        cmocka_unit_test(test_error_format),
+        cmocka_unit_test(test_defaults_and_aliases),
+        cmocka_unit_test(test_sorting_keeps_ties),
+        cmocka_unit_test(test_tenant_errors_more),
+        cmocka_unit_test(test_estimates),
         cmocka_unit_test(test_venus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
