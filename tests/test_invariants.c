@@ -1,0 +1,295 @@
+/* test_invariants.c: the SPEC section 6 checks: broken engine states are reported, and every policy
+ * keeps them (and the execution model's accounting identities) on whole synthetic and Venus runs. */
+#include "testutil.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "deepshare/policy.h"
+#include "deepshare/synth.h"
+
+/* An engine over one tenant of two 8-GPU nodes running FIFO, with jobs pending (not placed). */
+static ds_engine_t *make_engine(ds_trace_t *t, const ds_engine_config_t *cfg)
+{
+    ds_engine_t *e;
+    ds_error_t err;
+    ds_error_clear(&err);
+    ds_engine_config_t c;
+    if (cfg) c = *cfg;
+    else ds_engine_config_default(&c);
+    assert_int_equal(ds_engine_create(&e, t, &c, ds_policy_find("fifo"), NULL, &err), 0);
+    for (int32_t j = 0; j < t->njobs; j++) ds_engine_arrive(e, j, 0);
+    return e;
+}
+
+static void expect_broken(const ds_engine_t *e, const char *needle)
+{
+    char msg[200] = "";
+    int rc = ds_engine_check(e, msg, sizeof msg);
+    if (rc == 0 || !strstr(msg, needle)) fprintf(stderr, "check said %d '%s', wanted '%s'\n", rc, msg, needle);
+    assert_int_not_equal(rc, 0);
+    assert_non_null(strstr(msg, needle));
+}
+
+static void expect_ok(const ds_engine_t *e)
+{
+    char msg[200] = "";
+    int rc = ds_engine_check(e, msg, sizeof msg);
+    if (rc) fprintf(stderr, "unexpected: %s\n", msg);
+    assert_int_equal(rc, 0);
+}
+
+static void test_consistent_state_passes(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:16", "1 A 3 0 10; 2 A 8 0 10; 3 A 1 0 10");
+    ds_engine_t *e = make_engine(&t, NULL);
+    expect_ok(e);
+    for (int32_t j = 0; j < 3; j++) assert_true(ds_engine_place(e, j, 0));
+    expect_ok(e);
+    ds_engine_finish(e, 1, 10);
+    ds_engine_preempt(e, 0, 10, 0);
+    expect_ok(e);
+    ds_engine_destroy(e);
+    ds_trace_free(&t);
+}
+
+static void test_gpu_over_k(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:8", "1 A 1 0 10; 2 A 1 0 10; 3 A 1 0 10");
+    for (int i = 0; i < 3; i++) t.jobs[i].gmem_mib = 1000;
+    ds_engine_config_t c;
+    ds_engine_config_default(&c);
+    c.k = 2;
+    ds_engine_t *e = make_engine(&t, &c);
+    int32_t g0 = 0;
+    ds_engine_start(e, 0, &g0, 0);
+    ds_engine_start(e, 1, &g0, 0); /* two residents: allowed */
+    expect_ok(e);
+    ds_engine_start(e, 2, &g0, 0); /* a third: over k */
+    expect_broken(e, "residents > k=2");
+    ds_engine_destroy(e);
+    ds_trace_free(&t);
+}
+
+static void test_gpu_memory(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:8", "1 A 1 0 10; 2 A 1 0 10; 3 A 1 0 10");
+    t.jobs[0].gmem_mib = 30000; /* alone, a job over the profile limit is its own business */
+    t.jobs[1].gmem_mib = 14000;
+    t.jobs[2].gmem_mib = 12000;
+    ds_engine_t *e = make_engine(&t, NULL);
+    int32_t g0 = 0, g1 = 1;
+    ds_engine_start(e, 0, &g0, 0);
+    expect_ok(e);
+    ds_engine_start(e, 1, &g1, 0);
+    ds_engine_start(e, 2, &g1, 0); /* 26000 MiB shared on one 24576 MiB GPU */
+    expect_broken(e, "GPU 1 memory 26000 MiB over 24576");
+    ds_engine_destroy(e);
+    ds_trace_free(&t);
+}
+
+static void test_node_cpu_and_memory(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:8", "1 A 1 0 10; 2 A 1 0 10");
+    t.jobs[0].cpus = 60;
+    t.jobs[1].cpus = 40;
+    ds_engine_t *e = make_engine(&t, NULL);
+    int32_t g0 = 0, g1 = 1;
+    ds_engine_start(e, 0, &g0, 0);
+    ds_engine_start(e, 1, &g1, 0); /* start does not check: 100 CPUs on a 96-CPU node */
+    expect_broken(e, "node 0 uses 100 CPUs of 96");
+    ds_engine_destroy(e);
+    /* with CPU enforcement off (the reference's setting) the same state is accepted */
+    ds_engine_config_t c;
+    ds_engine_config_default(&c);
+    c.enforce_cpu = 0;
+    e = make_engine(&t, &c);
+    ds_engine_start(e, 0, &g0, 0);
+    ds_engine_start(e, 1, &g1, 0);
+    expect_ok(e);
+    ds_engine_destroy(e);
+    /* host memory, when nodes declare it */
+    t.jobs[0].cpus = t.jobs[1].cpus = 1;
+    t.jobs[0].mem_mib = 3000;
+    t.jobs[1].mem_mib = 2000;
+    ds_engine_config_default(&c);
+    c.mem_per_node = 4096;
+    e = make_engine(&t, &c);
+    ds_engine_start(e, 0, &g0, 0);
+    expect_ok(e);
+    ds_engine_start(e, 1, &g1, 0);
+    expect_broken(e, "node 0 uses 5000 MiB of 4096");
+    ds_engine_destroy(e);
+    ds_trace_free(&t);
+}
+
+static void test_bookkeeping_mismatch(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:16", "1 A 2 0 10; 2 A 1 0 10");
+    ds_engine_t *e = make_engine(&t, NULL);
+    assert_true(ds_engine_place(e, 0, 0));
+    expect_ok(e);
+    e->nodes[0].nfree++;
+    expect_broken(e, "node 0 free count 7 != 6");
+    e->nodes[0].nfree--;
+    e->parts[0].gpus_free--;
+    expect_broken(e, "partition A free count 13 != 14");
+    e->parts[0].gpus_free++;
+    expect_ok(e);
+    /* a GPU that names a job which is no longer running */
+    e->js[0].status = DS_JS_DONE;
+    expect_broken(e, "holds a job that is not running");
+    e->js[0].status = DS_JS_RUNNING;
+    expect_ok(e);
+    ds_engine_destroy(e);
+    ds_trace_free(&t);
+}
+
+/* ---- whole runs ---- */
+
+static int is_baseline(const char *name)
+{
+    return !strcmp(name, "fifo") || !strcmp(name, "sjf") || !strcmp(name, "qssf") || !strcmp(name, "tiresias");
+}
+
+/* Runs one policy with invariants checked after every pass and a utilization window that covers the
+ * whole run, then checks what must hold of any finished run. Returns 0 when the policy cannot run on
+ * this workload (missing inputs), 1 when checked. */
+static int run_and_check(const ds_trace_t *t, const ds_policy_ops_t *ops, ds_mode_t mode, const char *what)
+{
+    ds_sim_config_t c;
+    ds_sim_config_default(&c);
+    c.engine.mode = mode;
+    c.policy = ops;
+    c.check_invariants = 1;
+    c.keep_series = 0;
+    c.window_start = 0;
+    c.window_end = INT64_MAX / 4;
+    void *pc = ops->config_new ? ops->config_new() : NULL;
+    c.policy_config = pc;
+    ds_sim_result_t r;
+    ds_error_t err;
+    ds_error_clear(&err);
+    int rc = ds_sim_run(t, &c, &r, &err);
+    if (pc && ops->config_free) ops->config_free(pc);
+    if (rc) {
+        /* an invariant must never break; other failures mean the policy needs inputs we lack */
+        if (r.invariant_error[0] || is_baseline(ops->name)) {
+            fprintf(stderr, "%s on %s: %s\n", ops->name, what, err.msg);
+            fail();
+        }
+        fprintf(stderr, "note: %s not checked on %s: %s\n", ops->name, what, err.msg);
+        ds_sim_result_free(&r);
+        return 0;
+    }
+    assert_int_equal(r.jobs, t->njobs);
+    double gpu_run = 0, gpu_work = 0;
+    int64_t pre = 0;
+    for (int32_t j = 0; j < t->njobs; j++) {
+        const ds_job_t *job = &t->jobs[j];
+        /* finished exactly once, in order: submit <= first start <= end */
+        assert_true(r.start[j] >= job->submit);
+        assert_true(r.end[j] >= r.start[j]);
+        assert_true(r.queued[j] >= r.start[j] - job->submit);
+        assert_true(r.queued[j] <= r.end[j] - job->submit);
+        int64_t ran = r.end[j] - job->submit - r.queued[j]; /* wall seconds holding GPUs */
+        int32_t oh = job->gpus <= c.engine.gpus_per_node ? c.engine.restart_small : c.engine.restart_large;
+        int64_t work = job->duration + (int64_t)r.preempts[j] * oh;
+        if (!r.colocated[j]) {
+            /* Alone on its GPUs a job progresses at rate 1: it holds them exactly for its duration plus
+             * one restart overhead per preemption. */
+            if (ran != work)
+                fprintf(stderr, "%s on %s: job %lld ran %lld s, work %lld s\n", ops->name, what, (long long)job->id,
+                        (long long)ran, (long long)work);
+            assert_int_equal(ran, work);
+        }
+        gpu_run += (double)job->gpus * (double)ran;
+        gpu_work += (double)job->gpus * (double)work;
+        pre += r.preempts[j];
+    }
+    assert_int_equal(pre, r.preemptions);
+    /* GPU-seconds delivered (the busy integral, a shared GPU counted once) equal the GPU-seconds the
+     * jobs held; with no sharing, both equal the work required plus overheads. */
+    double busy = r.gpu_alloc * (double)(r.window_end - r.window_start) * (double)r.total_gpus;
+    if (r.colocated_jobs == 0) {
+        assert_true(fabs(busy - gpu_work) <= 1e-9 * gpu_work + 1);
+        assert_true(fabs(gpu_run - gpu_work) < 0.5);
+    } else {
+        assert_true(busy <= gpu_run + 1);
+    }
+    if (is_baseline(ops->name)) {
+        assert_int_equal(r.colocated_jobs, 0);
+        if (strcmp(ops->name, "tiresias")) assert_int_equal(r.preemptions, 0);
+    }
+    ds_sim_result_free(&r);
+    return 1;
+}
+
+static void test_all_policies_synthetic(void **st)
+{
+    (void)st;
+    ds_synth_config_t sc;
+    ds_synth_config_default(&sc);
+    sc.jobs = 1500;
+    sc.nodes = 12;
+    sc.tenants = 4;
+    sc.load = 0.8;
+    sc.be_share = 0.2;
+    ds_trace_t t;
+    ds_trace_init(&t);
+    ds_error_t err;
+    assert_int_equal(ds_synth_generate(&t, &sc, &err), 0);
+    int checked = 0;
+    for (const ds_policy_ops_t *const *p = ds_policy_list(); *p; p++) {
+        checked += run_and_check(&t, *p, DS_MODE_PARTITIONED, "synthetic/partitioned");
+        checked += run_and_check(&t, *p, DS_MODE_POOLED, "synthetic/pooled");
+    }
+    assert_true(checked >= 8);
+    ds_trace_free(&t);
+}
+
+static void test_all_policies_venus(void **st)
+{
+    (void)st;
+    const char *p = tu_data("venus/vc_config.csv");
+    if (!p) { skip(); return; }
+    char vc[1024], jobs[1024];
+    snprintf(vc, sizeof vc, "%s", p);
+    snprintf(jobs, sizeof jobs, "%s", tu_data("venus/venus_sept_jobs.csv"));
+    const char *est = tu_data("estimates/Venus_Sept_lgb.csv");
+    ds_trace_t t;
+    ds_trace_init(&t);
+    ds_error_t err;
+    assert_int_equal(ds_trace_read_tenants(&t, vc, 8, &err), 0);
+    assert_int_equal(ds_trace_read_jobs(&t, jobs, &err), 0);
+    if (est) assert_int_equal(ds_trace_read_estimates(&t, est, 1000, NULL, &err), 0);
+    int checked = 0;
+    for (const ds_policy_ops_t *const *q = ds_policy_list(); *q; q++)
+        checked += run_and_check(&t, *q, DS_MODE_PARTITIONED, "venus");
+    assert_true(checked >= (est ? 4 : 3));
+    ds_trace_free(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_consistent_state_passes),
+        cmocka_unit_test(test_gpu_over_k),
+        cmocka_unit_test(test_gpu_memory),
+        cmocka_unit_test(test_node_cpu_and_memory),
+        cmocka_unit_test(test_bookkeeping_mismatch),
+        cmocka_unit_test(test_all_policies_synthetic),
+        cmocka_unit_test(test_all_policies_venus),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
