@@ -1,0 +1,255 @@
+/* test_cli.c: the deepshare command as scripts see it: exit codes, one clear message on stderr for bad
+ * usage, --help covering every flag, and byte-identical output for the same input and seed. */
+#include "testutil.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char tmpdir[512];
+
+static const char *bin(void) { return getenv("DS_BIN"); }
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    assert_non_null(b);
+    size_t got = fread(b, 1, (size_t)n, f);
+    b[got] = '\0';
+    fclose(f);
+    if (len) *len = got;
+    return b;
+}
+
+/* Runs "deepshare ARGS" with stdout and stderr captured; returns the exit status. */
+static int run(const char *args, char **out, char **err)
+{
+    char cmd[4096], o[600], e[600];
+    snprintf(o, sizeof o, "%s/stdout", tmpdir);
+    snprintf(e, sizeof e, "%s/stderr", tmpdir);
+    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", bin(), args, o, e);
+    int st = system(cmd);
+    assert_true(st != -1 && WIFEXITED(st));
+    if (out) *out = slurp(o, NULL);
+    if (err) *err = slurp(e, NULL);
+    return WEXITSTATUS(st);
+}
+
+static int setup(void **st)
+{
+    (void)st;
+    const char *t = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(tmpdir, sizeof tmpdir, "%s/ds_cli_%d", t, (int)getpid());
+    mkdir(tmpdir, 0777);
+    return 0;
+}
+
+static int teardown(void **st)
+{
+    (void)st;
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Bad usage: non-zero exit, nothing on stdout, one message on stderr that names the problem. */
+static void expect_usage_error(const char *args, const char *needle)
+{
+    char *out, *err;
+    int rc = run(args, &out, &err);
+    if (rc == 0 || !strstr(err, needle)) fprintf(stderr, "deepshare %s: rc %d, stderr: %s\n", args, rc, err);
+    assert_int_not_equal(rc, 0);
+    assert_non_null(strstr(err, needle));
+    assert_non_null(strstr(err, "deepshare"));
+    assert_string_equal(out, "");
+    free(out);
+    free(err);
+}
+
+static void test_bad_usage(void **st)
+{
+    (void)st;
+    if (!bin()) { skip(); return; }
+    expect_usage_error("frobnicate", "unknown command 'frobnicate'");
+    expect_usage_error("simulate --bogus 1", "unknown option --bogus");
+    expect_usage_error("simulate stray", "unexpected argument 'stray'");
+    expect_usage_error("simulate --seed abc", "option --seed: 'abc' is not an integer");
+    expect_usage_error("simulate --seed -3", "option --seed");
+    expect_usage_error("simulate --synth-jobs 0", "option --synth-jobs");
+    expect_usage_error("simulate --synth-load x", "option --synth-load: 'x' is not a number");
+    expect_usage_error("simulate --k 9", "option --k");
+    expect_usage_error("simulate --mode shared", "option --mode: 'shared' is not partitioned or pooled");
+    expect_usage_error("simulate --window 10:5", "option --window");
+    expect_usage_error("simulate --policy nope", "unknown policy 'nope'");
+    expect_usage_error("simulate --policy", "option --policy needs a value");
+    expect_usage_error("simulate --trace /nonexistent/jobs.csv", "--trace needs --vc-config");
+    expect_usage_error("simulate --vc-config /nonexistent/vc.csv", "--vc-config needs --trace");
+    expect_usage_error("simulate --trace /nonexistent/jobs.csv --vc-config /nonexistent/vc.csv",
+                       "/nonexistent/vc.csv: cannot open");
+    expect_usage_error("simulate --estimates /nonexistent/e.csv --policy fifo", "/nonexistent/e.csv: cannot open");
+}
+
+/* A bad trace: the message names file, line and column, and the exit is non-zero. */
+static void test_bad_trace_message(void **st)
+{
+    (void)st;
+    if (!bin()) { skip(); return; }
+    char vc[600], jobs[600], args[1400];
+    snprintf(vc, sizeof vc, "%s/vc.csv", tmpdir);
+    snprintf(jobs, sizeof jobs, "%s/jobs.csv", tmpdir);
+    FILE *f = fopen(vc, "w");
+    fputs("tenant,quota_gpus\nA,8\n", f);
+    fclose(f);
+    f = fopen(jobs, "w");
+    fputs("job_id,tenant,gpus,submit,duration\n1,A,1,0,10\n2,A,1,5,-3\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "simulate --trace '%s' --vc-config '%s' --policy fifo", jobs, vc);
+    char want[800];
+    snprintf(want, sizeof want, "%s:3: column 'duration': value -3 is below the minimum 0", jobs);
+    expect_usage_error(args, want);
+    /* a named policy that cannot run on this workload (QSSF without estimates) fails the command */
+    f = fopen(jobs, "w");
+    fputs("job_id,tenant,gpus,submit,duration\n1,A,1,0,10\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "simulate --trace '%s' --vc-config '%s' --policy qssf", jobs, vc);
+    expect_usage_error(args, "qssf needs a duration estimate");
+}
+
+/* Every flag the parser accepts (read from the CLI sources) appears in 'simulate --help'. */
+static void test_help_mentions_every_flag(void **st)
+{
+    (void)st;
+    if (!bin() || !getenv("DS_SRC")) { skip(); return; }
+    char *out, *err;
+    assert_int_equal(run("--help", &out, &err), 0);
+    assert_non_null(strstr(out, "simulate"));
+    for (const ds_policy_ops_t *const *p = ds_policy_list(); *p; p++) assert_non_null(strstr(out, (*p)->name));
+    free(out);
+    free(err);
+    assert_int_equal(run("simulate --help", &out, &err), 0);
+    assert_string_equal(err, "");
+    /* the files that parse simulate's options (runner.c holds the cluster options shared with compare) */
+    static const char *const files[] = {"src/cli/simulate.c", "src/cli/workload.c", "src/cli/runner.c"};
+    int nflags = 0;
+    for (int fi = 0; fi < 3; fi++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", getenv("DS_SRC"), files[fi]);
+        char *src = slurp(path, NULL);
+        if (!src && fi == 2) continue;
+        assert_non_null(src);
+        for (char *p = src; (p = strstr(p, "strcmp(name, \"")) != NULL;) {
+            p += strlen("strcmp(name, \"");
+            char *q = strchr(p, '"');
+            char flag[128];
+            snprintf(flag, sizeof flag, "--%.*s", (int)(q - p), p);
+            if (!strstr(out, flag)) fprintf(stderr, "'simulate --help' does not mention %s\n", flag);
+            assert_non_null(strstr(out, flag));
+            nflags++;
+            p = q;
+        }
+        free(src);
+    }
+    assert_true(nflags >= 20);
+    /* the flags of the command-line contract, whatever the parser looks like */
+    static const char *const contract[] = {"--trace", "--vc-config", "--policy", "--mode", "--estimates",
+                                           "--seed", "--json", "--out"};
+    for (size_t i = 0; i < sizeof contract / sizeof *contract; i++) assert_non_null(strstr(out, contract[i]));
+    free(out);
+    free(err);
+    assert_int_equal(run("simulate -h", &out, NULL), 0);
+    assert_non_null(strstr(out, "usage: deepshare simulate"));
+    free(out);
+}
+
+static void compare_files(const char *a, const char *b)
+{
+    size_t na, nb;
+    char *x = slurp(a, &na), *y = slurp(b, &nb);
+    if (!x || !y) fprintf(stderr, "missing %s or %s\n", a, b);
+    assert_non_null(x);
+    assert_non_null(y);
+    assert_true(na > 0);
+    assert_int_equal(na, nb);
+    assert_memory_equal(x, y, na);
+    free(x);
+    free(y);
+}
+
+/* Runs one configuration twice into run1/ and run2/, and checks every output file is identical. */
+static json_t *run_twice(const char *tag, const char *args)
+{
+    char a[2400];
+    for (int k = 1; k <= 2; k++) {
+        snprintf(a, sizeof a, "simulate %s --quiet --json '%s/%s%d.json' --out '%s/%s%d'", args, tmpdir, tag, k,
+                 tmpdir, tag, k);
+        char *err;
+        int rc = run(a, NULL, &err);
+        if (rc) fprintf(stderr, "%s\n", err);
+        assert_int_equal(rc, 0);
+        free(err);
+    }
+    static const char *const files[] = {".json", "/jobs.csv", "/timeseries.csv", "/tenants.csv", "/qad.csv"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char p1[800], p2[800];
+        snprintf(p1, sizeof p1, "%s/%s1%s", tmpdir, tag, files[i]);
+        snprintf(p2, sizeof p2, "%s/%s2%s", tmpdir, tag, files[i]);
+        compare_files(p1, p2);
+    }
+    char p[800];
+    snprintf(p, sizeof p, "%s/%s1.json", tmpdir, tag);
+    json_error_t je;
+    json_t *j = json_load_file(p, 0, &je);
+    assert_non_null(j);
+    return j;
+}
+
+static void test_determinism(void **st)
+{
+    (void)st;
+    if (!bin()) { skip(); return; }
+    const char *w = "--synth-jobs 1500 --synth-nodes 12 --synth-tenants 4 --synth-load 0.9 --synth-be-share 0.2";
+    char a[600];
+    snprintf(a, sizeof a, "--policy fifo --seed 7 %s", w);
+    json_t *f = run_twice("fifo", a);
+    assert_int_equal(json_integer_value(json_object_get(f, "jobs")), 1500);
+    /* the contract's keys are all there */
+    static const char *const keys[] = {"policy", "mode", "jobs", "avg_jct", "avg_queue", "p50_queue", "p99_queue",
+                                       "p999_queue", "makespan", "gpu_alloc", "sm_util", "gmem_util",
+                                       "preemptions", "colocated_jobs", "tenants"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) assert_non_null(json_object_get(f, keys[i]));
+    json_t *t0 = json_array_get(json_object_get(f, "tenants"), 0);
+    assert_non_null(json_object_get(t0, "name"));
+    assert_non_null(json_object_get(t0, "avg_queue"));
+    /* a policy with preemption, pooled */
+    snprintf(a, sizeof a, "--policy tiresias --mode pooled --seed 7 %s", w);
+    json_t *t = run_twice("tir", a);
+    assert_true(json_integer_value(json_object_get(t, "preemptions")) > 0);
+    assert_string_equal(json_string_value(json_object_get(t, "mode")), "pooled");
+    /* the seed matters: another seed gives another workload */
+    snprintf(a, sizeof a, "--policy fifo --seed 8 %s", w);
+    json_t *g = run_twice("fifo8", a);
+    assert_true(json_real_value(json_object_get(g, "avg_jct")) != json_real_value(json_object_get(f, "avg_jct")));
+    json_decref(f);
+    json_decref(t);
+    json_decref(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_usage),
+        cmocka_unit_test(test_bad_trace_message),
+        cmocka_unit_test(test_help_mentions_every_flag),
+        cmocka_unit_test(test_determinism),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
