@@ -17,6 +17,7 @@ static void usage(FILE *f)
             "\n"
             "commands:\n"
             "  simulate   replay a trace (or the built-in synthetic workload) under one or more policies\n"
+            "  compare    run several policies side by side and write a report folder with plots and index.html\n"
             "\n"
             "With no command, runs the built-in synthetic workload under every policy and prints the table\n"
             "(the same as 'deepshare simulate --policy all').\n"
@@ -42,6 +43,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "simulate")) return ds_cmd_simulate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "compare")) return ds_cmd_compare(argc - 1, argv + 1);
     fprintf(stderr, "deepshare: unknown command '%s' (see 'deepshare --help')\n", cmd);
     return 2;
 }

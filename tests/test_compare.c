@@ -1,0 +1,458 @@
+/* test_compare.c: 'deepshare compare' as a user runs it (binary from DS_BIN): the report folder's files exist
+ * and parse, its numbers equal 'simulate --json', parallel runs equal serial ones, and without gnuplot the
+ * command says so while still writing the table, CSV and JSON. */
+#include "testutil.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "deepshare/plot.h"
+#include "deepshare/policy.h"
+
+#define SMALL "--synth-jobs 300 --synth-nodes 4 --synth-tenants 3 --seed 7"
+
+static char tmpdir[512];
+
+static const char *bin(void) { return getenv("DS_BIN"); }
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    assert_non_null(b);
+    size_t got = fread(b, 1, (size_t)n, f);
+    b[got] = '\0';
+    fclose(f);
+    if (len) *len = got;
+    return b;
+}
+
+/* Runs "[env] deepshare ARGS" with stdout and stderr captured; returns the exit status. */
+static int run_env(const char *env, const char *args, char **out, char **err)
+{
+    char cmd[8192], o[600], e[600];
+    snprintf(o, sizeof o, "%s/stdout", tmpdir);
+    snprintf(e, sizeof e, "%s/stderr", tmpdir);
+    snprintf(cmd, sizeof cmd, "%s '%s' %s >'%s' 2>'%s'", env ? env : "", bin(), args, o, e);
+    int st = system(cmd);
+    assert_true(st != -1 && WIFEXITED(st));
+    if (out) *out = slurp(o, NULL);
+    if (err) *err = slurp(e, NULL);
+    return WEXITSTATUS(st);
+}
+
+static int run(const char *args, char **out, char **err) { return run_env(NULL, args, out, err); }
+
+static const char *path_in(const char *dir, const char *name)
+{
+    static char buf[4][1024];
+    static int slot;
+    char *p = buf[slot++ % 4];
+    snprintf(p, sizeof buf[0], "%s/%s/%s", tmpdir, dir, name);
+    return p;
+}
+
+static int exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && st.st_size > 0;
+}
+
+static int have_gnuplot(void)
+{
+    char p[1024];
+    return ds_plot_find_gnuplot(p, sizeof p) == 0;
+}
+
+static int setup(void **st)
+{
+    (void)st;
+    const char *t = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(tmpdir, sizeof tmpdir, "%s/ds_compare_%d", t, (int)getpid());
+    mkdir(tmpdir, 0777);
+    return 0;
+}
+
+static int teardown(void **st)
+{
+    (void)st;
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static int count_lines(const char *text)
+{
+    int n = 0;
+    for (const char *c = text; *c; c++) n += *c == '\n';
+    return n;
+}
+
+static json_t *load_json(const char *path)
+{
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    if (!j) fprintf(stderr, "%s:%d: %s\n", path, je.line, je.text);
+    assert_non_null(j);
+    return j;
+}
+
+/* Every policy's object in a equals the one of the same policy in b, key for key. */
+static void assert_same_summaries(json_t *a, json_t *b)
+{
+    assert_true(json_is_array(a) && json_is_array(b));
+    assert_int_equal(json_array_size(a), json_array_size(b));
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        json_t *x = json_array_get(a, i), *y = json_array_get(b, i);
+        assert_string_equal(json_string_value(json_object_get(x, "policy")),
+                            json_string_value(json_object_get(y, "policy")));
+        if (!json_equal(x, y)) {
+            char *sx = json_dumps(x, JSON_COMPACT), *sy = json_dumps(y, JSON_COMPACT);
+            fprintf(stderr, "differ:\n%s\n%s\n", sx, sy);
+            free(sx);
+            free(sy);
+        }
+        assert_true(json_equal(x, y));
+    }
+}
+
+static void check_png(const char *p)
+{
+    size_t n = 0;
+    char *b = slurp(p, &n);
+    if (!b) fprintf(stderr, "missing %s\n", p);
+    assert_non_null(b);
+    assert_true(n > 1000);
+    assert_memory_equal(b, "\x89PNG\r\n\x1a\n", 8);
+    free(b);
+}
+
+static void check_svg(const char *p)
+{
+    char *b = slurp(p, NULL);
+    if (!b) fprintf(stderr, "missing %s\n", p);
+    assert_non_null(b);
+    assert_true(!strncmp(b, "<?xml", 5) || !strncmp(b, "<svg", 4));
+    assert_non_null(strstr(b, "</svg>"));
+    free(b);
+}
+
+/* The report folder: table on stdout, CSV and JSON agree, every plot exists in both formats and index.html
+ * shows each of them by a relative link. */
+static void test_report_files(void **st)
+{
+    (void)st;
+    if (!have_gnuplot()) skip();
+    char args[2048], *out, *err;
+    snprintf(args, sizeof args, "compare " SMALL " --jobs 2 --out '%s/r'", tmpdir);
+    int rc = run(args, &out, &err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "avg_queue"));
+    assert_non_null(strstr(err, "compare: ")); /* progress */
+
+    json_t *sum = load_json(path_in("r", "summary.json"));
+    size_t np = json_array_size(sum);
+    assert_true(np >= 4);
+    char *csv = slurp(path_in("r", "summary.csv"), NULL);
+    assert_non_null(csv);
+    assert_int_equal(count_lines(csv), (int)np + 1);
+    assert_true(!strncmp(csv, "policy,mode,jobs,avg_jct", 24));
+    for (size_t i = 0; i < np; i++) {
+        const char *pol = json_string_value(json_object_get(json_array_get(sum, i), "policy"));
+        char row[128];
+        snprintf(row, sizeof row, "\n%s,", pol);
+        assert_non_null(strstr(csv, row));
+        assert_non_null(strstr(out, pol));
+    }
+
+    char *html = slurp(path_in("r", "index.html"), NULL);
+    assert_non_null(html);
+    assert_null(strstr(html, "http://"));
+    assert_null(strstr(html, "https://"));
+    assert_non_null(strstr(html, "summary.csv"));
+    const char *want[] = {"queue_cdf", "jct_cdf", "gpu_alloc", "sm_util", "idle_gpus", "preemptions", "colocations"};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        char ref[128];
+        snprintf(ref, sizeof ref, "src=\"plots/%s.png\"", want[k]);
+        assert_non_null(strstr(html, ref));
+    }
+    for (size_t i = 0; i < np; i++) {
+        char ref[128];
+        snprintf(ref, sizeof ref, "src=\"plots/qad_%s.png\"",
+                 json_string_value(json_object_get(json_array_get(sum, i), "policy")));
+        assert_non_null(strstr(html, ref));
+    }
+    /* every image index.html references exists as PNG and as SVG */
+    int nimg = 0;
+    for (const char *p = html; (p = strstr(p, "src=\"plots/")); p++) {
+        const char *s = p + 11, *e = strstr(s, ".png\"");
+        assert_non_null(e);
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(e - s), s);
+        char f[300];
+        snprintf(f, sizeof f, "%s.png", name);
+        check_png(path_in("r/plots", f));
+        snprintf(f, sizeof f, "%s.svg", name);
+        check_svg(path_in("r/plots", f));
+        snprintf(f, sizeof f, "href=\"plots/%s.svg\"", name);
+        assert_non_null(strstr(html, f));
+        nimg++;
+    }
+    assert_int_equal(nimg, 7 + (int)np);
+    assert_true(exists(path_in("r", "plots.gp")));
+    assert_true(exists(path_in("r/data", "cdf_0.dat")));
+    json_decref(sum);
+    free(csv);
+    free(html);
+    free(out);
+    free(err);
+}
+
+/* The report's numbers are the simulator's: summary.json equals 'simulate --json' for the same workload. */
+static void test_numbers_equal_simulate(void **st)
+{
+    (void)st;
+    char args[2048];
+    snprintf(args, sizeof args, "compare " SMALL " --mode pooled --k 2 --no-plots --quiet --out '%s/eq'", tmpdir);
+    assert_int_equal(run(args, NULL, NULL), 0);
+    snprintf(args, sizeof args, "simulate " SMALL " --mode pooled --k 2 --quiet --json '%s/sim.json'", tmpdir);
+    assert_int_equal(run(args, NULL, NULL), 0);
+    char simp[600];
+    snprintf(simp, sizeof simp, "%s/sim.json", tmpdir);
+    json_t *a = load_json(path_in("eq", "summary.json")), *b = load_json(simp);
+    assert_same_summaries(a, b);
+    /* and summary.csv carries the same averages */
+    char *csv = slurp(path_in("eq", "summary.csv"), NULL);
+    json_t *first = json_array_get(b, 0);
+    char row[256];
+    snprintf(row, sizeof row, "\n%s,%s,%lld,%.3f,", json_string_value(json_object_get(first, "policy")),
+             json_string_value(json_object_get(first, "mode")), (long long)json_integer_value(json_object_get(first, "jobs")),
+             json_real_value(json_object_get(first, "avg_jct")));
+    assert_non_null(strstr(csv, row));
+    free(csv);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* Same on Venus with estimates and the colocation profile; one named policy, so simulate prints an object. */
+static void test_venus_equals_simulate(void **st)
+{
+    (void)st;
+    /* tu_data returns a static buffer: take one path at a time */
+    const char *rel[] = {"venus/venus_sept_jobs.csv", "venus/vc_config.csv", "estimates/Venus_Sept_lgb.csv",
+                         "colocation/colocate_info.csv"};
+    const char *flag[] = {"--trace", "--vc-config", "--estimates", "--coloc"};
+    char w[4400] = "", args[6000];
+    for (int k = 0; k < 4; k++) {
+        const char *p = tu_data(rel[k]);
+        if (!p) skip();
+        size_t used = strlen(w);
+        snprintf(w + used, sizeof w - used, " %s '%s'", flag[k], p);
+    }
+    snprintf(args, sizeof args, "compare %s --policies qssf,tiresias --jobs 2 --no-plots --quiet --out '%s/v'", w,
+             tmpdir);
+    assert_int_equal(run(args, NULL, NULL), 0);
+    json_t *a = load_json(path_in("v", "summary.json"));
+    assert_int_equal(json_array_size(a), 2);
+    const char *pol[] = {"qssf", "tiresias"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(args, sizeof args, "simulate %s --policy %s --quiet --json '%s/s.json'", w, pol[i], tmpdir);
+        assert_int_equal(run(args, NULL, NULL), 0);
+        char p[600];
+        snprintf(p, sizeof p, "%s/s.json", tmpdir);
+        json_t *b = load_json(p);
+        assert_true(json_is_object(b));
+        assert_true(json_equal(json_array_get(a, (size_t)i), b));
+        json_decref(b);
+    }
+    json_decref(a);
+}
+
+/* --jobs N gives byte-identical summaries and plot data to a serial run. */
+static void test_parallel_equals_serial(void **st)
+{
+    (void)st;
+    char args[2048];
+    snprintf(args, sizeof args, "compare " SMALL " --no-plots --quiet --jobs 1 --out '%s/j1'", tmpdir);
+    assert_int_equal(run(args, NULL, NULL), 0);
+    snprintf(args, sizeof args, "compare " SMALL " --no-plots --quiet --jobs 4 --out '%s/j4'", tmpdir);
+    assert_int_equal(run(args, NULL, NULL), 0);
+    const char *files[] = {"summary.json", "summary.csv", "data/cdf_3.dat", "data/series_3.dat", "data/qad_3.dat"};
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+        size_t n1, n4;
+        char *a = slurp(path_in("j1", files[k]), &n1), *b = slurp(path_in("j4", files[k]), &n4);
+        if (!a || !b) fprintf(stderr, "missing %s\n", files[k]);
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_int_equal(n1, n4);
+        assert_memory_equal(a, b, n1);
+        free(a);
+        free(b);
+    }
+}
+
+static void check_no_plot_run(const char *env, const char *dir, const char *needle)
+{
+    char args[2048], *out, *err;
+    snprintf(args, sizeof args, "compare " SMALL " --out '%s/%s'", tmpdir, dir);
+    int rc = run_env(env, args, &out, &err);
+    if (rc != 3) fprintf(stderr, "rc %d: %s\n", rc, err);
+    assert_int_equal(rc, 3);
+    assert_non_null(strstr(err, needle));
+    assert_non_null(strstr(err, "gnuplot-nox"));
+    assert_non_null(strstr(out, "avg_queue")); /* the table is still printed */
+    json_t *j = load_json(path_in(dir, "summary.json"));
+    assert_true(json_array_size(j) >= 4);
+    json_decref(j);
+    char *csv = slurp(path_in(dir, "summary.csv"), NULL);
+    assert_non_null(csv);
+    assert_true(count_lines(csv) >= 5);
+    char *html = slurp(path_in(dir, "index.html"), NULL);
+    assert_non_null(html);
+    assert_null(strstr(html, "<img"));
+    assert_non_null(strstr(html, "gnuplot was not found"));
+    assert_false(exists(path_in(dir, "plots/queue_cdf.png")));
+    free(csv);
+    free(html);
+    free(out);
+    free(err);
+}
+
+/* No plotting tool: a clear message, exit status 3, and the table, CSV, JSON and index.html all the same. */
+static void test_missing_gnuplot(void **st)
+{
+    (void)st;
+    char env[1200];
+    check_no_plot_run("DS_GNUPLOT=/nonexistent/gnuplot", "ng1", "DS_GNUPLOT=/nonexistent/gnuplot");
+    snprintf(env, sizeof env, "mkdir -p '%s/emptybin' && env -u DS_GNUPLOT PATH='%s/emptybin'", tmpdir, tmpdir);
+    check_no_plot_run(env, "ng2", "gnuplot was not found");
+}
+
+/* --sweep needs the deepshare policy: a clear message without it; the sweep table and curves with it. */
+static void test_sweep(void **st)
+{
+    (void)st;
+    char args[2048], *out, *err;
+    if (!ds_policy_find("deepshare")) {
+        snprintf(args, sizeof args, "compare " SMALL " --sweep --out '%s/sw'", tmpdir);
+        int rc = run(args, &out, &err);
+        assert_int_equal(rc, 2);
+        assert_non_null(strstr(err, "--sweep"));
+        assert_non_null(strstr(err, "'deepshare' policy"));
+        assert_false(exists(path_in("sw", "summary.json")));
+        free(out);
+        free(err);
+        return;
+    }
+    snprintf(args, sizeof args, "compare " SMALL " --mode pooled --policies deepshare --sweep --jobs 2 %s --out '%s/sw'",
+             have_gnuplot() ? "" : "--no-plots", tmpdir);
+    int rc = run(args, &out, &err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    char *csv = slurp(path_in("sw", "sweep.csv"), NULL);
+    assert_non_null(csv);
+    assert_int_equal(count_lines(csv), 1 + 5 + 5 + 3);
+    assert_non_null(strstr(csv, "\nrho-min,0.5,1,"));
+    assert_non_null(strstr(csv, "\nalpha,0.9,1,"));
+    assert_non_null(strstr(csv, "\nm,2,1,"));
+    if (have_gnuplot()) {
+        check_png(path_in("sw/plots", "sweep_rho-min.png"));
+        check_svg(path_in("sw/plots", "sweep_alpha.svg"));
+        check_png(path_in("sw/plots", "sweep_m.png"));
+    }
+    free(csv);
+    free(out);
+    free(err);
+}
+
+static void expect_error(const char *args, int code, const char *needle)
+{
+    char *out, *err;
+    int rc = run(args, &out, &err);
+    if (rc != code || !strstr(err, needle)) fprintf(stderr, "deepshare %s: rc %d, stderr: %s\n", args, rc, err);
+    assert_int_equal(rc, code);
+    assert_non_null(strstr(err, needle));
+    free(out);
+    free(err);
+}
+
+static void test_bad_usage(void **st)
+{
+    (void)st;
+    char args[2048];
+    expect_error("compare " SMALL, 2, "--out DIR is required");
+    snprintf(args, sizeof args, "compare --policies fifo,nope --out '%s/b'", tmpdir);
+    expect_error(args, 2, "unknown policy 'nope'");
+    snprintf(args, sizeof args, "compare --policies fifo,fifo --out '%s/b'", tmpdir);
+    expect_error(args, 2, "listed twice");
+    snprintf(args, sizeof args, "compare --jobs 0 --out '%s/b'", tmpdir);
+    expect_error(args, 2, "--jobs");
+    snprintf(args, sizeof args, "compare --no-such-thing 3 --out '%s/b'", tmpdir);
+    expect_error(args, 2, "unknown option --no-such-thing");
+    char *out, *err;
+    assert_int_equal(run("compare --help", &out, &err), 0);
+    const char *flags[] = {"--policies", "--jobs", "--out", "--sweep", "--no-plots", "--details", "--quiet",
+                           "DS_GNUPLOT"};
+    for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++) assert_non_null(strstr(out, flags[k]));
+    free(out);
+    free(err);
+}
+
+/* With the default list, a policy the workload cannot feed (qssf without estimates) is skipped, not fatal;
+ * named, it is an error. */
+static void test_skip_unfit_policy(void **st)
+{
+    (void)st;
+    const char *jobs = tu_write_temp("cmp_jobs.csv", "job_id,tenant,gpus,submit,duration\n"
+                                                     "1,a,1,0,100\n2,a,2,10,50\n3,b,1,20,300\n4,b,1,25,10\n");
+    const char *vc = tu_write_temp("cmp_vc.csv", "tenant,quota_gpus\na,8\nb,8\n");
+    char args[2048], *out, *err;
+    snprintf(args, sizeof args, "compare --trace '%s' --vc-config '%s' --no-plots --out '%s/sk'", jobs, vc, tmpdir);
+    int rc = run(args, &out, &err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(err, "skipping qssf"));
+    json_t *j = load_json(path_in("sk", "summary.json"));
+    for (size_t i = 0; i < json_array_size(j); i++)
+        assert_string_not_equal(json_string_value(json_object_get(json_array_get(j, i), "policy")), "qssf");
+    assert_true(json_array_size(j) >= 3);
+    json_decref(j);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "compare --trace '%s' --vc-config '%s' --policies fifo,qssf --no-plots --out '%s/sk2'",
+             jobs, vc, tmpdir);
+    rc = run(args, &out, &err);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(err, "qssf"));
+    free(out);
+    free(err);
+}
+
+int main(void)
+{
+    if (!bin()) {
+        fprintf(stderr, "DS_BIN is not set (run through ctest)\n");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_report_files),
+        cmocka_unit_test(test_numbers_equal_simulate),
+        cmocka_unit_test(test_venus_equals_simulate),
+        cmocka_unit_test(test_parallel_equals_serial),
+        cmocka_unit_test(test_missing_gnuplot),
+        cmocka_unit_test(test_sweep),
+        cmocka_unit_test(test_bad_usage),
+        cmocka_unit_test(test_skip_unfit_policy),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
