@@ -365,6 +365,27 @@ static void test_sweep(void **st)
     assert_non_null(strstr(csv, "\nrho-min,0.5,1,"));
     assert_non_null(strstr(csv, "\nalpha,0.9,1,"));
     assert_non_null(strstr(csv, "\nm,2,1,"));
+    /* alpha + beta <= 1: the alpha=0.9 point runs with beta lowered, and says so */
+    assert_non_null(strstr(csv, "\nalpha,0.9,1,"));
+    assert_non_null(strstr(csv, ",beta=0.1\n"));
+    /* the three points at the defaults are one configuration: identical numbers, equal to the compared run */
+    const char *at[] = {"\nrho-min,0.7,", "\nalpha,0.5,", "\nm,1,"};
+    char rows[3][512];
+    for (int k = 0; k < 3; k++) {
+        const char *r = strstr(csv, at[k]);
+        assert_non_null(r);
+        r = strchr(r + strlen(at[k]), ','); /* skip 'ok' */
+        assert_non_null(r);
+        size_t len = strcspn(r, "\n");
+        snprintf(rows[k], sizeof rows[k], "%.*s", (int)len, r);
+    }
+    assert_string_equal(rows[0], rows[1]);
+    assert_string_equal(rows[0], rows[2]);
+    json_t *sum = load_json(path_in("sw", "summary.json"));
+    char want[64];
+    snprintf(want, sizeof want, ",%.3f,", json_real_value(json_object_get(json_array_get(sum, 0), "avg_queue")));
+    assert_non_null(strstr(rows[0], want));
+    json_decref(sum);
     if (have_gnuplot()) {
         check_png(path_in("sw/plots", "sweep_rho-min.png"));
         check_svg(path_in("sw/plots", "sweep_alpha.svg"));

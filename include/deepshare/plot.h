@@ -16,6 +16,7 @@ typedef struct ds_sweep_point {
     double coloc_slowdown;     /* mean run time / exclusive duration of colocated jobs; NAN when none */
     int64_t colocated_jobs;
     double avg_queue, avg_jct, qad_compliance;
+    char note[64];             /* another parameter the point had to change, e.g. "beta=0.1" */
 } ds_sweep_point_t;
 
 /* A plot of the report: file stem under plots/ and a caption. */

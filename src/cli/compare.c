@@ -354,6 +354,10 @@ int ds_cmd_compare(int argc, char **argv)
     errmsg = ds_xcalloc((size_t)nruns, sizeof *errmsg);
     for (int i = 0; i < ncmp; i++) snprintf(label[i], sizeof label[i], "%s", runs[i].ops->name);
     if (sweep) {
+        /* alpha + beta may not exceed 1: where a swept alpha would, beta gives way (and the point says so) */
+        double beta = 0.3;
+        for (int k = 0; k < np; k++)
+            if (!strcmp(pkeys[k], "beta")) beta = strtod(pvals[k], NULL);
         pts = ds_xcalloc((size_t)(nruns - ncmp), sizeof *pts);
         int i = ncmp;
         for (size_t s = 0; s < sizeof sweeps / sizeof sweeps[0]; s++)
@@ -372,7 +376,14 @@ int ds_cmd_compare(int argc, char **argv)
                     ds_die_error(&err);
                     goto done;
                 }
-                snprintf(label[i], sizeof label[i], "deepshare %s=%s", sweeps[s].param, val);
+                if (!strcmp(sweeps[s].param, "alpha") && sweeps[s].values[v] + beta > 1.0 + 1e-12) {
+                    char b[32];
+                    snprintf(b, sizeof b, "%g", 1.0 - sweeps[s].values[v]);
+                    if (dsp->config_set(runs[i].config, "beta", b, &err) == DS_OK)
+                        snprintf(pts[npts].note, sizeof pts[npts].note, "beta=%s", b);
+                }
+                snprintf(label[i], sizeof label[i], "deepshare %s=%s%s%s", sweeps[s].param, val,
+                         pts[npts].note[0] ? " " : "", pts[npts].note);
                 snprintf(pts[npts].param, sizeof pts[npts].param, "%s", sweeps[s].param);
                 pts[npts++].value = sweeps[s].values[v];
             }

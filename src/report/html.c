@@ -48,7 +48,13 @@ static void sweep_table(FILE *f, const ds_plot_input_t *in)
         const ds_sweep_point_t *p = &in->sweep[i];
         fputs("<tr><td>", f);
         esc(f, p->param);
-        fprintf(f, "</td><td>%g</td>", p->value);
+        fprintf(f, "</td><td>%g", p->value);
+        if (p->note[0]) {
+            fputs(" (", f);
+            esc(f, p->note);
+            fputs(")", f);
+        }
+        fputs("</td>", f);
         if (!p->ok) {
             fputs("<td colspan=\"7\">run failed (see the terminal output)</td></tr>\n", f);
             continue;

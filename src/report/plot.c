@@ -13,6 +13,7 @@
 /* More points than the plot has pixels only make the SVGs heavy. */
 #define MAX_POINTS 2000
 #define PLOT_SIZE "1000,600"
+#define SWEEP_SIZE "1100,850"
 
 void ds_sweep_point_fill(ds_sweep_point_t *p, const ds_trace_t *t, const ds_sim_result_t *r)
 {
@@ -37,18 +38,18 @@ void ds_sweep_point_fill(ds_sweep_point_t *p, const ds_trace_t *t, const ds_sim_
 
 int ds_sweep_csv(FILE *f, const ds_sweep_point_t *p, int n)
 {
-    fprintf(f, "param,value,ok,sm_util,gpu_alloc,coloc_slowdown,colocated_jobs,avg_queue,avg_jct,qad_compliance\n");
+    fprintf(f, "param,value,ok,sm_util,gpu_alloc,coloc_slowdown,colocated_jobs,avg_queue,avg_jct,qad_compliance,note\n");
     for (int i = 0; i < n; i++) {
         fprintf(f, "%s,%g,%d,", p[i].param, p[i].value, p[i].ok);
         if (!p[i].ok) {
-            fprintf(f, ",,,,,,\n");
+            fprintf(f, ",,,,,,,%s\n", p[i].note);
             continue;
         }
         fprintf(f, "%.6f,%.6f,", p[i].sm_util, p[i].gpu_alloc);
         if (isnan(p[i].coloc_slowdown)) fprintf(f, ",");
         else fprintf(f, "%.6f,", p[i].coloc_slowdown);
-        fprintf(f, "%lld,%.3f,%.3f,%.6f\n", (long long)p[i].colocated_jobs, p[i].avg_queue, p[i].avg_jct,
-                p[i].qad_compliance);
+        fprintf(f, "%lld,%.3f,%.3f,%.6f,%s\n", (long long)p[i].colocated_jobs, p[i].avg_queue, p[i].avg_jct,
+                p[i].qad_compliance, p[i].note);
     }
     return ferror(f) ? DS_EIO : DS_OK;
 }
@@ -211,11 +212,11 @@ static int write_sweep(const char *dir, const ds_plot_input_t *in, int which, in
 }
 
 /* Emits body once for PNG and once for SVG: replot cannot redo a multiplot. */
-static void emit(FILE *f, const char *name, const char *body)
+static void emit(FILE *f, const char *name, const char *size, const char *body)
 {
-    fprintf(f, "\n# ---- %s\nreset\nset terminal pngcairo size " PLOT_SIZE " noenhanced font 'sans,11'\n", name);
+    fprintf(f, "\n# ---- %s\nreset\nset terminal pngcairo size %s noenhanced font 'sans,11'\n", name, size);
     fprintf(f, "set output 'plots/%s.png'\n%sset output\n", name, body);
-    fprintf(f, "reset\nset terminal svg size " PLOT_SIZE " dynamic noenhanced font 'sans,11' background rgb 'white'\n");
+    fprintf(f, "reset\nset terminal svg size %s dynamic noenhanced font 'sans,11' background rgb 'white'\n", size);
     fprintf(f, "set output 'plots/%s.svg'\n%sset output\n", name, body);
 }
 
@@ -236,7 +237,7 @@ static FILE *body_open(body_t *b)
 static void body_emit(body_t *b, FILE *script, const char *name)
 {
     fclose(b->f);
-    emit(script, name, b->s);
+    emit(script, name, strncmp(name, "sweep_", 6) ? PLOT_SIZE : SWEEP_SIZE, b->s);
     free(b->s);
 }
 
@@ -327,24 +328,28 @@ static void sweep_plot(FILE *script, const ds_plot_input_t *in, int which, const
 {
     const char *param = sweep_params[which];
     double lo = INFINITY, hi = -INFINITY;
+    int noted = 0;
     for (int i = 0; i < in->nsweep; i++)
         if (!strcmp(in->sweep[i].param, param) && in->sweep[i].ok) {
+            noted |= in->sweep[i].note[0] != 0;
             if (in->sweep[i].value < lo) lo = in->sweep[i].value;
             if (in->sweep[i].value > hi) hi = in->sweep[i].value;
         }
     double pad = hi > lo ? (hi - lo) * 0.05 : 0.5;
     body_t b;
     FILE *f = body_open(&b);
-    char title[160];
-    snprintf(title, sizeof title, "DeepShare sensitivity to %s (other parameters at their defaults)", param);
+    char title[200];
+    snprintf(title, sizeof title, "DeepShare sensitivity to %s (other parameters at their defaults%s)", param,
+             noted ? "; beta lowered to 1 - alpha where alpha + beta > 1" : "");
     fprintf(f, "set grid\nset multiplot layout 2,2 title ");
     gp_str(f, title);
     fprintf(f, "\n");
     sweep_panel(f, param, 2, "SM utilization", "SM utilization (%)", 1, lo - pad, hi + pad);
-    sweep_panel(f, param, 4, "slowdown of colocated jobs", "mean run time / exclusive duration", valid[1],
-                lo - pad, hi + pad);
-    sweep_panel(f, param, 5, "queueing delay", "average queueing delay (s)", 1, lo - pad, hi + pad);
-    sweep_panel(f, param, 6, "QAD compliance", "tenant-cycles with smoothed QAD >= 0.95 (%)", 1, lo - pad, hi + pad);
+    sweep_panel(f, param, 4, "slowdown of colocated jobs (mean run time / exclusive duration)", "slowdown (x)",
+                valid[1], lo - pad, hi + pad);
+    sweep_panel(f, param, 5, "average queueing delay", "queueing delay (s)", 1, lo - pad, hi + pad);
+    sweep_panel(f, param, 6, "QAD compliance (tenant-cycles with smoothed QAD >= 0.95)", "compliance (%)", 1, lo - pad,
+                hi + pad);
     fprintf(f, "unset multiplot\n");
     char name[64];
     snprintf(name, sizeof name, "sweep_%s", param);
