@@ -170,7 +170,7 @@ static int write_qad(const char *dir, int idx, const ds_sim_result_t *r, ds_erro
     snprintf(name, sizeof name, "qad_%d.dat", idx);
     FILE *f = open_data(dir, name, err);
     if (!f) return DS_EIO;
-    fprintf(f, "# days_since_window_start then the smoothed QAD of each tenant (%s):", r->policy);
+    fprintf(f, "# days_since_window_start then each tenant's lowest smoothed QAD in the bin (%s):", r->policy);
     for (int32_t i = 0; i < r->ntenants; i++) fprintf(f, " %s", r->tenants[i].name);
     fputc('\n', f);
     int64_t n = r->nseries, bins = n < MAX_POINTS ? n : MAX_POINTS;
@@ -178,10 +178,12 @@ static int write_qad(const char *dir, int idx, const ds_sim_result_t *r, ds_erro
     for (int64_t b = 0; b < bins; b++) {
         int64_t lo = b * n / bins, hi = (b + 1) * n / bins;
         fprintf(f, "%.5f", (double)(r->series[lo].time - r->window_start) / 86400.0);
+        /* the lowest value of a bin: averaging would hide exactly the dips below theta that matter */
         for (int32_t i = 0; i < nt; i++) {
-            double s = 0;
-            for (int64_t k = lo; k < hi; k++) s += r->qad_smooth[k * nt + i];
-            fprintf(f, " %.4f", s / (double)(hi - lo));
+            double m = 1e300;
+            for (int64_t k = lo; k < hi; k++)
+                if (r->qad_smooth[k * nt + i] < m) m = r->qad_smooth[k * nt + i];
+            fprintf(f, " %.4f", m);
         }
         fputc('\n', f);
     }
@@ -291,7 +293,7 @@ static void qad_plot(FILE *script, const ds_sim_result_t *r, int idx, const char
     FILE *f = body_open(&b);
     fprintf(f, "set title ");
     gp_str(f, title);
-    fprintf(f, "\nset xlabel 'time since window start (days)'\nset ylabel 'smoothed QAD (held / min(quota, demand))'\n"
+    fprintf(f, "\nset xlabel 'time since window start (days)'\nset ylabel 'smoothed QAD (lowest per time bin)'\n"
                "set yrange [0:1.05]\nset grid\nset key outside right top\nplot ");
     for (int32_t i = 0; i < r->ntenants; i++) {
         /* gnuplot cycles 8 colours; later tenants get a dash-dot pattern to stay distinguishable */
