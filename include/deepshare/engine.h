@@ -25,6 +25,7 @@ typedef struct ds_engine_config {
     int32_t restart_small;  /* preemption overhead, seconds, jobs of <= 8 GPUs: 40 */
     int32_t restart_large;  /* and above 8 GPUs: 60 */
     const struct ds_predictors *predictors; /* what policies may use to predict; NULL: oracles */
+    int32_t pool_nodes;     /* pooled mode: nodes of the pool; 0 = enough for the sum of quotas */
 } ds_engine_config_t;
 
 void ds_engine_config_default(ds_engine_config_t *c);
@@ -154,6 +155,10 @@ void ds_engine_destroy(ds_engine_t *e);
 /* Driver events. */
 void ds_engine_arrive(ds_engine_t *e, int32_t job, int64_t now);
 void ds_engine_finish(ds_engine_t *e, int32_t job, int64_t now);
+/* A job the driver found already running on the given GPUs (the Slurm daemon rebuilding its state
+ * from the cluster): it becomes running with class klass without ever having been pending, and the
+ * policy hears of it through ops->adopt when it has one. job must not have arrived yet. */
+void ds_engine_adopt(ds_engine_t *e, int32_t job, const int32_t *gpus, int klass, int64_t now);
 /* Runs the policy on every dirty partition (all partitions when timer is set). */
 void ds_engine_schedule(ds_engine_t *e, int64_t now, int timer);
 /* Next time the policy wants to run regardless of events, DS_TIME_NEVER if none. */

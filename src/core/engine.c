@@ -38,6 +38,7 @@ static void default_layout(ds_engine_t *e)
     if (e->cfg.mode == DS_MODE_POOLED) {
         int32_t n = 0;
         for (int32_t i = 0; i < t->ntenants; i++) n += (t->tenants[i].quota_gpus + gpn - 1) / gpn;
+        if (e->cfg.pool_nodes > 0) n = e->cfg.pool_nodes;
         int32_t p = ds_engine_add_part(e, "pool", n);
         for (int32_t i = 0; i < t->ntenants; i++) e->tenant_part[i] = p;
     } else {
@@ -345,6 +346,22 @@ void ds_engine_preempt(ds_engine_t *e, int32_t j, int64_t now, int32_t reason)
     e->n_preemptions++;
     ds_engine_record(e, DS_DEC_PREEMPT, j, -1, reason);
     make_pending(e, j, now);
+}
+
+void ds_engine_adopt(ds_engine_t *e, int32_t j, const int32_t *gpus, int klass, int64_t now)
+{
+    ds_jstate_t *s = &e->js[j];
+    DS_ASSERT(s->status == DS_JS_FUTURE);
+    e->now = now;
+    /* pending for an instant, but never queued with the policy: it only hears of the running job */
+    s->status = DS_JS_PENDING;
+    s->pend_since = now;
+    s->arrival_seq = ++e->seq;
+    s->klass = (uint8_t)klass;
+    e->parts[s->part].npending++;
+    e->tenant_pending_gpus[e->trace->jobs[j].tenant] += e->trace->jobs[j].gpus;
+    ds_engine_start(e, j, gpus, now);
+    if (e->ops->adopt) e->ops->adopt(e, e->pstate, j, now);
 }
 
 void ds_engine_finish(ds_engine_t *e, int32_t j, int64_t now)

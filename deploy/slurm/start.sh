@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# start.sh: starts the local test cluster (munged, slurmctld, 4 slurmd) with this directory's configs and
+# waits until every node answers (idle, or mixed/allocated when jobs survive a restart). Idempotent:
+# daemons already running are left alone. CLEAN=1 wipes Slurm's saved job state first.
+# Clients need SLURM_CONF=<this dir>/slurm.conf (start.sh prints it); /etc/slurm/slurm.conf is linked to
+# it when that file does not exist yet, so plain `sinfo` works too.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+export SLURM_CONF="$here/slurm.conf"
+[ "$(id -u)" -eq 0 ] || { echo "start.sh: must run as root (slurmd runs jobs as their users; munged as munge)" >&2; exit 1; }
+command -v slurmctld >/dev/null || { echo "start.sh: Slurm is not installed; run $here/install.sh" >&2; exit 1; }
+mkdir -p /run/munge /run/slurm-ds /var/spool/slurmctld-ds /var/spool/slurmd-ds /var/log/slurm-ds /tmp/ds-fakegpu
+[ -e /etc/slurm/slurm.conf ] || ln -s "$here/slurm.conf" /etc/slurm/slurm.conf
+[ -e /etc/slurm/gres.conf ] || ln -s "$here/gres.conf" /etc/slurm/gres.conf
+# dummy character devices (same numbers as /dev/null) so slurmd accepts the GPUs' File= lines
+for i in 0 1 2 3; do
+  [ -c /tmp/ds-fakegpu/nvidia$i ] || { rm -f /tmp/ds-fakegpu/nvidia$i; mknod /tmp/ds-fakegpu/nvidia$i c 1 3; }
+done
+alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+chown munge:munge /run/munge
+if ! munge -n >/dev/null 2>&1; then
+  runuser -u munge -- /usr/sbin/munged --pid-file=/run/munge/munged.pid
+  for _ in $(seq 1 50); do munge -n >/dev/null 2>&1 && break; sleep 0.1; done
+  munge -n >/dev/null 2>&1 || { echo "start.sh: munged did not start" >&2; exit 1; }
+fi
+if ! alive /run/slurm-ds/slurmctld.pid; then
+  /usr/sbin/slurmctld -f "$SLURM_CONF" ${CLEAN:+-c} -i   # -c: clear state; -i: ignore unreadable state
+fi
+for n in n1 n2 n3 n4; do
+  mkdir -p /var/spool/slurmd-ds/$n
+  alive /run/slurm-ds/slurmd-$n.pid || /usr/sbin/slurmd -f "$SLURM_CONF" -N $n
+done
+# wait until every node is up (a node that was down is resumed: ReturnToService=2 does it on register)
+ok=0
+for _ in $(seq 1 600); do
+  up=$(sinfo -h -N -p batch -o '%N %t' 2>/dev/null | grep -cE ' (idle|mix|alloc)$' || true)
+  if [ "$up" -ge 4 ]; then ok=1; break; fi
+  sleep 0.1
+done
+if [ $ok -ne 1 ]; then
+  echo "start.sh: nodes not up after 60 s:" >&2; sinfo -N -p batch >&2 || true; exit 1
+fi
+echo "export SLURM_CONF=$SLURM_CONF"
+sinfo -N -p batch -o '%N %t %c %m %G' >&2

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# stop.sh: stops the daemons start.sh started (by their pid files) and waits until they are gone;
+# --munge also stops munged. Job state survives in /var/spool/slurmctld-ds unless start.sh runs with CLEAN=1.
+pids=()
+for f in /run/slurm-ds/slurmd-n*.pid /run/slurm-ds/slurmctld.pid; do
+  [ -f "$f" ] || continue
+  p=$(cat "$f")
+  kill "$p" 2>/dev/null && pids+=("$p")
+done
+if [ "${1:-}" = "--munge" ] && [ -f /run/munge/munged.pid ]; then
+  p=$(cat /run/munge/munged.pid); kill "$p" 2>/dev/null && pids+=("$p")
+fi
+for _ in $(seq 1 100); do
+  left=0
+  for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && left=1; done
+  [ $left -eq 0 ] && break
+  sleep 0.1
+done
+exit 0

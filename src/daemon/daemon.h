@@ -1,0 +1,107 @@
+/* daemon.h: deepshared's state: the Slurm snapshot, the growing job table mirrored into the engine, the
+ * learned runtime model and the figures the HTTP endpoints serve. One mutex guards all of it. */
+#ifndef DS_DAEMON_H
+#define DS_DAEMON_H
+
+#include <pthread.h>
+
+#include "deepshare/coloc.h"
+#include "deepshare/engine.h"
+#include "deepshare/idmap.h"
+#include "deepshare/policy.h"
+#include "deepshare/predictor.h"
+#include "daemon/dconfig.h"
+#include "daemon/hist.h"
+#include "slurm/slurm_io.h"
+
+/* Daemon-side facts about one engine job slot. */
+typedef struct dslot {
+    uint32_t id;            /* Slurm job id */
+    uint8_t shareable;      /* may run on a shard (one GPU, no GPU GRES at submit) */
+    uint8_t requeued;       /* requeued by us: move back to staging once pending */
+    uint8_t seen_running;
+    uint8_t undo;           /* started by the engine on a colocation Slurm cannot do */
+    double t_dispatch;      /* monotonic seconds of the last dispatch, 0 none */
+    char why[160];          /* last daemon-side note for /explain */
+} dslot_t;
+
+#define D_LAT_BUCKETS 12
+#define D_SAMPLES 4096
+
+typedef struct dtenant {
+    double S;               /* smoothed QAD */
+    double Q;
+    int64_t preempted;      /* this tenant's jobs requeued by the daemon */
+    int64_t dispatched;
+} dtenant_t;
+
+typedef struct daemon {
+    dconfig_t cfg;
+    const ds_policy_ops_t *ops;
+    void *pconfig;
+    hist_t hist;
+    ds_runtime_predictor_t rt;
+    ds_interference_predictor_t ip;
+    ds_predictors_t preds;
+    ds_coloc_t coloc;
+    int have_coloc;
+    /* cluster */
+    sl_node_t *nodes;
+    int nnodes, gpn, cpn;
+    int64_t mpn;
+    /* engine over a trace of job slots (placeholders until filled) */
+    ds_trace_t trace;
+    ds_engine_t *e;
+    int32_t nslots;
+    dslot_t *slot;
+    ds_idmap_t byid;
+    int need_rebuild;
+    char rebuild_why[200];
+    int64_t now;
+    /* latest Slurm snapshot */
+    sl_job_t *sj;
+    int nsj;
+    ds_idmap_t warned;      /* Slurm ids already reported as ignored */
+    /* figures */
+    dtenant_t *ten;
+    int s_init;
+    int slurm_up;
+    int64_t cycles, passes, rebuilds, dispatches, requeues, colocations, errors, finished, undone;
+    double lat_bounds[D_LAT_BUCKETS];
+    int64_t lat_count[D_LAT_BUCKETS + 1];
+    double lat_sum;
+    int64_t lat_n;
+    double lat_samples[D_SAMPLES];
+    double s2r_samples[D_SAMPLES];   /* submit -> running, seconds (Slurm's 1 s clock) */
+    int64_t s2r_n;
+    pthread_mutex_t lock;
+} daemon_t;
+
+void dlog(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+extern int dlog_verbose;
+
+/* state.c */
+int daemon_setup(daemon_t *d, ds_error_t *err);
+void daemon_teardown(daemon_t *d);
+/* Reads Slurm (nodes once, jobs when changed) and mirrors it into the engine; returns -1 when Slurm
+ * cannot be reached (err filled), 0 when nothing changed, 1 when something did. */
+int daemon_sync(daemon_t *d, int force, char *err, size_t errn);
+/* Runs the policy (timer: the periodic cycle) and applies its decisions to Slurm. */
+void daemon_pass(daemon_t *d, int timer);
+/* Per-cycle figures (smoothed QAD). */
+void daemon_cycle_figures(daemon_t *d);
+double daemon_now_mono(void);
+int32_t daemon_slot_of(const daemon_t *d, uint32_t slurm_id);
+
+/* report.c */
+/* Prometheus text exposition; returns a malloc'd string. */
+char *daemon_metrics(daemon_t *d);
+/* Why a job waits; returns a malloc'd string, or NULL when the job is unknown. */
+char *daemon_explain(daemon_t *d, uint32_t slurm_id);
+void daemon_observe_latency(daemon_t *d, double seconds);
+
+/* http.c */
+int http_start(daemon_t *d, ds_error_t *err);
+void http_stop(void);
+
+#endif

@@ -1,0 +1,186 @@
+/* dconfig.c: reads deepshared's configuration file; any mistake is reported with its file, line and key. */
+#include "dconfig.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void dconfig_default(dconfig_t *c)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->policy, sizeof c->policy, "deepshare");
+    c->cycle = 60;
+    c->poll = 0.5;
+    snprintf(c->staging, sizeof c->staging, "staging");
+    snprintf(c->g_partition, sizeof c->g_partition, "prod");
+    snprintf(c->be_partition, sizeof c->be_partition, "batch");
+    snprintf(c->listen_addr, sizeof c->listen_addr, "127.0.0.1");
+    c->listen_port = 9464;
+    snprintf(c->journal, sizeof c->journal, "/var/lib/deepshared/journal.csv");
+    c->missing_rho = 1.0;
+    c->default_runtime = 3600;
+    c->min_history = 3;
+    c->gmem_mib = 24576;
+    c->default_gmem_mib = 8192;
+    c->k = 2;
+    c->qad_lambda = 0.3;
+    c->qad_theta = 0.95;
+    c->job_capacity = 4096;
+    c->dispatch_timeout = 30;
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s)) s++;
+    char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1])) *--e = 0;
+    return s;
+}
+
+static int num(const char *path, long line, const char *key, const char *v, double lo, double hi, double *out,
+               ds_error_t *err)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *trim(end) || x < lo || x > hi) {
+        ds_error_set(err, path, line, key, "expected a number in [%g, %g], got '%s'", lo, hi, v);
+        return DS_EPARSE;
+    }
+    *out = x;
+    return DS_OK;
+}
+
+static int str(const char *path, long line, const char *key, const char *v, char *dst, size_t n, ds_error_t *err)
+{
+    if (strlen(v) >= n) {
+        ds_error_set(err, path, line, key, "value longer than %zu characters", n - 1);
+        return DS_EPARSE;
+    }
+    snprintf(dst, n, "%s", v);
+    return DS_OK;
+}
+
+static int set_key(dconfig_t *c, const char *path, long line, const char *k, const char *v, ds_error_t *err)
+{
+    double x;
+    int rc;
+    if (!strncmp(k, "policy.", 7)) {
+        if (c->nparams == DC_MAX_PARAMS) {
+            ds_error_set(err, path, line, k, "more than %d policy parameters", DC_MAX_PARAMS);
+            return DS_EPARSE;
+        }
+        if ((rc = str(path, line, k, k + 7, c->pkeys[c->nparams], sizeof c->pkeys[0], err)) ||
+            (rc = str(path, line, k, v, c->pvals[c->nparams], sizeof c->pvals[0], err)))
+            return rc;
+        c->nparams++;
+        return DS_OK;
+    }
+#define STR(name, field) if (!strcmp(k, name)) return str(path, line, k, v, c->field, sizeof c->field, err)
+#define NUM(name, field, lo, hi) \
+    if (!strcmp(k, name)) { if ((rc = num(path, line, k, v, lo, hi, &x, err))) return rc; c->field = x; return DS_OK; }
+    STR("policy", policy);
+    STR("slurm_conf", slurm_conf);
+    STR("staging_partition", staging);
+    STR("g_partition", g_partition);
+    STR("be_partition", be_partition);
+    STR("journal", journal);
+    STR("interference_profile", interference);
+    NUM("cycle", cycle, 0.1, 86400);
+    NUM("poll", poll, 0.05, 3600);
+    NUM("missing_rho", missing_rho, 0, 1);
+    NUM("default_runtime", default_runtime, 1, 1e9);
+    NUM("min_history", min_history, 1, 1e6);
+    NUM("gpu_mem_mib", gmem_mib, 1, 1e7);
+    NUM("default_job_gpu_mem_mib", default_gmem_mib, 0, 1e7);
+    NUM("k", k, 1, 4);
+    NUM("qad_lambda", qad_lambda, 0, 1);
+    NUM("qad_theta", qad_theta, 0, 1);
+    NUM("job_capacity", job_capacity, 16, 1e7);
+    NUM("dispatch_timeout", dispatch_timeout, 1, 86400);
+    NUM("verbose", verbose, 0, 2);
+#undef STR
+#undef NUM
+    if (!strcmp(k, "listen")) {
+        /* "127.0.0.1:9464", or "off" */
+        if (!strcmp(v, "off")) { c->listen_port = 0; return DS_OK; }
+        const char *colon = strrchr(v, ':');
+        char *end;
+        long port = colon ? strtol(colon + 1, &end, 10) : -1;
+        if (!colon || colon == v || *end || port < 1 || port > 65535 || (size_t)(colon - v) >= sizeof c->listen_addr) {
+            ds_error_set(err, path, line, k, "expected ADDRESS:PORT (or off), got '%s'", v);
+            return DS_EPARSE;
+        }
+        snprintf(c->listen_addr, sizeof c->listen_addr, "%.*s", (int)(colon - v), v);
+        c->listen_port = (int)port;
+        return DS_OK;
+    }
+    ds_error_set(err, path, line, k, "unknown key");
+    return DS_EPARSE;
+}
+
+int dconfig_read(dconfig_t *c, const char *path, ds_error_t *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        ds_error_set(err, path, 0, NULL, "cannot open: %s", strerror(errno));
+        return DS_EIO;
+    }
+    snprintf(c->path, sizeof c->path, "%s", path);
+    char buf[1024];
+    long line = 0;
+    int rc = DS_OK;
+    while (rc == DS_OK && fgets(buf, sizeof buf, f)) {
+        line++;
+        if (!strchr(buf, '\n') && !feof(f)) {
+            ds_error_set(err, path, line, NULL, "line longer than %zu characters", sizeof buf - 2);
+            rc = DS_EPARSE;
+            break;
+        }
+        char *hash = strchr(buf, '#');
+        if (hash) *hash = 0;
+        char *s = trim(buf);
+        if (!*s) continue;
+        if (!strncmp(s, "tenant", 6) && isspace((unsigned char)s[6])) {
+            char name[128], extra[8];
+            long q;
+            int n = sscanf(s + 6, "%127s %ld %7s", name, &q, extra);
+            if (n != 2 || q < 0 || q > 1000000) {
+                ds_error_set(err, path, line, "tenant", "expected 'tenant ACCOUNT QUOTA_GPUS'");
+                rc = DS_EPARSE;
+                break;
+            }
+            if (strlen(name) >= sizeof c->tenants[0].name || c->ntenants == DC_MAX_TENANTS) {
+                ds_error_set(err, path, line, "tenant", "name too long or more than %d tenants", DC_MAX_TENANTS);
+                rc = DS_EPARSE;
+                break;
+            }
+            for (char *p = name; *p; p++) *p = (char)tolower((unsigned char)*p); /* Slurm lower-cases accounts */
+            for (int i = 0; i < c->ntenants; i++)
+                if (!strcmp(c->tenants[i].name, name)) {
+                    ds_error_set(err, path, line, "tenant", "tenant '%s' defined twice", name);
+                    rc = DS_EPARSE;
+                }
+            if (rc) break;
+            snprintf(c->tenants[c->ntenants].name, sizeof c->tenants[0].name, "%s", name);
+            c->tenants[c->ntenants++].quota = (int)q;
+            continue;
+        }
+        char *eq = strchr(s, '=');
+        if (!eq) {
+            ds_error_set(err, path, line, NULL, "expected 'key = value' or 'tenant ACCOUNT QUOTA_GPUS'");
+            rc = DS_EPARSE;
+            break;
+        }
+        *eq = 0;
+        rc = set_key(c, path, line, trim(s), trim(eq + 1), err);
+    }
+    fclose(f);
+    if (rc == DS_OK && c->ntenants == 0) {
+        ds_error_set(err, path, 0, "tenant", "no tenants defined (add 'tenant ACCOUNT QUOTA_GPUS' lines)");
+        rc = DS_EPARSE;
+    }
+    return rc;
+}

@@ -1,0 +1,47 @@
+/* dconfig.h: deepshared's configuration file (key = value lines, "tenant NAME QUOTA" lines, policy.KEY
+ * = value passed to the policy); see docs/deepshared.conf.sample. */
+#ifndef DS_DCONFIG_H
+#define DS_DCONFIG_H
+
+#include "deepshare/common.h"
+
+#define DC_MAX_TENANTS 256
+#define DC_MAX_PARAMS 64
+
+typedef struct dc_tenant {
+    char name[64];   /* Slurm account (lower case, as Slurm stores it) */
+    int quota;       /* GPUs */
+} dc_tenant_t;
+
+typedef struct dconfig {
+    char path[256];
+    char policy[64];
+    double cycle;            /* seconds between full cycles (60) */
+    double poll;             /* seconds between change checks (0.5) */
+    char slurm_conf[256];    /* "" = SLURM_CONF or Slurm's default */
+    char staging[64], g_partition[64], be_partition[64];
+    char listen_addr[64];
+    int listen_port;         /* 0 = no HTTP server */
+    char journal[256];
+    char interference[256];  /* colocation profile CSV, "" = none */
+    double missing_rho;      /* retention of unprofiled pairs */
+    double default_runtime;  /* seconds, before any job has finished */
+    int min_history;         /* finished jobs before a user's or tenant's mean is trusted */
+    int gmem_mib;            /* GPU memory per GPU */
+    int default_gmem_mib;    /* a job's GPU memory when its comment does not say */
+    int k;                   /* residents per GPU */
+    double qad_lambda, qad_theta;
+    int job_capacity;        /* job slots before the engine is rebuilt */
+    double dispatch_timeout; /* a dispatched job not running after this goes back to staging */
+    int verbose;
+    dc_tenant_t tenants[DC_MAX_TENANTS];
+    int ntenants;
+    char pkeys[DC_MAX_PARAMS][64], pvals[DC_MAX_PARAMS][128];
+    int nparams;
+} dconfig_t;
+
+void dconfig_default(dconfig_t *c);
+/* Reads a config file over the defaults; on error fills err with file, line and key. */
+int dconfig_read(dconfig_t *c, const char *path, ds_error_t *err);
+
+#endif

@@ -1,0 +1,46 @@
+/* hist.h: runtime prediction that learns from the jobs the daemon saw finish (mean of log run times per
+ * user, then per tenant, then cluster-wide), and the fsync'd append-only journal it is rebuilt from. */
+#ifndef DS_HIST_H
+#define DS_HIST_H
+
+#include "deepshare/idmap.h"
+#include "deepshare/predictor.h"
+#include "deepshare/trace.h"
+
+typedef struct hist_stat {
+    double sum_log;
+    int64_t n;
+} hist_stat_t;
+
+typedef struct hist {
+    ds_strtab_t users, tenants;       /* "tenant/user", "tenant" */
+    hist_stat_t *ustat, *tstat;
+    int32_t ucap, tcap;
+    hist_stat_t all;
+    int min_history;
+    double default_runtime;
+    ds_idmap_t recorded;              /* Slurm job ids already in the journal */
+    int fd;                           /* journal, -1 when none */
+    char path[256];
+    int64_t records;
+} hist_t;
+
+void hist_init(hist_t *h, int min_history, double default_runtime);
+void hist_free(hist_t *h);
+/* Opens (creating) the journal and learns from every record in it. A malformed line is skipped and
+ * reported through warn (file:line: reason). Returns 0 or -1 with err filled. */
+int hist_open(hist_t *h, const char *path, void (*warn)(const char *msg), ds_error_t *err);
+/* Learns one finished job (no I/O). */
+void hist_learn(hist_t *h, const char *tenant, const char *user, double seconds);
+/* Predicted run time in seconds of a job of this tenant and user. */
+double hist_predict(const hist_t *h, const char *tenant, const char *user);
+int hist_seen(const hist_t *h, uint32_t slurm_id);
+/* Appends a finished job to the journal (fsync'd) and learns it; does nothing for a job already
+ * recorded. Returns 0, or -1 when the write failed (err filled). */
+int hist_record(hist_t *h, uint32_t slurm_id, const char *tenant, const char *user, int gpus, double seconds,
+                int64_t end, char *err, size_t errn);
+
+/* The engine-facing predictor over a trace whose tenant and user names index h. */
+void hist_predictor(ds_runtime_predictor_t *p, hist_t *h);
+
+#endif

@@ -1,0 +1,130 @@
+/* main.c: deepshared, the controller that makes a Slurm cluster schedule with a deepshare policy: it
+ * polls Slurm, runs the engine every cycle and whenever jobs change, and applies the decisions. */
+#include "daemon/daemon.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: deepshared [-c CONFIG] [-v] [--check]\n"
+            "\n"
+            "Schedules the jobs users submit to Slurm's staging partition with a deepshare policy: tenants are\n"
+            "Slurm accounts with GPU quotas from CONFIG (default /etc/deepshare/deepshared.conf; see\n"
+            "docs/deepshared.conf.sample). Runs in the foreground, logs to stderr; needs root or SlurmUser.\n"
+            "  -c CONFIG   configuration file\n"
+            "  -v          log every dispatch, requeue and finish (-vv: every pass)\n"
+            "  --check     read the configuration, report the first error, and exit\n");
+}
+
+static void sleep_s(double s)
+{
+    if (s <= 0) return;
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) && errno == EINTR && !stop) {}
+}
+
+int main(int argc, char **argv)
+{
+    const char *path = "/etc/deepshare/deepshared.conf";
+    int check = 0, verbose = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-c") && i + 1 < argc) path = argv[++i];
+        else if (!strcmp(argv[i], "-v")) verbose++;
+        else if (!strcmp(argv[i], "-vv")) verbose += 2;
+        else if (!strcmp(argv[i], "--check")) check = 1;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return 0; }
+        else { usage(stderr); return 2; }
+    }
+    static daemon_t d;
+    ds_error_t err;
+    ds_error_clear(&err);
+    char msg[800];
+    dconfig_default(&d.cfg);
+    if (dconfig_read(&d.cfg, path, &err)) {
+        ds_error_format(&err, msg, sizeof msg);
+        fprintf(stderr, "deepshared: %s\n", msg);
+        return 1;
+    }
+    dlog_verbose = verbose > d.cfg.verbose ? verbose : d.cfg.verbose;
+    if (daemon_setup(&d, &err)) {
+        ds_error_format(&err, msg, sizeof msg);
+        fprintf(stderr, "deepshared: %s\n", msg);
+        daemon_teardown(&d);
+        return 1;
+    }
+    if (check) {
+        printf("deepshared: %s: ok (policy %s, %d tenants)\n", path, d.ops->name, d.cfg.ntenants);
+        daemon_teardown(&d);
+        return 0;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    sl_init(d.cfg.slurm_conf[0] ? d.cfg.slurm_conf : NULL);
+    if (d.cfg.listen_port && http_start(&d, &err)) {
+        ds_error_format(&err, msg, sizeof msg);
+        fprintf(stderr, "deepshared: %s\n", msg);
+        sl_fini();
+        daemon_teardown(&d);
+        return 1;
+    }
+    dlog(0, "started: policy %s, %d tenants, cycle %g s, poll %g s%s%s", d.ops->name, d.cfg.ntenants, d.cfg.cycle,
+         d.cfg.poll, d.cfg.listen_port ? ", http " : "", d.cfg.listen_port ? d.cfg.listen_addr : "");
+    double next_cycle = 0, backoff = 0;
+    int was_down = 0;
+    while (!stop) {
+        double t0 = daemon_now_mono();
+        int timer = t0 >= next_cycle;
+        char e2[600] = "";
+        pthread_mutex_lock(&d.lock);
+        int rc = daemon_sync(&d, timer, e2, sizeof e2);
+        if (rc >= 0) {
+            d.slurm_up = 1;
+            if (rc > 0 || timer) daemon_pass(&d, timer);
+            if (timer) daemon_cycle_figures(&d);
+            if (rc > 0 || timer) daemon_observe_latency(&d, daemon_now_mono() - t0);
+        } else {
+            d.slurm_up = 0;
+        }
+        pthread_mutex_unlock(&d.lock);
+        if (rc < 0) {
+            /* slurmctld down or restarting: keep the state, retry with backoff, resync on return */
+            backoff = backoff ? DS_MIN(backoff * 2, 30.0) : d.cfg.poll;
+            dlog(0, "%s; retrying in %.1f s", e2, backoff);
+            was_down = 1;
+            sleep_s(backoff);
+            continue;
+        }
+        if (was_down) {
+            dlog(0, "slurmctld answers again; resuming");
+            was_down = 0;
+            backoff = 0;
+            sl_jobs_reset();
+        }
+        if (timer) next_cycle = t0 + d.cfg.cycle;
+        double wait = DS_MIN(d.cfg.poll, next_cycle - daemon_now_mono());
+        sleep_s(wait);
+    }
+    dlog(0, "stopping");
+    http_stop();
+    sl_fini();
+    daemon_teardown(&d);
+    return 0;
+}

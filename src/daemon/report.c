@@ -1,0 +1,262 @@
+/* report.c: what deepshared shows: Prometheus metrics and the per-job explanation of why it waits. */
+#include "daemon/daemon.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct buf {
+    char *s;
+    size_t n, cap;
+} buf_t;
+
+static void bprintf(buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bprintf(buf_t *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) return;
+        if (b->s && b->n + (size_t)k < b->cap) { b->n += (size_t)k; return; }
+        b->cap = (b->cap + (size_t)k + 1) * 2;
+        b->s = ds_xrealloc(b->s, b->cap);
+    }
+}
+
+void daemon_observe_latency(daemon_t *d, double sec)
+{
+    int i = 0;
+    while (i < D_LAT_BUCKETS && sec > d->lat_bounds[i]) i++;
+    d->lat_count[i]++;
+    d->lat_sum += sec;
+    d->lat_samples[d->lat_n % D_SAMPLES] = sec;
+    d->lat_n++;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Nearest-rank quantile of the last samples. */
+static double quantile(const double *v, int64_t total, double q)
+{
+    int64_t n = total < D_SAMPLES ? total : D_SAMPLES;
+    if (n == 0) return NAN;
+    double *x = ds_xmalloc((size_t)n * sizeof *x);
+    memcpy(x, v, (size_t)n * sizeof *x);
+    qsort(x, (size_t)n, sizeof *x, cmp_d);
+    int64_t r = (int64_t)ceil(q * (double)n);
+    double out = x[r < 1 ? 0 : r - 1];
+    free(x);
+    return out;
+}
+
+char *daemon_metrics(daemon_t *d)
+{
+    buf_t b = {0};
+    const ds_engine_t *e = d->e;
+    bprintf(&b, "# HELP deepshare_up 1 while slurmctld answers.\n# TYPE deepshare_up gauge\ndeepshare_up %d\n", d->slurm_up);
+    bprintf(&b, "# HELP deepshare_policy_info The scheduling policy.\n# TYPE deepshare_policy_info gauge\n"
+                "deepshare_policy_info{policy=\"%s\"} 1\n", d->ops->name);
+    int nt = d->cfg.ntenants;
+    int64_t unused = 0, borrowed = 0;
+    for (int i = 0; e && i < nt; i++) {
+        int64_t held = e->tenant_g_gpus[i] + e->tenant_be_gpus[i], q = d->cfg.tenants[i].quota;
+        if (held < q) unused += q - held;
+        else borrowed += held - q;
+    }
+    static const char *const names[] = {"qad", "qad_smoothed", "gpus_g", "gpus_be", "gpus_lent", "gpus_borrowed",
+                                        "pending_gpus", "quota_gpus", "preemptions_total", "dispatches_total"};
+    static const char *const help[] = {"Quota Assurance Degree this cycle (SPEC 4.1).", "Smoothed QAD (lambda).",
+                                       "GPUs held by guaranteed jobs.", "GPUs held by best-effort jobs.",
+                                       "Unused quota GPUs that other tenants borrow (shared in proportion to unused quota).",
+                                       "GPUs held beyond quota.", "GPUs asked by pending jobs.", "Quota in GPUs.",
+                                       "Jobs of the tenant requeued by deepshared.", "Jobs of the tenant dispatched."};
+    for (int m = 0; e && m < 10; m++) {
+        bprintf(&b, "# HELP deepshare_tenant_%s %s\n# TYPE deepshare_tenant_%s %s\n", names[m], help[m], names[m],
+                m >= 8 ? "counter" : "gauge");
+        for (int i = 0; i < nt; i++) {
+            int64_t held = e->tenant_g_gpus[i] + e->tenant_be_gpus[i], q = d->cfg.tenants[i].quota;
+            double v = 0;
+            switch (m) {
+            case 0: v = d->ten[i].Q; break;
+            case 1: v = d->ten[i].S; break;
+            case 2: v = (double)e->tenant_g_gpus[i]; break;
+            case 3: v = (double)e->tenant_be_gpus[i]; break;
+            case 4: v = held < q && unused > 0 ? (double)(q - held) * DS_MIN(1.0, (double)borrowed / (double)unused) : 0; break;
+            case 5: v = held > q ? (double)(held - q) : 0; break;
+            case 6: v = (double)e->tenant_pending_gpus[i]; break;
+            case 7: v = (double)q; break;
+            case 8: v = (double)d->ten[i].preempted; break;
+            case 9: v = (double)d->ten[i].dispatched; break;
+            }
+            bprintf(&b, "deepshare_tenant_%s{tenant=\"%s\"} %g\n", names[m], d->cfg.tenants[i].name, v);
+        }
+    }
+    int64_t busy = 0, shared = 0;
+    for (int32_t g = 0; e && g < e->ngpus; g++) busy += e->gpus[g].nres > 0, shared += e->gpus[g].nres > 1;
+    bprintf(&b, "# HELP deepshare_gpus GPUs of the cluster by state.\n# TYPE deepshare_gpus gauge\n"
+                "deepshare_gpus{state=\"total\"} %d\ndeepshare_gpus{state=\"busy\"} %lld\ndeepshare_gpus{state=\"shared\"} %lld\n",
+            e ? e->ngpus : 0, (long long)busy, (long long)shared);
+    bprintf(&b, "# TYPE deepshare_preemptions_total counter\ndeepshare_preemptions_total %lld\n", (long long)d->requeues);
+    bprintf(&b, "# TYPE deepshare_colocations_total counter\ndeepshare_colocations_total %lld\n", (long long)d->colocations);
+    bprintf(&b, "# TYPE deepshare_dispatches_total counter\ndeepshare_dispatches_total %lld\n", (long long)d->dispatches);
+    bprintf(&b, "# TYPE deepshare_finished_total counter\ndeepshare_finished_total %lld\n", (long long)d->finished);
+    bprintf(&b, "# TYPE deepshare_rebuilds_total counter\ndeepshare_rebuilds_total %lld\n", (long long)d->rebuilds);
+    bprintf(&b, "# TYPE deepshare_errors_total counter\ndeepshare_errors_total %lld\n", (long long)d->errors);
+    bprintf(&b, "# HELP deepshare_colocations_refused_total Shared placements Slurm cannot honour, taken back.\n"
+                "# TYPE deepshare_colocations_refused_total counter\ndeepshare_colocations_refused_total %lld\n",
+            (long long)d->undone);
+    bprintf(&b, "# TYPE deepshare_cycles_total counter\ndeepshare_cycles_total %lld\n", (long long)d->cycles);
+    bprintf(&b, "# TYPE deepshare_journal_records gauge\ndeepshare_journal_records %lld\n", (long long)d->hist.records);
+    bprintf(&b, "# HELP deepshare_pass_latency_seconds Time of one pass: read Slurm, run the engine, apply.\n"
+                "# TYPE deepshare_pass_latency_seconds histogram\n");
+    int64_t cum = 0;
+    for (int i = 0; i < D_LAT_BUCKETS; i++) {
+        cum += d->lat_count[i];
+        bprintf(&b, "deepshare_pass_latency_seconds_bucket{le=\"%g\"} %lld\n", d->lat_bounds[i], (long long)cum);
+    }
+    cum += d->lat_count[D_LAT_BUCKETS];
+    bprintf(&b, "deepshare_pass_latency_seconds_bucket{le=\"+Inf\"} %lld\n", (long long)cum);
+    bprintf(&b, "deepshare_pass_latency_seconds_sum %g\ndeepshare_pass_latency_seconds_count %lld\n", d->lat_sum,
+            (long long)d->lat_n);
+    bprintf(&b, "# HELP deepshare_pass_latency_quantile_seconds Over the last %d passes.\n"
+                "# TYPE deepshare_pass_latency_quantile_seconds gauge\n", D_SAMPLES);
+    bprintf(&b, "deepshare_pass_latency_quantile_seconds{q=\"0.5\"} %g\ndeepshare_pass_latency_quantile_seconds{q=\"0.99\"} %g\n",
+            quantile(d->lat_samples, d->lat_n, 0.5), quantile(d->lat_samples, d->lat_n, 0.99));
+    bprintf(&b, "# HELP deepshare_submit_to_running_quantile_seconds Slurm submit to start (1 s clock), first runs.\n"
+                "# TYPE deepshare_submit_to_running_quantile_seconds gauge\n");
+    bprintf(&b, "deepshare_submit_to_running_quantile_seconds{q=\"0.5\"} %g\ndeepshare_submit_to_running_quantile_seconds{q=\"0.99\"} %g\n",
+            quantile(d->s2r_samples, d->s2r_n, 0.5), quantile(d->s2r_samples, d->s2r_n, 0.99));
+    if (e && d->ops->stats) {
+        ds_policy_stat_t st[64];
+        int n = d->ops->stats(e, e->pstate, st, 64);
+        bprintf(&b, "# HELP deepshare_policy_stat The policy's own counters since the last rebuild.\n"
+                    "# TYPE deepshare_policy_stat gauge\n");
+        for (int i = 0; i < n; i++) bprintf(&b, "deepshare_policy_stat{name=\"%s\"} %g\n", st[i].name, st[i].value);
+    }
+    return b.s;
+}
+
+static const char *status_name(int s)
+{
+    static const char *const n[] = {"not queued", "pending", "running", "done"};
+    return s >= 0 && s <= 3 ? n[s] : "?";
+}
+
+/* Policy parameter as set in the config, or the given default. */
+static double pparam(const daemon_t *d, const char *key, double def)
+{
+    for (int i = 0; i < d->cfg.nparams; i++)
+        if (!strcmp(d->cfg.pkeys[i], key)) return atof(d->cfg.pvals[i]);
+    return def;
+}
+
+char *daemon_explain(daemon_t *d, uint32_t id)
+{
+    int32_t j = daemon_slot_of(d, id);
+    buf_t b = {0};
+    const ds_engine_t *e = d->e;
+    if (j < 0 || !e) {
+        for (int i = 0; i < d->nsj; i++) {
+            if (d->sj[i].id != id) continue;
+            bprintf(&b, "job %u: not scheduled by deepshared: Slurm state %s in partition '%s', account '%s'.\n", id,
+                    d->sj[i].state == SL_PENDING ? "pending" : d->sj[i].state == SL_RUNNING ? "running" : "ended",
+                    d->sj[i].partition, d->sj[i].account);
+            if (ds_trace_find_tenant(&d->trace, d->sj[i].account) < 0)
+                bprintf(&b, "  account '%s' is not a tenant in %s.\n", d->sj[i].account, d->cfg.path);
+            if (strcmp(d->sj[i].partition, d->cfg.staging))
+                bprintf(&b, "  deepshared schedules jobs submitted to partition '%s'.\n", d->cfg.staging);
+            return b.s;
+        }
+        return NULL;
+    }
+    const ds_job_t *job = &d->trace.jobs[j];
+    const ds_jstate_t *js = &e->js[j];
+    int t = job->tenant;
+    int q = d->cfg.tenants[t].quota;
+    int64_t A = e->tenant_g_gpus[t], BE = e->tenant_be_gpus[t], P = e->tenant_pending_gpus[t];
+    double theta = pparam(d, "theta", d->cfg.qad_theta);
+    bprintf(&b, "job %u: tenant %s, user %s, %d GPU%s, %s%s\n", id, d->trace.tenants[t].name,
+            job->user >= 0 ? d->trace.users.s[job->user] : "?", job->gpus, job->gpus == 1 ? "" : "s",
+            status_name(js->status),
+            js->status == DS_JS_RUNNING ? (js->klass == DS_CLASS_BE ? " as best effort (BE)" : " as guaranteed (G)") : "");
+    bprintf(&b, "  predicted run time %.0f s (learned from %lld finished jobs); requeued %d time%s\n",
+            hist_predict(&d->hist, d->trace.tenants[t].name, job->user >= 0 ? d->trace.users.s[job->user] : ""),
+            (long long)d->hist.records, js->preemptions, js->preemptions == 1 ? "" : "s");
+    bprintf(&b, "  tenant: quota %d GPUs, G %lld, BE %lld, pending %lld; QAD %.2f, smoothed %.2f (%s, threshold %.2f), band %d\n",
+            q, (long long)A, (long long)BE, (long long)P, d->ten[t].Q, d->ten[t].S,
+            d->ten[t].S < theta ? "under-served" : "served", theta, (int)floor(d->ten[t].S / 0.05));
+    if (js->status == DS_JS_RUNNING) {
+        const int32_t *g = &e->jgpus[e->jgpu_off[j]];
+        int32_t node = e->gpus[g[0]].node;
+        bprintf(&b, "  runs on %s GPU", d->nodes[node].name);
+        for (int32_t i = 0; i < js->nplaced; i++) bprintf(&b, " %d", g[i] - e->nodes[node].gpu0);
+        if (js->shared && js->partner >= 0) bprintf(&b, ", sharing with job %u (shard)", d->slot[js->partner].id);
+        bprintf(&b, "\n");
+        return b.s;
+    }
+    if (js->status != DS_JS_PENDING) return b.s;
+    double m = pparam(d, "m", 1.0);
+    if (job->klass == DS_CLASS_BE) bprintf(&b, "  submitted as best effort: runs only on idle or shared GPUs\n");
+    else if (A + job->gpus <= q) bprintf(&b, "  within quota: eligible as guaranteed (G)\n");
+    else if (BE + job->gpus <= m * q)
+        bprintf(&b, "  quota: %lld + %d > %d GPUs, so it can only borrow as best effort (BE cap %.0f)\n", (long long)A, job->gpus, q, m * q);
+    else bprintf(&b, "  quota: over its quota and its BE cap (%lld + %d > %.0f): waits for its own jobs to finish\n",
+                 (long long)BE, job->gpus, m * q);
+    int fits = 0, free_total = 0;
+    for (int32_t n = 0; n < e->nnodes; n++) {
+        free_total += e->nodes[n].nfree;
+        fits += e->nodes[n].nfree >= job->gpus && ds_engine_node_fits(e, n, j);
+    }
+    if (fits) bprintf(&b, "  fit: %d node%s could take it now (it waits for the next pass)\n", fits, fits == 1 ? "" : "s");
+    else {
+        bprintf(&b, "  no fit: no node has %d free GPU%s with room for %d CPUs (free GPUs per node:", job->gpus,
+                job->gpus == 1 ? "" : "s", job->cpus);
+        for (int32_t n = 0; n < e->nnodes; n++) bprintf(&b, " %s:%d", d->nodes[n].name, e->nodes[n].nfree);
+        bprintf(&b, ")\n");
+    }
+    if (!fits && job->gpus == 1) {
+        /* colocation admission as SPEC 4.5 states it, with the daemon's retention predictor */
+        double rho_min = pparam(d, "rho-min", 0.7), gamma = pparam(d, "gamma", 0.5);
+        double pending = 0;
+        for (int i = 0; i < d->cfg.ntenants; i++) pending += (double)e->tenant_pending_gpus[i];
+        double press = pow(pending / ((double)free_total + 1e-6), gamma);
+        double tau = DS_MIN(1.0, rho_min + (1 - rho_min) * press / (1 + press));
+        double tau_j = d->ten[t].S < theta ? DS_MIN(1.0, tau + (1 - tau) * (theta - d->ten[t].S) / theta) : tau;
+        double best = -1;
+        int32_t bp = -1;
+        for (int32_t g = 0; g < e->ngpus; g++) {
+            const ds_gpu_t *gp = &e->gpus[g];
+            if (gp->nres != 1) continue;
+            int32_t r = gp->res[0];
+            if (e->js[r].nplaced != 1) continue;
+            double a = d->ip.predict(d->ip.ctx, &d->trace, j, r), c = d->ip.predict(d->ip.ctx, &d->trace, r, j);
+            double lo = DS_MIN(a, c);
+            if (lo > best) best = lo, bp = r;
+        }
+        if (!d->slot[j].shareable)
+            bprintf(&b, "  colocation: not possible in Slurm for this job (submitted with --gres; share needs --comment=gpus=1)\n");
+        else if (bp < 0) bprintf(&b, "  colocation: no running one-GPU job to share with\n");
+        else bprintf(&b, "  colocation: best partner job %u, predicted retention %.2f %s threshold %.2f (pressure %.2f)%s\n",
+                     d->slot[bp].id, best, best >= tau_j ? ">=" : "<", tau_j, press,
+                     best >= tau_j ? "" : ": rejected");
+        if (bp >= 0 && job->klass != DS_CLASS_BE && e->js[bp].klass != DS_CLASS_BE && A + job->gpus <= q)
+            bprintf(&b, "  colocation needs a best-effort job in the pair\n");
+    }
+    if (!fits) {
+        if (A + job->gpus <= q && d->ten[t].S < theta)
+            bprintf(&b, "  preemption: its tenant is under-served, so best-effort jobs may be requeued for it\n");
+        else if (A + job->gpus <= q)
+            bprintf(&b, "  preemption: none, its tenant is served (smoothed QAD %.2f >= %.2f)\n", d->ten[t].S, theta);
+        else bprintf(&b, "  preemption: none, best-effort work never preempts\n");
+    }
+    if (d->slot[j].why[0]) bprintf(&b, "  note: %s\n", d->slot[j].why);
+    return b.s;
+}

@@ -1,0 +1,669 @@
+/* state.c: mirrors Slurm into the engine (a growing table of job slots, rebuilt from Slurm alone after
+ * a restart) and applies the engine's decisions back: dispatch with pinned GPUs, requeue, promotion. */
+#include "daemon/daemon.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int dlog_verbose;
+
+void dlog(int level, const char *fmt, ...)
+{
+    if (level > dlog_verbose) return;
+    char ts[32];
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    struct tm tm;
+    gmtime_r(&t.tv_sec, &tm);
+    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
+    fprintf(stderr, "%s.%03ldZ deepshared: ", ts, t.tv_nsec / 1000000);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    fflush(stderr);
+}
+
+double daemon_now_mono(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+int32_t daemon_slot_of(const daemon_t *d, uint32_t id) { return ds_idmap_get(&d->byid, id); }
+
+static int32_t tenant_of(const daemon_t *d, const char *account)
+{
+    return ds_trace_find_tenant(&d->trace, account);
+}
+
+/* Workload facts users may give in --comment: "gpus=2 model=resnet50 dataset=imagenet batch=64 amp=1
+ * gmem=8000 class=BE" (comma or space separated). */
+typedef struct hints {
+    int gpus, batch, amp, gmem, klass;
+    char model[32], dataset[32];
+} hints_t;
+
+static void parse_hints(const char *s, hints_t *h)
+{
+    memset(h, 0, sizeof *h);
+    h->gmem = -1;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ", ;", &save); tok; tok = strtok_r(NULL, ", ;", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq) continue;
+        *eq = 0;
+        const char *v = eq + 1;
+        if (!strcmp(tok, "gpus")) h->gpus = atoi(v);
+        else if (!strcmp(tok, "batch")) h->batch = atoi(v);
+        else if (!strcmp(tok, "amp")) h->amp = atoi(v);
+        else if (!strcmp(tok, "gmem")) h->gmem = atoi(v);
+        else if (!strcmp(tok, "model")) snprintf(h->model, sizeof h->model, "%s", v);
+        else if (!strcmp(tok, "dataset")) snprintf(h->dataset, sizeof h->dataset, "%s", v);
+        else if (!strcmp(tok, "class")) h->klass = !strcasecmp(v, "BE") ? DS_CLASS_BE : !strcasecmp(v, "G") ? DS_CLASS_G : 0;
+    }
+}
+
+/* GPUs a job asks for: an untyped --gres=gpu:N, our own pins, or gpus= in its comment. */
+static int job_gpus(const sl_job_t *j)
+{
+    if (j->untyped_gpus > 0) return j->untyped_gpus;
+    if (j->ngpu_idx > 0) return j->ngpu_idx;
+    hints_t h;
+    parse_hints(j->comment, &h);
+    return h.gpus;
+}
+
+static int is_ours(const daemon_t *d, const char *part)
+{
+    return !strcmp(part, d->cfg.g_partition) || !strcmp(part, d->cfg.be_partition);
+}
+
+static int node_index(const daemon_t *d, const char *name)
+{
+    for (int i = 0; i < d->nnodes; i++)
+        if (!strcmp(d->nodes[i].name, name)) return i;
+    return -1;
+}
+
+/* The engine GPUs a dispatched or running job holds, from its node and pinned indices. */
+static int job_engine_gpus(const daemon_t *d, const sl_job_t *j, int32_t *out)
+{
+    const char *node = j->nodes[0] ? j->nodes : j->req_nodes;
+    int n = node_index(d, node);
+    if (n < 0 || j->ngpu_idx == 0) return 0;
+    for (int i = 0; i < j->ngpu_idx; i++) {
+        if (j->gpu_idx[i] < 0 || j->gpu_idx[i] >= d->gpn) return 0;
+        out[i] = d->e->nodes[n].gpu0 + j->gpu_idx[i];
+    }
+    return j->ngpu_idx;
+}
+
+static void warn_once(daemon_t *d, uint32_t id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void warn_once(daemon_t *d, uint32_t id, const char *fmt, ...)
+{
+    if (ds_idmap_put(&d->warned, id, 1) >= 0) return;
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    dlog(0, "job %u: %s", id, msg);
+}
+
+/* Why a Slurm job cannot be scheduled by us (NULL when it can). */
+static const char *unschedulable(daemon_t *d, const sl_job_t *j, char *buf, size_t n)
+{
+    if (tenant_of(d, j->account) < 0) {
+        snprintf(buf, n, "account '%s' is not a tenant in %.100s; left in partition %.60s", j->account, d->cfg.path,
+                 j->partition);
+        return buf;
+    }
+    int g = job_gpus(j);
+    if (g < 1) {
+        snprintf(buf, n, "asks for no GPU (use --comment=gpus=N or --gres=gpu:N); left in %s", j->partition);
+        return buf;
+    }
+    if (g > d->gpn) {
+        snprintf(buf, n, "asks for %d GPUs but a node has %d; left in %s", g, d->gpn, j->partition);
+        return buf;
+    }
+    return NULL;
+}
+
+/* Fills slot s (an unused placeholder) with Slurm job j. */
+static int32_t add_slot(daemon_t *d, const sl_job_t *j)
+{
+    int32_t s = d->nslots++;
+    ds_job_t *job = &d->trace.jobs[s];
+    hints_t h;
+    parse_hints(j->comment, &h);
+    job->id = j->id;
+    job->submit = j->submit;
+    job->tenant = tenant_of(d, j->account);
+    job->user = ds_strtab_intern(&d->trace.users, j->user);
+    job->gpus = job_gpus(j);
+    job->cpus = j->cpus > 0 ? j->cpus : 1;
+    job->mem_mib = j->mem_mib;
+    job->model = h.model[0] ? ds_strtab_intern(&d->trace.models, h.model) : -1;
+    job->dataset = h.dataset[0] ? ds_strtab_intern(&d->trace.datasets, h.dataset) : -1;
+    job->batch = h.batch;
+    job->amp = h.amp;
+    job->gmem_mib = h.gmem >= 0 ? h.gmem : d->cfg.default_gmem_mib;
+    job->klass = (uint8_t)h.klass;
+    double p = hist_predict(&d->hist, d->trace.tenants[job->tenant].name, j->user);
+    job->estimate = p;
+    job->duration = (int64_t)ceil(p); /* what "oracle" policies see: the daemon has no truth */
+    job->line = 0;
+    dslot_t *sl = &d->slot[s];
+    memset(sl, 0, sizeof *sl);
+    sl->id = j->id;
+    /* Slurm 22.05 refuses a shard on a job that asked for a GPU GRES at submit, and a shard holds one GPU */
+    sl->shareable = job->gpus == 1 && j->untyped_gpus == 0 && !(j->ngpu_idx > 0 && !j->on_shard);
+    ds_idmap_put(&d->byid, j->id, s);
+    return s;
+}
+
+static int cmp_submit(const void *a, const void *b)
+{
+    const sl_job_t *x = *(sl_job_t *const *)a, *y = *(sl_job_t *const *)b;
+    if (x->submit != y->submit) return x->submit < y->submit ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static double hint_retention(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)
+{
+    daemon_t *d = ctx;
+    (void)t;
+    if (d->have_coloc) return ds_coloc_rho(&d->coloc, a, b);
+    return d->cfg.missing_rho;
+}
+
+/* Live = pending in staging, dispatched or running in our partitions, for a known tenant. */
+static int is_live(daemon_t *d, const sl_job_t *j)
+{
+    if (j->state == SL_PENDING && !strcmp(j->partition, d->cfg.staging)) return 1;
+    if (j->state == SL_RUNNING && is_ours(d, j->partition)) return 1;
+    if (j->state == SL_PENDING && is_ours(d, j->partition)) return 1;
+    return 0;
+}
+
+/* Running (or dispatched, not held) in one of our partitions: holds its pinned GPUs. */
+static int holds_gpus(daemon_t *d, const sl_job_t *j)
+{
+    if (!is_ours(d, j->partition)) return 0;
+    if (j->state == SL_RUNNING) return 1;
+    return j->state == SL_PENDING && !j->held;
+}
+
+/* Builds the engine from the Slurm snapshot alone: the start state and the state after a restart
+ * (SPEC 4.1: the policy warm-starts its QAD from the first cycle; nothing else is stored). */
+static int rebuild(daemon_t *d, ds_error_t *err)
+{
+    if (d->e) ds_engine_destroy(d->e);
+    d->e = NULL;
+    int32_t live = 0;
+    sl_job_t **v = ds_xmalloc((size_t)(d->nsj ? d->nsj : 1) * sizeof *v);
+    char why[300];
+    for (int i = 0; i < d->nsj; i++) {
+        sl_job_t *j = &d->sj[i];
+        if (!is_live(d, j)) continue;
+        if (j->state == SL_PENDING && !strcmp(j->partition, d->cfg.staging) && j->held) continue;
+        if (unschedulable(d, j, why, sizeof why)) { warn_once(d, j->id, "%s", why); continue; }
+        v[live++] = j;
+    }
+    qsort(v, (size_t)live, sizeof *v, cmp_submit);
+    int32_t cap = d->cfg.job_capacity;
+    while (cap < 2 * live + 16) cap *= 2;
+    /* placeholder slots: a policy sizes its per-job arrays once, at init */
+    ds_trace_t *t = &d->trace;
+    ds_trace_free(t);
+    ds_trace_init(t);
+    snprintf(t->source, sizeof t->source, "slurm");
+    for (int i = 0; i < d->cfg.ntenants; i++) ds_trace_add_tenant(t, d->cfg.tenants[i].name, d->cfg.tenants[i].quota);
+    for (int32_t s = 0; s < cap; s++) {
+        ds_job_t *job = ds_trace_add_job(t);
+        job->id = -1 - s;
+        job->gpus = d->gpn;
+        job->cpus = 1;
+        job->duration = 1;
+        job->user = -1;
+    }
+    ds_strtab_intern(&t->users, "?");
+    d->slot = ds_xrealloc(d->slot, (size_t)cap * sizeof *d->slot);
+    memset(d->slot, 0, (size_t)cap * sizeof *d->slot);
+    ds_idmap_free(&d->byid);
+    ds_idmap_init(&d->byid);
+    d->nslots = 0;
+    ds_engine_config_t ec;
+    ds_engine_config_default(&ec);
+    ec.mode = DS_MODE_POOLED;
+    ec.pool_nodes = d->nnodes;
+    ec.gpus_per_node = d->gpn;
+    ec.cpus_per_node = d->cpn;
+    ec.mem_per_node = d->mpn;
+    ec.gmem_per_gpu = d->cfg.gmem_mib;
+    ec.k = d->cfg.k;
+    ec.predictors = &d->preds;
+    /* slot fields are filled before arrival, so a policy reading jobs at arrival sees the real job */
+    int rc = ds_engine_create(&d->e, t, &ec, d->ops, d->pconfig, err);
+    if (rc) { free(v); return rc; }
+    d->e->hooks.ctx = d;
+    d->now = DS_MAX(d->now, (int64_t)time(NULL));
+    int32_t gbuf[SL_MAX_GPUS];
+    for (int32_t i = 0; i < live; i++) {
+        const sl_job_t *j = v[i];
+        int32_t s = add_slot(d, j);
+        if (holds_gpus(d, j)) {
+            int n = job_engine_gpus(d, j, gbuf);
+            if (n != t->jobs[s].gpus) {
+                dlog(0, "job %u: running in %s without GPUs deepshared can place (%s on %s); treated as pending",
+                     j->id, j->partition, j->tres_per_node, j->nodes[0] ? j->nodes : j->req_nodes);
+                d->slot[s].requeued = 1;
+                ds_engine_arrive(d->e, s, d->now);
+                continue;
+            }
+            int ok = 1;
+            for (int k = 0; k < n; k++) ok &= d->e->gpus[gbuf[k]].nres < DS_MAX_K;
+            if (!ok) { dlog(0, "job %u: more residents on its GPU than supported; ignored", j->id); continue; }
+            int klass = strstr(j->admin_comment, "class=BE") ? DS_CLASS_BE
+                      : strstr(j->admin_comment, "class=G") ? DS_CLASS_G
+                      : !strcmp(j->partition, d->cfg.be_partition) ? DS_CLASS_BE : DS_CLASS_G;
+            ds_engine_adopt(d->e, s, gbuf, klass, d->now);
+            d->e->js[s].preemptions = j->restarts;
+            d->slot[s].seen_running = j->state == SL_RUNNING;
+            d->slot[s].t_dispatch = j->state == SL_PENDING ? daemon_now_mono() : 0;
+        } else {
+            d->e->js[s].preemptions = j->restarts;
+            if (j->state == SL_PENDING && is_ours(d, j->partition)) d->slot[s].requeued = 1; /* held by our requeue */
+            ds_engine_arrive(d->e, s, d->now);
+        }
+    }
+    ds_engine_clear_decisions(d->e);
+    d->e->nrate_dirty = 0;
+    if (d->have_coloc) ds_coloc_bind(&d->coloc, t);
+    free(v);
+    d->rebuilds++;
+    d->need_rebuild = 0;
+    dlog(0, "state rebuilt from Slurm: %d live jobs, capacity %d", live, cap);
+    return DS_OK;
+}
+
+int daemon_setup(daemon_t *d, ds_error_t *err)
+{
+    pthread_mutex_init(&d->lock, NULL);
+    ds_idmap_init(&d->byid);
+    ds_idmap_init(&d->warned);
+    ds_trace_init(&d->trace);
+    for (int i = 0; i < D_LAT_BUCKETS; i++) {
+        static const double b[D_LAT_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
+        d->lat_bounds[i] = b[i];
+    }
+    d->ops = ds_policy_find(d->cfg.policy);
+    if (!d->ops) {
+        char names[512] = "";
+        size_t off = 0;
+        for (const ds_policy_ops_t *const *p = ds_policy_list(); *p && off < sizeof names; p++)
+            off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", off ? ", " : "", (*p)->name);
+        ds_error_set(err, d->cfg.path, 0, "policy", "policy '%s' is not in this build (available: %s)", d->cfg.policy,
+                     names);
+        return DS_ENOTFOUND;
+    }
+    if (d->ops->config_new) d->pconfig = d->ops->config_new();
+    for (int i = 0; i < d->cfg.nparams; i++) {
+        int rc = d->ops->config_set ? d->ops->config_set(d->pconfig, d->cfg.pkeys[i], d->cfg.pvals[i], err) : DS_ENOTFOUND;
+        if (rc) {
+            if (rc == DS_ENOTFOUND)
+                ds_error_set(err, d->cfg.path, 0, d->cfg.pkeys[i], "policy '%s' has no parameter of that name", d->ops->name);
+            else if (!err->file[0]) snprintf(err->file, sizeof err->file, "%s", d->cfg.path);
+            return rc;
+        }
+    }
+    hist_init(&d->hist, d->cfg.min_history, d->cfg.default_runtime);
+    if (d->cfg.journal[0]) {
+        if (hist_open(&d->hist, d->cfg.journal, NULL, err)) return DS_EIO;
+        dlog(0, "journal %s: learned from %lld finished jobs", d->cfg.journal, (long long)d->hist.records);
+    }
+    hist_predictor(&d->rt, &d->hist);
+    memset(&d->ip, 0, sizeof d->ip);
+    d->ip.name = "profile";
+    d->ip.ctx = d;
+    d->ip.predict = hint_retention;
+    d->preds.runtime = &d->rt;
+    d->preds.interference = &d->ip;
+    if (d->cfg.interference[0]) {
+        int rc = ds_coloc_read(&d->coloc, d->cfg.interference, err);
+        if (rc) return rc;
+        d->coloc.missing_rho = d->cfg.missing_rho;
+        d->have_coloc = 1;
+    }
+    d->ten = ds_xcalloc((size_t)d->cfg.ntenants, sizeof *d->ten);
+    d->need_rebuild = 1;
+    return DS_OK;
+}
+
+void daemon_teardown(daemon_t *d)
+{
+    if (d->e) ds_engine_destroy(d->e);
+    if (d->pconfig && d->ops->config_free) d->ops->config_free(d->pconfig);
+    if (d->have_coloc) ds_coloc_free(&d->coloc);
+    hist_free(&d->hist);
+    ds_trace_free(&d->trace);
+    ds_idmap_free(&d->byid);
+    ds_idmap_free(&d->warned);
+    free(d->slot);
+    free(d->sj);
+    free(d->nodes);
+    free(d->ten);
+}
+
+static int load_nodes(daemon_t *d, char *err, size_t errn)
+{
+    sl_node_t *nodes = NULL;
+    int n = 0;
+    if (sl_load_nodes(&nodes, &n, err, errn)) return -1;
+    int gpn = 0, cpn = 0;
+    int64_t mpn = 0;
+    for (int i = 0; i < n; i++) {
+        if (nodes[i].gpus > gpn) gpn = nodes[i].gpus;
+        if (!cpn || nodes[i].cpus < cpn) cpn = nodes[i].cpus;
+        if (!mpn || nodes[i].mem_mib < mpn) mpn = nodes[i].mem_mib;
+    }
+    if (n == 0 || gpn == 0) {
+        snprintf(err, errn, "Slurm reports %d nodes and no GPUs (gres gpu) on them", n);
+        free(nodes);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (nodes[i].gpus != gpn)
+            dlog(0, "node %s has %d GPUs, others %d: the engine models %d on every node", nodes[i].name, nodes[i].gpus,
+                 gpn, gpn);
+    free(d->nodes);
+    d->nodes = nodes;
+    d->nnodes = n;
+    d->gpn = gpn;
+    d->cpn = cpn;
+    d->mpn = mpn;
+    dlog(0, "cluster: %d nodes x %d GPUs, %d CPUs, %lld MiB", n, gpn, cpn, (long long)mpn);
+    return 0;
+}
+
+static void journal_finished(daemon_t *d, const sl_job_t *j)
+{
+    if (j->state != SL_COMPLETED || !is_ours(d, j->partition) || j->start <= 0 || j->end < j->start) return;
+    if (hist_seen(&d->hist, j->id)) return;
+    int32_t t = tenant_of(d, j->account);
+    if (t < 0) return;
+    char err[300];
+    if (hist_record(&d->hist, j->id, j->account, j->user, job_gpus(j), (double)(j->end - j->start), j->end, err,
+                    sizeof err)) {
+        dlog(0, "%s", err);
+        d->errors++;
+    }
+}
+
+static void finish_slot(daemon_t *d, int32_t s, const char *how)
+{
+    ds_engine_finish(d->e, s, d->now);
+    d->finished++;
+    dlog(1, "job %u %s", d->slot[s].id, how);
+}
+
+/* Mirrors one Slurm job into its slot. */
+static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
+{
+    ds_jstate_t *js = &d->e->js[s];
+    dslot_t *sl = &d->slot[s];
+    char err[300];
+    if (j->state == SL_COMPLETED || j->state == SL_ENDED) {
+        if (js->status == DS_JS_RUNNING) finish_slot(d, s, j->state == SL_COMPLETED ? "completed" : "ended");
+        else if (js->status == DS_JS_PENDING) {
+            d->need_rebuild = 1;
+            snprintf(d->rebuild_why, sizeof d->rebuild_why, "pending job %u ended in Slurm", j->id);
+        }
+        return;
+    }
+    if (j->state == SL_RUNNING && !sl->seen_running && is_ours(d, j->partition)) {
+        sl->seen_running = 1;
+        if (j->start >= j->submit && j->restarts == 0) d->s2r_samples[d->s2r_n++ % D_SAMPLES] = (double)(j->start - j->submit);
+    }
+    if (j->state == SL_PENDING) sl->seen_running = 0;
+    int holds = holds_gpus(d, j);
+    if (js->status == DS_JS_RUNNING) {
+        if (!holds) {
+            /* Slurm has it pending without our pins (requeued, dispatch undone): pending here too */
+            ds_engine_preempt(d->e, s, d->now, 0);
+            d->e->n_preemptions--;
+            js->preemptions = j->restarts;
+        } else {
+            int32_t g[SL_MAX_GPUS];
+            int n = job_engine_gpus(d, j, g);
+            int same = n == js->nplaced;
+            for (int i = 0; same && i < n; i++) same = g[i] == d->e->jgpus[d->e->jgpu_off[s] + i];
+            if (!same) {
+                d->need_rebuild = 1;
+                snprintf(d->rebuild_why, sizeof d->rebuild_why, "job %u holds other GPUs in Slurm", j->id);
+            } else if (j->state == SL_PENDING && sl->t_dispatch > 0 && mono - sl->t_dispatch > d->cfg.dispatch_timeout) {
+                dlog(0, "job %u: dispatched %.0f s ago and still not running (%s); back to staging", j->id,
+                     mono - sl->t_dispatch, j->partition);
+                if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) dlog(0, "%s", err), d->errors++;
+                sl->t_dispatch = 0;
+            }
+        }
+    } else if (js->status == DS_JS_PENDING) {
+        if (holds) {
+            d->need_rebuild = 1;
+            snprintf(d->rebuild_why, sizeof d->rebuild_why, "job %u was started outside deepshared", j->id);
+        } else if (j->state == SL_PENDING && is_ours(d, j->partition) && j->held && !j->completing) {
+            /* our requeue completed: back to staging, released, where only we start it */
+            if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) dlog(0, "%s", err), d->errors++;
+            else sl->requeued = 0;
+        }
+    }
+}
+
+int daemon_sync(daemon_t *d, int force, char *err, size_t errn)
+{
+    if (!d->nodes && load_nodes(d, err, errn)) return -1;
+    int changed = 0;
+    if (force) sl_jobs_reset();
+    if (sl_load_jobs(&d->sj, &d->nsj, &changed, err, errn)) return -1;
+    d->now = DS_MAX(d->now, (int64_t)time(NULL));
+    if (!changed && !d->need_rebuild) return 0;
+    ds_error_t e2;
+    ds_error_clear(&e2);
+    if (d->need_rebuild || !d->e) {
+        if (rebuild(d, &e2)) {
+            char m[600];
+            ds_error_format(&e2, m, sizeof m);
+            snprintf(err, errn, "cannot build the engine: %s", m);
+            return -1;
+        }
+    }
+    double mono = daemon_now_mono();
+    ds_idmap_t present;
+    ds_idmap_init(&present);
+    char why[300];
+    for (int i = 0; i < d->nsj; i++) {
+        const sl_job_t *j = &d->sj[i];
+        ds_idmap_put(&present, j->id, i);
+        journal_finished(d, j);
+        int32_t s = daemon_slot_of(d, j->id);
+        if (s >= 0) { reconcile(d, s, j, mono); continue; }
+        if (!is_live(d, j)) continue;
+        if (j->state == SL_PENDING && !strcmp(j->partition, d->cfg.staging) && j->held) continue; /* user hold */
+        if (unschedulable(d, j, why, sizeof why)) { warn_once(d, j->id, "%s", why); continue; }
+        if (holds_gpus(d, j) || is_ours(d, j->partition)) {
+            d->need_rebuild = 1;
+            snprintf(d->rebuild_why, sizeof d->rebuild_why, "job %u appeared in %s", j->id, j->partition);
+            continue;
+        }
+        if (d->nslots == d->trace.njobs) {
+            d->need_rebuild = 1;
+            snprintf(d->rebuild_why, sizeof d->rebuild_why, "job table full (%d slots)", d->trace.njobs);
+            continue;
+        }
+        int32_t ns = add_slot(d, j);
+        if (d->have_coloc) ds_coloc_bind(&d->coloc, &d->trace);
+        ds_engine_arrive(d->e, ns, d->now);
+        dlog(1, "job %u (%s, %d GPUs) queued", j->id, j->account, d->trace.jobs[ns].gpus);
+    }
+    /* jobs Slurm no longer knows */
+    for (int32_t s = 0; s < d->nslots; s++) {
+        if (ds_idmap_get(&present, d->slot[s].id) >= 0) continue;
+        if (d->e->js[s].status == DS_JS_RUNNING) finish_slot(d, s, "vanished from Slurm");
+        else if (d->e->js[s].status == DS_JS_PENDING) {
+            dlog(0, "job %u vanished from Slurm while pending", d->slot[s].id);
+            d->need_rebuild = 1;
+            snprintf(d->rebuild_why, sizeof d->rebuild_why, "pending job %u vanished", d->slot[s].id);
+        }
+    }
+    ds_idmap_free(&present);
+    ds_engine_clear_decisions(d->e);
+    d->e->nrate_dirty = 0;
+    if (d->need_rebuild) {
+        dlog(0, "rebuilding state: %s", d->rebuild_why);
+        if (rebuild(d, &e2)) {
+            char m[600];
+            ds_error_format(&e2, m, sizeof m);
+            snprintf(err, errn, "cannot build the engine: %s", m);
+            return -1;
+        }
+    }
+    return 1;
+}
+
+/* A colocation Slurm can honour: every resident of the job's GPUs runs on a shard. */
+static int coloc_ok(const daemon_t *d, int32_t j)
+{
+    const ds_engine_t *e = d->e;
+    const int32_t *g = &e->jgpus[e->jgpu_off[j]];
+    int shared = 0, ok = d->slot[j].shareable;
+    for (int32_t i = 0; i < e->js[j].nplaced; i++) {
+        const ds_gpu_t *gp = &e->gpus[g[i]];
+        if (gp->nres > 1) shared = 1;
+        for (int32_t r = 0; r < gp->nres; r++) ok &= d->slot[gp->res[r]].shareable;
+    }
+    return !shared || ok;
+}
+
+static void dispatch(daemon_t *d, int32_t j, int32_t other)
+{
+    ds_engine_t *e = d->e;
+    const sl_job_t *sj = NULL;
+    for (int i = 0; i < d->nsj; i++)
+        if (d->sj[i].id == d->slot[j].id) { sj = &d->sj[i]; break; }
+    if (!coloc_ok(d, j)) {
+        snprintf(d->slot[j].why, sizeof d->slot[j].why,
+                 "the policy chose to share a GPU with job %u, but only one-GPU jobs submitted without --gres can "
+                 "share a GPU in Slurm 22.05 (shard)", other >= 0 ? d->slot[other].id : 0);
+        d->slot[j].undo = 1;
+        return;
+    }
+    const int32_t *g = &e->jgpus[e->jgpu_off[j]];
+    int idx[SL_MAX_GPUS], n = e->js[j].nplaced;
+    int32_t node = e->gpus[g[0]].node;
+    for (int i = 0; i < n; i++) idx[i] = g[i] - e->nodes[node].gpu0;
+    int be = e->js[j].klass == DS_CLASS_BE;
+    char ac[64], err[300];
+    snprintf(ac, sizeof ac, "deepshare class=%s", be ? "BE" : "G");
+    int clear = sj && sj->tres_per_node[0];
+    double t0 = daemon_now_mono();
+    if (sl_dispatch(d->slot[j].id, be ? d->cfg.be_partition : d->cfg.g_partition, d->nodes[node].name, idx, n,
+                    d->slot[j].shareable, clear, ac, be ? 10000 : 20000, err, sizeof err)) {
+        dlog(0, "%s", err);
+        d->errors++;
+        snprintf(d->slot[j].why, sizeof d->slot[j].why, "last dispatch failed: %.120s", err);
+        d->slot[j].undo = 1;
+        return;
+    }
+    d->slot[j].t_dispatch = daemon_now_mono();
+    d->slot[j].why[0] = 0;
+    d->dispatches++;
+    d->ten[d->trace.jobs[j].tenant].dispatched++;
+    if (other >= 0) d->colocations++;
+    dlog(1, "job %u -> %s %s GPU %d%s%s (%.1f ms)%s", d->slot[j].id, be ? d->cfg.be_partition : d->cfg.g_partition,
+         d->nodes[node].name, idx[0], n > 1 ? "+" : "", d->slot[j].shareable ? " shard" : "",
+         (d->slot[j].t_dispatch - t0) * 1e3, other >= 0 ? " shared" : "");
+}
+
+void daemon_pass(daemon_t *d, int timer)
+{
+    ds_engine_t *e = d->e;
+    if (!e) return;
+    d->now = DS_MAX(d->now, (int64_t)time(NULL));
+    ds_engine_schedule(e, d->now, timer);
+    d->passes++;
+    char err[300];
+    int nundo = 0;
+    for (int32_t i = 0; i < e->ndec; i++) {
+        const ds_decision_t *dec = &e->dec[i];
+        int32_t j = dec->job;
+        switch (dec->type) {
+        case DS_DEC_START:
+            if (e->js[j].status == DS_JS_RUNNING) dispatch(d, j, dec->other);
+            nundo += d->slot[j].undo;
+            break;
+        case DS_DEC_PREEMPT:
+            if (d->slot[j].undo) break; /* never reached Slurm */
+            if (sl_requeue_hold(d->slot[j].id, err, sizeof err)) {
+                dlog(0, "%s", err);
+                d->errors++;
+            } else {
+                d->slot[j].requeued = 1;
+                d->requeues++;
+                d->ten[d->trace.jobs[j].tenant].preempted++;
+                dlog(1, "job %u requeued (%s, reason %d)", d->slot[j].id,
+                     e->js[j].klass == DS_CLASS_BE ? "BE" : "G", dec->reason);
+            }
+            break;
+        case DS_DEC_PROMOTE:
+            if (sl_set_admin_comment(d->slot[j].id, "deepshare class=G", err, sizeof err)) dlog(0, "%s", err), d->errors++;
+            break;
+        default: break;
+        }
+    }
+    ds_engine_clear_decisions(e);
+    e->nrate_dirty = 0;
+    if (nundo) {
+        /* take back starts Slurm was not told about: the jobs wait again, with no preemption counted */
+        for (int32_t j = 0; j < d->nslots; j++) {
+            if (!d->slot[j].undo) continue;
+            d->slot[j].undo = 0;
+            if (e->js[j].status != DS_JS_RUNNING) continue;
+            double ov = e->js[j].overhead;
+            int32_t pre = e->js[j].preemptions;
+            ds_engine_preempt(e, j, d->now, 0);
+            e->js[j].overhead = ov;
+            e->js[j].preemptions = pre;
+            e->n_preemptions--;
+            d->undone++;
+        }
+        ds_engine_clear_decisions(e);
+        e->nrate_dirty = 0;
+    }
+}
+
+void daemon_cycle_figures(daemon_t *d)
+{
+    const ds_engine_t *e = d->e;
+    if (!e) return;
+    for (int i = 0; i < d->cfg.ntenants; i++) {
+        int64_t A = e->tenant_g_gpus[i], D = A + e->tenant_pending_gpus[i];
+        int64_t den = DS_MIN((int64_t)d->cfg.tenants[i].quota, D);
+        double q = den <= 0 ? 1.0 : (double)A / (double)den;
+        if (q > 1) q = 1;
+        d->ten[i].Q = q;
+        d->ten[i].S = d->s_init ? d->cfg.qad_lambda * q + (1 - d->cfg.qad_lambda) * d->ten[i].S : q;
+    }
+    d->s_init = 1;
+    d->cycles++;
+}

@@ -1,0 +1,263 @@
+/* slurm_io.c: libslurm calls of the daemon: job and node loads copied into plain structs, and the few
+ * updates that apply the engine's decisions. Everything Slurm-version specific lives here. */
+#include "slurm_io.h"
+
+#include <pwd.h>
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static job_info_msg_t *last_jobs;
+static time_t last_update;
+
+void sl_init(const char *conf) { slurm_init(conf); }
+
+void sl_fini(void)
+{
+    if (last_jobs) slurm_free_job_info_msg(last_jobs);
+    last_jobs = NULL;
+    slurm_fini();
+}
+
+void sl_jobs_reset(void) { last_update = 0; }
+
+static void copy(char *dst, size_t n, const char *src) { snprintf(dst, n, "%s", src ? src : ""); }
+
+static void seterr(char *err, size_t n, const char *what)
+{
+    snprintf(err, n, "%s: %s", what, slurm_strerror(slurm_get_errno()));
+}
+
+/* "1-3,5" -> indices */
+static void parse_idx_list(const char *s, sl_job_t *j)
+{
+    while (*s && *s != ')') {
+        char *end;
+        long a = strtol(s, &end, 10), b = a;
+        if (end == s) return;
+        s = end;
+        if (*s == '-') { b = strtol(s + 1, &end, 10); s = end; }
+        for (long i = a; i <= b && j->ngpu_idx < SL_MAX_GPUS; i++) j->gpu_idx[j->ngpu_idx++] = (int)i;
+        if (*s == ',') s++;
+        else break;
+    }
+}
+
+/* Typed pins "gres:gpu:g2:1,gres:shard:g3:1" -> indices; untyped "gres:gpu:N" -> untyped_gpus. */
+static void parse_tres(const char *tres, sl_job_t *j)
+{
+    char buf[256];
+    copy(buf, sizeof buf, tres);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (!strncmp(tok, "gres:", 5)) tok += 5;
+        else if (!strncmp(tok, "gres/", 5)) tok += 5;
+        int shard = !strncmp(tok, "shard:", 6);
+        if (!shard && strncmp(tok, "gpu:", 4)) continue;
+        char *rest = tok + (shard ? 6 : 4);
+        int idx;
+        long cnt;
+        if (rest[0] == 'g' && sscanf(rest, "g%d:%ld", &idx, &cnt) == 2) {
+            if (j->ngpu_idx < SL_MAX_GPUS) j->gpu_idx[j->ngpu_idx++] = idx;
+            j->on_shard |= shard;
+        } else if (!shard && sscanf(rest, "%ld", &cnt) == 1) {
+            j->untyped_gpus = (int)cnt;
+        }
+    }
+}
+
+static int map_state(uint32_t st, uint32_t exit_code)
+{
+    switch (st & JOB_STATE_BASE) {
+    case JOB_PENDING: return SL_PENDING;
+    case JOB_RUNNING:
+    case JOB_SUSPENDED: return SL_RUNNING;
+    case JOB_COMPLETE: return exit_code == 0 ? SL_COMPLETED : SL_ENDED;
+    default: return SL_ENDED;
+    }
+}
+
+static void user_name(uint32_t uid, const char *given, char *dst, size_t n)
+{
+    if (given && *given) { copy(dst, n, given); return; }
+    struct passwd pw, *res = NULL;
+    char buf[1024];
+    if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res) copy(dst, n, pw.pw_name);
+    else snprintf(dst, n, "uid%u", uid);
+}
+
+int sl_load_jobs(sl_job_t **jobs, int *njobs, int *changed, char *err, size_t errn)
+{
+    job_info_msg_t *msg = NULL;
+    *changed = 1;
+    int rc = slurm_load_jobs(last_jobs ? last_update : 0, &msg, SHOW_ALL | SHOW_DETAIL);
+    if (rc != SLURM_SUCCESS) {
+        if (slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA && last_jobs) {
+            *changed = 0;
+            return 0;
+        }
+        seterr(err, errn, "loading jobs");
+        return -1;
+    }
+    if (last_jobs) slurm_free_job_info_msg(last_jobs);
+    last_jobs = msg;
+    last_update = msg->last_update;
+    sl_job_t *v = calloc(msg->record_count ? msg->record_count : 1, sizeof *v);
+    if (!v) { snprintf(err, errn, "out of memory"); return -1; }
+    for (uint32_t i = 0; i < msg->record_count; i++) {
+        const slurm_job_info_t *s = &msg->job_array[i];
+        sl_job_t *j = &v[i];
+        j->id = s->job_id;
+        j->uid = s->user_id;
+        copy(j->account, sizeof j->account, s->account);
+        user_name(s->user_id, s->user_name, j->user, sizeof j->user);
+        copy(j->partition, sizeof j->partition, s->partition);
+        j->state = map_state(s->job_state, s->exit_code);
+        j->completing = (s->job_state & JOB_COMPLETING) != 0;
+        j->held = s->priority == 0;
+        j->priority = s->priority;
+        j->submit = s->submit_time;
+        j->start = s->start_time;
+        j->end = s->end_time;
+        j->restarts = s->restart_cnt;
+        j->cpus = (int)s->num_cpus;
+        uint64_t m = s->pn_min_memory;
+        if (m == NO_VAL64) m = 0;
+        if (m & MEM_PER_CPU) m = (m & ~MEM_PER_CPU) * (uint64_t)(j->cpus ? j->cpus : 1);
+        j->mem_mib = (int64_t)m;
+        copy(j->tres_per_node, sizeof j->tres_per_node, s->tres_per_node);
+        copy(j->comment, sizeof j->comment, s->comment);
+        copy(j->admin_comment, sizeof j->admin_comment, s->admin_comment);
+        copy(j->nodes, sizeof j->nodes, s->nodes);
+        copy(j->req_nodes, sizeof j->req_nodes, s->req_nodes);
+        parse_tres(j->tres_per_node, j);
+        if (j->ngpu_idx == 0 && j->state == SL_RUNNING && s->gres_detail_cnt > 0 && s->gres_detail_str &&
+            s->gres_detail_str[0]) {
+            const char *p = strstr(s->gres_detail_str[0], "IDX:");
+            if (p) parse_idx_list(p + 4, j);
+        }
+    }
+    free(*jobs);
+    *jobs = v;
+    *njobs = (int)msg->record_count;
+    return 0;
+}
+
+int sl_load_nodes(sl_node_t **nodes, int *nnodes, char *err, size_t errn)
+{
+    node_info_msg_t *msg = NULL;
+    if (slurm_load_node(0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+        seterr(err, errn, "loading nodes");
+        return -1;
+    }
+    sl_node_t *v = calloc(msg->record_count ? msg->record_count : 1, sizeof *v);
+    int n = 0;
+    for (uint32_t i = 0; i < msg->record_count; i++) {
+        const node_info_t *s = &msg->node_array[i];
+        if (!s->name) continue;
+        sl_node_t *d = &v[n++];
+        copy(d->name, sizeof d->name, s->name);
+        d->cpus = s->cpus;
+        d->mem_mib = (int64_t)s->real_memory;
+        uint32_t base = s->node_state & NODE_STATE_BASE;
+        d->up = base != NODE_STATE_DOWN && base != NODE_STATE_UNKNOWN && base != NODE_STATE_FUTURE &&
+                !(s->node_state & (NODE_STATE_DRAIN | NODE_STATE_NO_RESPOND));
+        /* "gpu:g0:1,gpu:g1:1,...,shard:8" or "gpu:4,shard:8" (may carry "(S:0)" socket suffixes) */
+        char buf[512];
+        copy(buf, sizeof buf, s->gres);
+        char *save = NULL;
+        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            if (strncmp(tok, "gpu:", 4)) continue;
+            char *last = strrchr(tok, ':');
+            d->gpus += atoi(last + 1);
+        }
+    }
+    slurm_free_node_info_msg(msg);
+    *nodes = v;
+    *nnodes = n;
+    return 0;
+}
+
+static int update(job_desc_msg_t *d, char *err, size_t errn, const char *what)
+{
+    if (slurm_update_job(d) != SLURM_SUCCESS) {
+        char w[128];
+        snprintf(w, sizeof w, "%s of job %u", what, d->job_id);
+        seterr(err, errn, w);
+        return -1;
+    }
+    return 0;
+}
+
+int sl_dispatch(uint32_t id, const char *partition, const char *node, const int *idx, int n, int shard,
+                int clear_first, const char *admin_comment, uint32_t priority, char *err, size_t errn)
+{
+    job_desc_msg_t d;
+    if (clear_first) {
+        slurm_init_job_desc_msg(&d);
+        d.job_id = id;
+        d.tres_per_node = "";
+        if (update(&d, err, errn, "clearing the GRES request")) return -1;
+    }
+    char tres[1024] = "", part[64], nodes[128], ac[256];
+    size_t off = 0;
+    for (int i = 0; i < n && off < sizeof tres; i++)
+        off += (size_t)snprintf(tres + off, sizeof tres - off, "%sgres:%s:g%d:1", i ? "," : "", shard ? "shard" : "gpu", idx[i]);
+    copy(part, sizeof part, partition);
+    copy(nodes, sizeof nodes, node);
+    copy(ac, sizeof ac, admin_comment);
+    slurm_init_job_desc_msg(&d);
+    d.job_id = id;
+    d.partition = part;
+    d.req_nodes = nodes;
+    if (n > 0) d.tres_per_node = tres;
+    d.admin_comment = ac;
+    d.priority = priority;
+    return update(&d, err, errn, "dispatch");
+}
+
+int sl_requeue_hold(uint32_t id, char *err, size_t errn)
+{
+    if (slurm_requeue(id, JOB_REQUEUE_HOLD) != SLURM_SUCCESS) {
+        char w[64];
+        snprintf(w, sizeof w, "requeue of job %u", id);
+        seterr(err, errn, w);
+        return -1;
+    }
+    return 0;
+}
+
+int sl_restage(uint32_t id, const char *staging, char *err, size_t errn)
+{
+    job_desc_msg_t d;
+    char part[64];
+    copy(part, sizeof part, staging);
+    slurm_init_job_desc_msg(&d);
+    d.job_id = id;
+    d.partition = part;
+    d.req_nodes = "";
+    d.priority = INFINITE; /* releases the hold of the requeue */
+    return update(&d, err, errn, "move back to staging");
+}
+
+int sl_set_admin_comment(uint32_t id, const char *text, char *err, size_t errn)
+{
+    job_desc_msg_t d;
+    char ac[256];
+    copy(ac, sizeof ac, text);
+    slurm_init_job_desc_msg(&d);
+    d.job_id = id;
+    d.admin_comment = ac;
+    return update(&d, err, errn, "admin comment");
+}
+
+int sl_set_priority(uint32_t id, uint32_t priority, char *err, size_t errn)
+{
+    job_desc_msg_t d;
+    slurm_init_job_desc_msg(&d);
+    d.job_id = id;
+    d.priority = priority;
+    return update(&d, err, errn, "priority");
+}

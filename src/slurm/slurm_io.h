@@ -1,0 +1,76 @@
+/* slurm_io.h: the daemon's only window on Slurm: reads jobs and nodes through libslurm into plain
+ * structs, and applies decisions (dispatch with pinned GPUs, requeue held, move back to staging). */
+#ifndef DS_SLURM_IO_H
+#define DS_SLURM_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SL_MAX_GPUS 64
+
+typedef enum {
+    SL_PENDING = 0,
+    SL_RUNNING,     /* running, or suspended */
+    SL_COMPLETED,   /* ended with exit code 0 */
+    SL_ENDED        /* cancelled, failed, timed out, node failure, ... */
+} sl_state_t;
+
+typedef struct sl_job {
+    uint32_t id;
+    uint32_t uid;
+    char account[64];
+    char user[64];
+    char partition[64];
+    int state;             /* sl_state_t */
+    int completing;        /* still releasing resources */
+    int held;              /* priority 0 (held by us or an admin) */
+    uint32_t priority;
+    int64_t submit, start, end;
+    int restarts;
+    int cpus;
+    int64_t mem_mib;       /* per node */
+    char tres_per_node[256];
+    char comment[256];
+    char admin_comment[256];
+    char nodes[128];       /* allocated nodes (running) */
+    char req_nodes[128];
+    /* GPUs: typed entries of tres_per_node (gres:gpu:gN:1 / gres:shard:gN:1) give the pinned indices;
+     * running jobs without types give them from gres_detail (IDX:...) */
+    int ngpu_idx;
+    int gpu_idx[SL_MAX_GPUS];
+    int on_shard;          /* the pinned GRES is shard (a shareable dispatch) */
+    int untyped_gpus;      /* N of an untyped gres:gpu:N request, 0 when none */
+} sl_job_t;
+
+typedef struct sl_node {
+    char name[64];
+    int cpus;
+    int64_t mem_mib;
+    int gpus;
+    int up;                /* not down, drained or not responding */
+} sl_node_t;
+
+/* Opens libslurm with the given slurm.conf (NULL: SLURM_CONF or the default path). */
+void sl_init(const char *conf);
+void sl_fini(void);
+
+/* Loads all jobs. Returns 0, or -1 with err filled (slurmctld unreachable, ...). *changed is 0 when
+ * nothing changed since the last successful load (the previous array is then kept). */
+int sl_load_jobs(sl_job_t **jobs, int *njobs, int *changed, char *err, size_t errn);
+int sl_load_nodes(sl_node_t **nodes, int *nnodes, char *err, size_t errn);
+/* Forgets the last load time so the next sl_load_jobs returns everything. */
+void sl_jobs_reset(void);
+
+/* Moves a pending job to partition on node with the GPUs idx pinned (gpu:gN:1 each, or shard:gN:1
+ * when shard is set), sets its admin comment and priority. clear_first drops a GRES request made at
+ * submit time first (Slurm 22.05 merges a new typed request into an old one). */
+int sl_dispatch(uint32_t id, const char *partition, const char *node, const int *idx, int n, int shard,
+                int clear_first, const char *admin_comment, uint32_t priority, char *err, size_t errn);
+/* Requeues a running job and holds it, so Slurm does not restart it on its own. */
+int sl_requeue_hold(uint32_t id, char *err, size_t errn);
+/* Moves a pending job back to the staging partition, drops its node and GPU pins and releases it. */
+int sl_restage(uint32_t id, const char *staging, char *err, size_t errn);
+int sl_set_admin_comment(uint32_t id, const char *text, char *err, size_t errn);
+int sl_set_priority(uint32_t id, uint32_t priority, char *err, size_t errn);
+
+#endif
