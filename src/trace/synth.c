@@ -115,7 +115,16 @@ int ds_synth_generate(ds_trace_t *t, const ds_synth_config_t *c, ds_error_t *err
      * GPU count, typical durations. Most of a user's jobs repeat the habit (resubmissions). */
     int32_t nusers = 0, capusers = 0;
     user_t *users = NULL;
+    int32_t *ufirst = ds_xcalloc((size_t)c->tenants + 1, sizeof *ufirst);
+    /* Tenant demand follows its quota, scaled by a per-tenant factor in [0.5, 1.5]: some tenants want
+     * more than they own and others leave GPUs idle, the imbalance quota-based sharing is about. */
+    double *tw = ds_xcalloc((size_t)c->tenants, sizeof *tw), twsum = 0;
     for (int32_t i = 0; i < c->tenants; i++) {
+        tw[i] = (double)nodes[i] * (0.5 + unif(&r));
+        twsum += tw[i];
+    }
+    for (int32_t i = 0; i < c->tenants; i++) {
+        ufirst[i] = nusers;
         int32_t k = 3 + (int32_t)(unif(&r) * 9) + nodes[i] / 16;
         for (int32_t u = 0; u < k; u++) {
             if (nusers == capusers) {
@@ -134,6 +143,7 @@ int ds_synth_generate(ds_trace_t *t, const ds_synth_config_t *c, ds_error_t *err
             ds_strtab_intern(&t->users, name);
         }
     }
+    ufirst[c->tenants] = nusers;
     /* Pass 1: sessions of similar jobs (what each job is), with no times yet. */
     int32_t *sess_first = NULL, nsess = 0, capsess = 0;
     int64_t n = 0;
@@ -143,7 +153,11 @@ int ds_synth_generate(ds_trace_t *t, const ds_synth_config_t *c, ds_error_t *err
             sess_first = ds_xrealloc(sess_first, (size_t)capsess * sizeof *sess_first);
         }
         sess_first[nsess++] = (int32_t)n;
-        user_t *u = &users[(int32_t)(unif(&r) * nusers)];
+        double x = unif(&r) * twsum;
+        int32_t ten = 0;
+        while (ten + 1 < c->tenants && x >= tw[ten]) x -= tw[ten++];
+        int32_t nu = ufirst[ten + 1] - ufirst[ten];
+        user_t *u = &users[ufirst[ten] + DS_MIN(nu - 1, (int32_t)(unif(&r) * nu))];
         int32_t burst = 1 + (int32_t)expo(&r, 3.0);
         for (int32_t b = 0; b < burst && n < c->jobs; b++) {
             ds_job_t *j = ds_trace_add_job(t);
@@ -214,6 +228,8 @@ int ds_synth_generate(ds_trace_t *t, const ds_synth_config_t *c, ds_error_t *err
     snprintf(t->source, sizeof t->source, "synthetic(seed=%llu,jobs=%lld,tenants=%d,nodes=%d)",
              (unsigned long long)c->seed, (long long)c->jobs, c->tenants, c->nodes);
     free(sess_first);
+    free(ufirst);
+    free(tw);
     free(nodes);
     free(users);
     return DS_OK;
