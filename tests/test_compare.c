@@ -420,6 +420,13 @@ static void test_bad_usage(void **st)
     expect_error(args, 2, "--jobs");
     snprintf(args, sizeof args, "compare --no-such-thing 3 --out '%s/b'", tmpdir);
     expect_error(args, 2, "unknown option --no-such-thing");
+    char f[700];
+    snprintf(f, sizeof f, "%s/plainfile", tmpdir);
+    FILE *pf = fopen(f, "w");
+    assert_non_null(pf);
+    fclose(pf);
+    snprintf(args, sizeof args, "compare " SMALL " --out '%s'", f);
+    expect_error(args, 1, "cannot create directory");
     char *out, *err;
     assert_int_equal(run("compare --help", &out, &err), 0);
     const char *flags[] = {"--policies", "--jobs", "--out", "--sweep", "--no-plots", "--details", "--quiet",

@@ -388,8 +388,10 @@ int ds_cmd_compare(int argc, char **argv)
                 pts[npts++].value = sweeps[s].values[v];
             }
     }
-    if (mkdir(out, 0777) && errno != EEXIST) {
-        fprintf(stderr, "deepshare: %s: cannot create directory: %s\n", out, strerror(errno));
+    struct stat ost;
+    if ((mkdir(out, 0777) && errno != EEXIST) || stat(out, &ost) || !S_ISDIR(ost.st_mode)) {
+        fprintf(stderr, "deepshare: %s: cannot create directory: %s\n", out,
+                errno == EEXIST ? "a file of that name exists" : strerror(errno));
         rc = 1;
         goto done;
     }
