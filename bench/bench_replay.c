@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -127,6 +129,7 @@ static void run_one(const opts_t *o, const job_spec_t *js)
     pid_t pid = fork();
     if (pid < 0) { perror("fork"); exit(1); }
     if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed benchmark leaves no replay running */
         close(fds[0]);
         child(o, js, fds[1]);
     }
@@ -146,8 +149,10 @@ static void run_one(const opts_t *o, const job_spec_t *js)
         printf("%-24s  skipped: %s\n", js->label, r.msg);
         return;
     }
-    printf("%-24s %8lld %6lld %9.3f %9.3f %9.1f %11.0f %10.0f %8lld\n", js->label, (long long)r.jobs,
-           (long long)r.gpus, r.load_s, r.sim_s, (double)ru.ru_maxrss / 1024.0, r.avg_jct, r.avg_queue,
+    double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+                 (double)ru.ru_stime.tv_usec * 1e-6;
+    printf("%-24s %8lld %6lld %9.3f %9.3f %9.3f %9.1f %11.0f %10.0f %8lld\n", js->label, (long long)r.jobs,
+           (long long)r.gpus, r.load_s, r.sim_s, cpu, (double)ru.ru_maxrss / 1024.0, r.avg_jct, r.avg_queue,
            (long long)r.preemptions);
 }
 
@@ -157,7 +162,7 @@ static void usage(void)
             "usage: bench_replay venus DATA_DIR [--policy LIST]\n"
             "       bench_replay synth [--jobs N] [--nodes N] [--tenants N] [--load X] [--seed N] [--policy LIST]\n"
             "Replays the workload once per policy, each in its own process; prints load and simulation wall\n"
-            "seconds and the process's peak resident memory (ru_maxrss).\n");
+            "seconds, the process's CPU seconds (load + replay) and its peak resident memory (ru_maxrss).\n");
 }
 
 int main(int argc, char **argv)
@@ -201,8 +206,8 @@ int main(int argc, char **argv)
                (long long)o.synth.jobs, o.synth.tenants, o.synth.nodes, o.synth.nodes * o.synth.gpus_per_node,
                o.synth.load, (unsigned long long)o.synth.seed);
     }
-    printf("%-24s %8s %6s %9s %9s %9s %11s %10s %8s\n", "policy", "jobs", "gpus", "load_s", "sim_s", "peak_MB",
-           "avg_jct", "avg_queue", "preempt");
+    printf("%-24s %8s %6s %9s %9s %9s %9s %11s %10s %8s\n", "policy", "jobs", "gpus", "load_s", "sim_s", "cpu_s",
+           "peak_MB", "avg_jct", "avg_queue", "preempt");
     for (const ds_policy_ops_t *const *p = ds_policy_list(); *p; p++) {
         const char *name = (*p)->name;
         if (!selected(&o, name)) continue;

@@ -1,41 +1,109 @@
 /* tiresias.c: Tiresias, discretized two-queue least-attained-service: every 60 s, walk the high
  * queue (attained <= 18,000 GPU-s) then the low queue, each in submit order, granting GPUs up to the
- * partition's capacity; running jobs left out are preempted, waiting jobs that do not fit skipped. */
+ * partition's capacity; running jobs left out are preempted, waiting jobs that do not fit skipped.
+ *
+ * The walk order is kept incrementally instead of sorting every job at every tick: per partition and
+ * queue level, running and pending jobs sit in two arrays sorted by (submit, order stamp), merged at
+ * walk time. Entries are removed lazily (a job's current entry carries its stamp), and the pending
+ * walk stops as soon as no remaining pending job could fit, so a tick costs about the number of
+ * running jobs, not the length of the queue. */
 #include "deepshare/policy.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define TIRESIAS_PERIOD 60
 #define TIRESIAS_THRESHOLD 18000.0
+#define HIST_MAX 64 /* GPU counts above this share one histogram bucket */
+
+typedef struct entry {
+    int64_t submit, seq;  /* sort key */
+    int32_t job;
+    uint32_t stamp;       /* live while it equals the job's stamp */
+} entry_t;
+
+typedef struct elist {
+    entry_t *a;
+    int32_t n, cap, live;
+} elist_t;
+
+typedef struct tpart {
+    elist_t run[2], pend[2];          /* [level]: 0 high queue, 1 low queue */
+    int64_t hist[HIST_MAX + 2];       /* pending jobs by GPU count */
+} tpart_t;
 
 typedef struct tiresias {
-    int32_t **active;    /* per partition: running and pending jobs */
-    int32_t *nactive, *capactive;
-    uint8_t *listed;
+    tpart_t *parts;
+    int32_t nparts;
+    uint32_t *stamp;
+    uint8_t *where;      /* list holding a job's live entry: 0 none, 1 + 2 x pending + level */
     int64_t *run_seq;    /* order jobs entered the running list (ties among running jobs) */
     int64_t seq;
-    int32_t *order, *prerun, *victims;
-    double *attained;
+    int32_t *prerun, *victims;
     int64_t npending_total;
-    int32_t nparts;
 } tiresias_t;
 
-static _Thread_local const ds_engine_t *cmp_e; /* qsort has no context argument */
-static _Thread_local const tiresias_t *cmp_s;
-
-static int cmp_walk(const void *x, const void *y)
+static int key_less(const entry_t *x, int64_t submit, int64_t seq)
 {
-    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-    const ds_engine_t *e = cmp_e;
-    int la = cmp_s->attained[a] > TIRESIAS_THRESHOLD, lb = cmp_s->attained[b] > TIRESIAS_THRESHOLD;
-    if (la != lb) return la - lb;
-    int64_t sa = e->trace->jobs[a].submit, sb = e->trace->jobs[b].submit;
-    if (sa != sb) return sa < sb ? -1 : 1;
-    /* The reference walks running jobs before pending ones, each list in insertion order. */
-    int pa = e->js[a].status == DS_JS_PENDING, pb = e->js[b].status == DS_JS_PENDING;
-    if (pa != pb) return pa - pb;
-    int64_t qa = pa ? e->js[a].arrival_seq : cmp_s->run_seq[a], qb = pb ? e->js[b].arrival_seq : cmp_s->run_seq[b];
-    return (qa > qb) - (qa < qb);
+    return x->submit < submit || (x->submit == submit && x->seq < seq);
+}
+
+static void compact(elist_t *l, const uint32_t *stamp)
+{
+    int32_t w = 0;
+    for (int32_t i = 0; i < l->n; i++)
+        if (l->a[i].stamp == stamp[l->a[i].job]) l->a[w++] = l->a[i];
+    l->n = w;
+    l->live = w;
+}
+
+/* Inserts in key order; arrivals come in submit order, so this is almost always an append. */
+static void insert(elist_t *l, const uint32_t *stamp, int64_t submit, int64_t seq, int32_t job)
+{
+    if (l->n - l->live > 64 && l->n - l->live > l->live) compact(l, stamp);
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 64;
+        l->a = ds_xrealloc(l->a, (size_t)l->cap * sizeof *l->a);
+    }
+    int32_t lo = l->n;
+    if (lo > 0 && !key_less(&l->a[lo - 1], submit, seq)) {
+        int32_t a = 0, b = l->n; /* first entry not less than the key */
+        while (a < b) {
+            int32_t m = a + (b - a) / 2;
+            if (key_less(&l->a[m], submit, seq)) a = m + 1;
+            else b = m;
+        }
+        lo = a;
+        memmove(&l->a[lo + 1], &l->a[lo], (size_t)(l->n - lo) * sizeof *l->a);
+    }
+    l->a[lo] = (entry_t){submit, seq, job, stamp[job]};
+    l->n++;
+    l->live++;
+}
+
+static elist_t *list_of(tpart_t *tp, int w) { return w >= 3 ? &tp->pend[w - 3] : &tp->run[w - 1]; }
+
+/* Ends a job's live entry (its list keeps a dead one until compaction). */
+static void drop(tiresias_t *s, tpart_t *tp, int32_t j)
+{
+    s->stamp[j]++;
+    if (s->where[j]) list_of(tp, s->where[j])->live--;
+    s->where[j] = 0;
+}
+
+/* Gives a job a live entry in a list: w = 1 + level (running) or 3 + level (pending). */
+static void put(tiresias_t *s, tpart_t *tp, int32_t j, int w, int64_t submit, int64_t seq)
+{
+    drop(s, tp, j);
+    insert(list_of(tp, w), s->stamp, submit, seq, j);
+    s->where[j] = (uint8_t)w;
+}
+
+static int hbucket(int32_t g) { return g > HIST_MAX ? HIST_MAX + 1 : g; }
+
+static double attained(const ds_engine_t *e, int32_t j, int64_t now)
+{
+    return (double)e->trace->jobs[j].gpus * (double)ds_engine_elapsed(e, j, now);
 }
 
 static int tiresias_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
@@ -45,15 +113,12 @@ static int tiresias_init(ds_engine_t *e, const void *config, void **state, ds_er
     tiresias_t *s = ds_xcalloc(1, sizeof *s);
     int32_t nj = e->trace->njobs ? e->trace->njobs : 1;
     s->nparts = e->nparts;
-    s->active = ds_xcalloc((size_t)e->nparts, sizeof *s->active);
-    s->nactive = ds_xcalloc((size_t)e->nparts, sizeof *s->nactive);
-    s->capactive = ds_xcalloc((size_t)e->nparts, sizeof *s->capactive);
-    s->listed = ds_xcalloc((size_t)nj, 1);
+    s->parts = ds_xcalloc((size_t)(e->nparts ? e->nparts : 1), sizeof *s->parts);
+    s->stamp = ds_xcalloc((size_t)nj, sizeof *s->stamp);
+    s->where = ds_xcalloc((size_t)nj, 1);
     s->run_seq = ds_xcalloc((size_t)nj, sizeof *s->run_seq);
-    s->order = ds_xmalloc((size_t)nj * sizeof *s->order);
     s->prerun = ds_xmalloc((size_t)nj * sizeof *s->prerun);
     s->victims = ds_xmalloc((size_t)nj * sizeof *s->victims);
-    s->attained = ds_xcalloc((size_t)nj, sizeof *s->attained);
     *state = s;
     return DS_OK;
 }
@@ -61,67 +126,99 @@ static int tiresias_init(ds_engine_t *e, const void *config, void **state, ds_er
 static void tiresias_fini(void *state)
 {
     tiresias_t *s = state;
-    for (int32_t p = 0; p < s->nparts; p++) free(s->active[p]);
-    free(s->active);
-    free(s->nactive);
-    free(s->capactive);
-    free(s->listed);
+    for (int32_t p = 0; p < s->nparts; p++)
+        for (int l = 0; l < 2; l++) free(s->parts[p].run[l].a), free(s->parts[p].pend[l].a);
+    free(s->parts);
+    free(s->stamp);
+    free(s->where);
     free(s->run_seq);
-    free(s->order);
     free(s->prerun);
     free(s->victims);
-    free(s->attained);
     free(s);
 }
 
 static void tiresias_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t now)
 {
-    (void)now;
     tiresias_t *s = state;
     s->npending_total++;
-    if (s->listed[job]) return;
-    int32_t p = e->js[job].part;
-    if (s->nactive[p] == s->capactive[p]) {
-        s->capactive[p] = s->capactive[p] ? s->capactive[p] * 2 : 64;
-        s->active[p] = ds_xrealloc(s->active[p], (size_t)s->capactive[p] * sizeof **s->active);
-    }
-    s->active[p][s->nactive[p]++] = job;
-    s->listed[job] = 1;
+    tpart_t *tp = &s->parts[e->js[job].part];
+    int level = attained(e, job, now) > TIRESIAS_THRESHOLD; /* fixed while it waits */
+    put(s, tp, job, 3 + level, e->trace->jobs[job].submit, e->js[job].arrival_seq);
+    tp->hist[hbucket(e->trace->jobs[job].gpus)]++;
+}
+
+static void tiresias_on_finish(ds_engine_t *e, void *state, int32_t job, int64_t now)
+{
+    (void)now;
+    tiresias_t *s = state;
+    drop(s, &s->parts[e->js[job].part], job);
+}
+
+/* Pending jobs with at most q GPUs, from the histogram of those not yet walked. */
+static int any_fits(const int64_t *h, int64_t q)
+{
+    for (int64_t g = 1; g <= q && g <= HIST_MAX; g++)
+        if (h[g]) return 1;
+    return q > HIST_MAX && h[HIST_MAX + 1] > 0;
 }
 
 static void tiresias_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now, int timer)
 {
     tiresias_t *s = state;
     if (!timer || now % TIRESIAS_PERIOD != 0 || e->parts[part].npending == 0) return;
-    /* Drop finished jobs, compute attained service. */
-    int32_t n = 0, *act = s->active[part];
-    for (int32_t i = 0; i < s->nactive[part]; i++) {
-        int32_t j = act[i];
-        if (e->js[j].status == DS_JS_DONE) { s->listed[j] = 0; continue; }
-        act[n++] = j;
-        s->attained[j] = (double)e->trace->jobs[j].gpus * (double)ds_engine_elapsed(e, j, now);
+    tpart_t *tp = &s->parts[part];
+    /* Running jobs whose attained service passed the threshold move to the low queue. */
+    elist_t *r0 = &tp->run[0];
+    for (int32_t i = 0; i < r0->n; i++) {
+        entry_t *x = &r0->a[i];
+        if (x->stamp != s->stamp[x->job]) continue;
+        if (attained(e, x->job, now) > TIRESIAS_THRESHOLD) {
+            entry_t moved = *x;
+            put(s, tp, moved.job, 2, moved.submit, moved.seq);
+        }
     }
-    s->nactive[part] = n;
-    for (int32_t i = 0; i < n; i++) s->order[i] = act[i];
-    cmp_e = e;
-    cmp_s = s;
-    qsort(s->order, (size_t)n, sizeof *s->order, cmp_walk);
-    int64_t quota = e->parts[part].gpus_total;
+    int64_t rest[HIST_MAX + 2];
+    memcpy(rest, tp->hist, sizeof rest);
+    int64_t quota = e->parts[part].gpus_total, fit_quota = -1;
+    int fits = 1;
     int32_t npre = 0, nvic = 0;
-    for (int32_t i = 0; i < n; i++) {
-        int32_t j = s->order[i], g = e->trace->jobs[j].gpus;
-        if (g <= quota) {
-            quota -= g;
-            if (e->js[j].status == DS_JS_PENDING) s->prerun[npre++] = j;
-        } else if (e->js[j].status == DS_JS_RUNNING) {
-            s->victims[nvic++] = j;
+    for (int l = 0; l < 2; l++) {
+        elist_t *rl = &tp->run[l], *pl = &tp->pend[l];
+        int32_t i = 0, k = 0;
+        for (;;) {
+            while (i < rl->n && rl->a[i].stamp != s->stamp[rl->a[i].job]) i++;
+            int pend_open = quota > 0 && fits;
+            if (pend_open)
+                while (k < pl->n && pl->a[k].stamp != s->stamp[pl->a[k].job]) k++;
+            int has_r = i < rl->n, has_p = pend_open && k < pl->n;
+            if (!has_r && !has_p) break;
+            /* Merge on submit time; the reference walks running jobs before pending ones on ties. */
+            if (has_r && (!has_p || rl->a[i].submit <= pl->a[k].submit)) {
+                int32_t j = rl->a[i++].job, g = e->trace->jobs[j].gpus;
+                if (g <= quota) quota -= g;
+                else s->victims[nvic++] = j;
+                continue;
+            }
+            int32_t j = pl->a[k++].job, g = e->trace->jobs[j].gpus;
+            rest[hbucket(g)]--;
+            if (g <= quota) {
+                quota -= g;
+                s->prerun[npre++] = j;
+            }
+            if (quota != fit_quota) {
+                fit_quota = quota;
+                fits = any_fits(rest, quota);
+            }
         }
     }
     for (int32_t i = 0; i < nvic; i++) ds_engine_preempt(e, s->victims[i], now, 0);
     for (int32_t i = 0; i < npre; i++) {
         int32_t j = s->prerun[i];
         if (ds_engine_place(e, j, now)) {
+            tp->hist[hbucket(e->trace->jobs[j].gpus)]--;
+            int level = attained(e, j, now) > TIRESIAS_THRESHOLD;
             s->run_seq[j] = ++s->seq;
+            put(s, tp, j, 1 + level, e->trace->jobs[j].submit, s->run_seq[j]);
             s->npending_total--;
         }
     }
@@ -142,6 +239,7 @@ const ds_policy_ops_t ds_policy_tiresias = {
     .init = tiresias_init,
     .fini = tiresias_fini,
     .enqueue = tiresias_enqueue,
+    .on_finish = tiresias_on_finish,
     .schedule = tiresias_schedule,
     .next_timer = tiresias_next_timer,
 };
