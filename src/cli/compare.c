@@ -69,7 +69,7 @@ typedef struct pool {
     const ds_trace_t *trace;
     const ds_sim_config_t *sc;
     ds_run_t *runs;
-    char (*label)[64];
+    char (*label)[128];
     char (*errmsg)[1200];
     int n, next, done, quiet;
     struct timespec t0;
@@ -268,7 +268,7 @@ int ds_cmd_compare(int argc, char **argv)
     int sweep = 0, plots = 1, details = 0, quiet = 0, rc = 2, np = 0, nruns = 0, ncmp = 0;
     const char **pkeys = ds_xcalloc((size_t)argc + 1, sizeof *pkeys), **pvals = ds_xcalloc((size_t)argc + 1, sizeof *pvals);
     ds_run_t *runs = NULL;
-    char(*label)[64] = NULL;
+    char(*label)[128] = NULL;
     char(*errmsg)[1200] = NULL;
     ds_sweep_point_t *pts = NULL;
     int npts = 0;
