@@ -388,12 +388,14 @@ int ds_plot_write(const char *dir, const ds_plot_input_t *in, ds_plot_list_t *li
     fprintf(f, "# plots.gp: written by 'deepshare compare'; 'gnuplot plots.gp' in this folder redraws plots/ from data/.\n"
                "set datafile missing '?'\n");
     char title[200];
-    snprintf(title, sizeof title, "Queueing delay CDF per policy (%d jobs)", in->trace->njobs);
-    cdf_plot(f, in, 2, "queue_cdf", title, "queueing delay (log scale; delays under 1 s drawn at 1 s)");
-    list_add(list, "queue_cdf", title);
-    snprintf(title, sizeof title, "Job completion time CDF per policy (%d jobs)", in->trace->njobs);
-    cdf_plot(f, in, 3, "jct_cdf", title, "job completion time (log scale)");
-    list_add(list, "jct_cdf", title);
+    /* an empty 'plot' stops gnuplot: with no compared result (only a sweep) there is no CDF */
+    for (int k = 0; k < 2 && in->n > 0; k++) {
+        snprintf(title, sizeof title, "%s CDF per policy (%d jobs)", k ? "Job completion time" : "Queueing delay",
+                 in->trace->njobs);
+        cdf_plot(f, in, 2 + k, k ? "jct_cdf" : "queue_cdf", title,
+                 k ? "job completion time (log scale)" : "queueing delay (log scale; delays under 1 s drawn at 1 s)");
+        list_add(list, k ? "jct_cdf" : "queue_cdf", title);
+    }
     if (any_series) {
         static const struct {
             const char *name, *title, *ylabel, *extra;
