@@ -80,6 +80,7 @@ typedef struct ds_jstate {
     double overhead;      /* restart overheads added so far, seconds of work */
     int32_t partner;      /* a co-resident job while shared, -1 otherwise */
     int32_t tag;          /* free for the policy */
+    float cpu_scale;      /* share of its CPU/memory request it holds (CPU reclamation); 0 means 1 */
 } ds_jstate_t;
 
 typedef enum {
@@ -191,6 +192,21 @@ int64_t ds_engine_elapsed(const ds_engine_t *e, int32_t job, int64_t now);
 int32_t ds_engine_restart_overhead(const ds_engine_t *e, int32_t job);
 /* Whether a job's CPU/memory requirement fits on node n (always 1 when not enforced). */
 int ds_engine_node_fits(const ds_engine_t *e, int32_t node, int32_t job);
+/* Sets a job's class (DS_CLASS_G / DS_CLASS_BE). A running job's GPUs move between the tenant's G and
+ * BE counters; BE -> G of a running job records DS_DEC_PROMOTE. */
+void ds_engine_set_class(ds_engine_t *e, int32_t job, int klass);
+/* Revokes a colocation: records DS_DEC_REVOKE (job = victim, other = the job that keeps running),
+ * counts it, and preempts the victim with the given reason. */
+void ds_engine_revoke(ds_engine_t *e, int32_t victim, int32_t kept, int64_t now, int32_t reason);
+/* Whether job j's CPU/memory shares fit on the nodes of the given GPUs (its whole GPU list). */
+int ds_engine_gpus_fit(const ds_engine_t *e, int32_t job, const int32_t *gpus);
+/* CPUs and memory a running job holds on a node (0 when none). */
+void ds_engine_job_node_use(const ds_engine_t *e, int32_t job, int32_t node, int32_t *cpus, int64_t *mem);
+/* Whether job j's share for ngp GPUs would fit on node n once cpus_freed/mem_freed are released. */
+int ds_engine_node_fits_after(const ds_engine_t *e, int32_t node, int32_t job, int32_t ngp, int32_t cpus_freed,
+                              int64_t mem_freed);
+/* Shrinks (or restores) a running job's CPU/memory hold to scale x its request, in (0, 1]. */
+void ds_engine_set_cpu_scale(ds_engine_t *e, int32_t job, double scale);
 /* Checks SPEC section 6 invariants that the engine can see; returns 0 or fills msg. */
 int ds_engine_check(const ds_engine_t *e, char *msg, size_t n);
 

@@ -6,6 +6,12 @@
 
 #include "deepshare/engine.h"
 
+/* One named counter a policy reports (e.g. "preempt_reclaim"). */
+typedef struct ds_policy_stat {
+    char name[40];
+    double value;
+} ds_policy_stat_t;
+
 typedef struct ds_policy_ops {
     const char *name;        /* "fifo", "sjf", ... */
     const char *summary;     /* one line for --help */
@@ -33,6 +39,13 @@ typedef struct ds_policy_ops {
     int (*config_set)(void *config, const char *key, const char *value, ds_error_t *err);
     /* Optional: writes "name default description" lines for --help. */
     void (*config_help)(FILE *f);
+    /* Optional: policy-specific invariants (called by drivers that check invariants after a pass);
+     * returns 0, or nonzero with msg filled. */
+    int (*check)(const ds_engine_t *e, const void *state, char *msg, size_t n);
+    /* Optional: named counters of the run so far (the report prints them); returns how many were
+     * written, at most max. */
+    int (*stats)(const ds_engine_t *e, const void *state, ds_policy_stat_t *out, int max);
+    int uses_predictors;     /* 1 when the policy calls e->predictors (the report names the predictor) */
 } ds_policy_ops_t;
 
 const ds_policy_ops_t *ds_policy_find(const char *name);

@@ -70,6 +70,9 @@ typedef struct ds_sim_result {
     ds_sample_t *series;
     int64_t nseries;
     float *qad, *qad_smooth;    /* nseries x ntenants */
+    /* the policy's own counters (ops->stats) at the end of the run */
+    ds_policy_stat_t pstats[48];
+    int32_t npstats;
     /* invariant failure, empty when none */
     char invariant_error[320];
 } ds_sim_result_t;

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/predictors.h"
 #include "cli/runner.h"
 #include "deepshare/plot.h"
 #include "deepshare/policy.h"
@@ -43,7 +44,7 @@ static void help(FILE *f)
             "  --no-plots          do not run gnuplot (data/ and plots.gp are still written)\n"
             "  --quiet             no table on stdout, no progress on stderr\n"
             "\n"
-            "Workload (--trace, --vc-config, --estimates, --coloc, --seed, --synth-*), cluster (--mode, --k,\n"
+            "Workload (--trace, --vc-config, --estimates, --coloc, --predictor, --seed, --synth-*), cluster (--mode, --k,\n"
             "--gpus-per-node, --cpus-per-node, --no-cpu-check, --cycle, --window, --check-invariants) and policy\n"
             "parameters (--NAME VALUE, --config FILE) are those of 'deepshare simulate --help'.\n"
             "\n"
@@ -190,16 +191,14 @@ static int write_html(const char *path, const ds_plot_input_t *in, const ds_plot
 }
 
 /* Writes the report folder; returns the exit status contribution (0, 1 or 3). */
-static int write_report(const char *out, const ds_trace_t *trace, const ds_sim_result_t *const *ok, int nok,
-                        const ds_sweep_point_t *pts, int npts, int plots, int details, int quiet)
+static int write_report(const char *out, const ds_trace_t *trace, const ds_sim_result_t *const *ok,
+                        const ds_report_meta_t *meta, int nok, const ds_sweep_point_t *pts, int npts, int plots,
+                        int details, int quiet)
 {
     char path[1200];
     int rc = 0;
-    ds_report_meta_t *meta = ds_xcalloc((size_t)nok + 1, sizeof *meta);
-    for (int i = 0; i < nok; i++) meta[i].trace = trace->source;
     snprintf(path, sizeof path, "%s/summary.json", out);
     if (write_file_json(path, ok, meta, nok)) rc = 1;
-    free(meta);
     snprintf(path, sizeof path, "%s/summary.csv", out);
     if (write_file_csv(path, ok, nok)) rc = 1;
     for (int i = 0; i < nok && details; i++) {
@@ -272,6 +271,8 @@ int ds_cmd_compare(int argc, char **argv)
     char(*errmsg)[1200] = NULL;
     ds_sweep_point_t *pts = NULL;
     int npts = 0;
+    ds_cli_predictors_t pred;
+    ds_cli_predictors_default(&pred);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help(stdout); rc = 0; goto done; }
@@ -298,6 +299,7 @@ int ds_cmd_compare(int argc, char **argv)
         }
         int w = ds_workload_opt(&wo, name, val);
         if (w == 0) w = ds_run_opt(&sc, "compare", name, val);
+        if (w == 0) w = ds_cli_predictors_opt(&pred, name, val);
         if (w < 0) goto done;
         if (w > 0) continue;
         if (!strcmp(name, "policies") || !strcmp(name, "policy")) policies = val;
@@ -415,12 +417,21 @@ int ds_cmd_compare(int argc, char **argv)
                 (jobs < nruns ? jobs : nruns) == 1 ? "" : "s");
     sc.coloc = have_coloc ? &coloc : NULL;
     sc.seed = wo.synth.seed;
+    if (ds_cli_predictors_setup(&pred, &trace, sc.coloc, &err)) {
+        ds_die_error(&err);
+        if (have_coloc) ds_coloc_free(&coloc);
+        ds_trace_free(&trace);
+        rc = 1;
+        goto done;
+    }
+    sc.engine.predictors = &pred.set;
     pool_t pool = {.trace = &trace, .sc = &sc, .runs = runs, .label = label, .errmsg = errmsg, .n = nruns,
                    .quiet = quiet};
     run_all(&pool, (int)jobs);
 
     int failed = 0, nok = 0;
     const ds_sim_result_t **ok = ds_xcalloc((size_t)nruns + 1, sizeof *ok);
+    ds_report_meta_t *meta = ds_xcalloc((size_t)nruns + 1, sizeof *meta);
     for (int i = 0; i < nruns; i++) {
         if (runs[i].ok) continue;
         fprintf(stderr, "deepshare: %s: %s\n", label[i], errmsg[i]);
@@ -429,7 +440,11 @@ int ds_cmd_compare(int argc, char **argv)
         else failed = 1;
     }
     for (int i = 0; i < ncmp; i++)
-        if (runs[i].ok) ok[nok++] = &runs[i].res;
+        if (runs[i].ok) {
+            meta[nok].trace = trace.source;
+            meta[nok].predictor = runs[i].ops->uses_predictors ? pred.kind : NULL;
+            ok[nok++] = &runs[i].res;
+        }
     for (int i = ncmp, k = 0; i < nruns; i++, k++)
         if (runs[i].ok) ds_sweep_point_fill(&pts[k], &trace, &runs[i].res);
     if (!nok && !npts) {
@@ -441,11 +456,12 @@ int ds_cmd_compare(int argc, char **argv)
             ds_report_table(stdout, ok, nok);
             fflush(stdout);
         }
-        rc = write_report(out, &trace, ok, nok, pts, npts, plots, details, quiet);
+        rc = write_report(out, &trace, ok, meta, nok, pts, npts, plots, details, quiet);
         if (failed && rc != 1) rc = 1;
         if (!quiet) fprintf(stderr, "compare: report in %s/index.html (%.1f s in all)\n", out, since(&t0));
     }
     free(ok);
+    free(meta);
     if (have_coloc) ds_coloc_free(&coloc);
     ds_trace_free(&trace);
 done:

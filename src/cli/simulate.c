@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/predictors.h"
 #include "cli/runner.h"
 #include "deepshare/policy.h"
 #include "deepshare/report.h"
@@ -25,6 +26,8 @@ static void help(FILE *f)
             "  --vc-config FILE    tenants: 'tenant,quota_gpus', or Venus vc_config.csv (',num' = nodes of 8 GPUs)\n"
             "  --estimates FILE    'job_id,<seconds>' duration estimates (QSSF, Lucid); negative values become 1000\n"
             "  --coloc FILE        pairwise colocation profile (colocate_info.csv): retention of shared GPUs\n"
+            "  --predictor P       what predicting policies see: oracle (true durations, measured retention;\n"
+            "                      default) or file (durations from --estimates, measured retention)\n"
             "  --seed N            seed of the synthetic workload and of simulated measurement noise (1)\n"
             "  --synth-jobs N      synthetic: number of jobs (4000)\n"
             "  --synth-tenants N   synthetic: tenants (6)\n"
@@ -72,6 +75,8 @@ int ds_cmd_simulate(int argc, char **argv)
     int np = 0, rc = 2;
     ds_run_t *runs = NULL;
     int nruns = 0;
+    ds_cli_predictors_t pred;
+    ds_cli_predictors_default(&pred);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help(stdout); rc = 0; goto done; }
@@ -97,6 +102,7 @@ int ds_cmd_simulate(int argc, char **argv)
         }
         int w = ds_workload_opt(&wo, name, val);
         if (w == 0) w = ds_run_opt(&sc, "simulate", name, val);
+        if (w == 0) w = ds_cli_predictors_opt(&pred, name, val);
         if (w < 0) goto done;
         if (w > 0) continue;
         if (!strcmp(name, "policy")) policy = val;
@@ -132,6 +138,14 @@ int ds_cmd_simulate(int argc, char **argv)
     }
     sc.coloc = have_coloc ? &coloc : NULL;
     sc.seed = wo.synth.seed;
+    if (ds_cli_predictors_setup(&pred, &trace, sc.coloc, &err)) {
+        ds_die_error(&err);
+        if (have_coloc) ds_coloc_free(&coloc);
+        ds_trace_free(&trace);
+        rc = 1;
+        goto done;
+    }
+    sc.engine.predictors = &pred.set;
     const ds_sim_result_t **ok = calloc((size_t)nruns, sizeof *ok);
     ds_report_meta_t *meta = calloc((size_t)nruns, sizeof *meta);
     int nok = 0, failed = 0;
@@ -146,6 +160,7 @@ int ds_cmd_simulate(int argc, char **argv)
             continue;
         }
         meta[nok].trace = trace.source;
+        meta[nok].predictor = runs[i].ops->uses_predictors ? pred.kind : NULL;
         ok[nok++] = &runs[i].res;
     }
     if (nok && !quiet) {

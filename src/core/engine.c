@@ -325,6 +325,7 @@ static void release(ds_engine_t *e, int32_t j, int64_t now)
         if (w == 0) ds_placement_take(e, g->node, -1);
     }
     ds_placement_charge(e, j, -1);
+    s->cpu_scale = 0; /* a restart asks for its full request again */
     s->nplaced = 0;
     s->run_time += now - s->last_start;
     s->shared = 0;
@@ -362,6 +363,29 @@ void ds_engine_adopt(ds_engine_t *e, int32_t j, const int32_t *gpus, int klass, 
     e->tenant_pending_gpus[e->trace->jobs[j].tenant] += e->trace->jobs[j].gpus;
     ds_engine_start(e, j, gpus, now);
     if (e->ops->adopt) e->ops->adopt(e, e->pstate, j, now);
+}
+
+void ds_engine_set_class(ds_engine_t *e, int32_t j, int klass)
+{
+    ds_jstate_t *s = &e->js[j];
+    if (s->klass == klass) return;
+    if (s->status == DS_JS_RUNNING) {
+        int32_t t = e->trace->jobs[j].tenant, g = e->trace->jobs[j].gpus;
+        int64_t *from = s->klass == DS_CLASS_BE ? e->tenant_be_gpus : e->tenant_g_gpus;
+        int64_t *to = klass == DS_CLASS_BE ? e->tenant_be_gpus : e->tenant_g_gpus;
+        from[t] -= g;
+        to[t] += g;
+        if (s->klass == DS_CLASS_BE) ds_engine_record(e, DS_DEC_PROMOTE, j, -1, 0);
+    }
+    s->klass = (uint8_t)klass;
+}
+
+void ds_engine_revoke(ds_engine_t *e, int32_t victim, int32_t kept, int64_t now, int32_t reason)
+{
+    e->now = now;
+    e->n_revocations++;
+    ds_engine_record(e, DS_DEC_REVOKE, victim, kept, reason);
+    ds_engine_preempt(e, victim, now, reason);
 }
 
 void ds_engine_finish(ds_engine_t *e, int32_t j, int64_t now)

@@ -58,6 +58,21 @@ static int64_t mem_share(const ds_job_t *job, int32_t ngp)
     return job->gpus ? (job->mem_mib * ngp + job->gpus - 1) / job->gpus : job->mem_mib;
 }
 
+/* Shares as held by a running job whose hold may have been shrunk (CPU reclamation). */
+static int32_t held_cpu(const ds_engine_t *e, int32_t j, int32_t ngp)
+{
+    float sc = e->js[j].cpu_scale;
+    int32_t c = cpu_share(&e->trace->jobs[j], ngp);
+    return sc > 0 && sc < 1 ? (int32_t)ceil((double)c * sc) : c;
+}
+
+static int64_t held_mem(const ds_engine_t *e, int32_t j, int32_t ngp)
+{
+    float sc = e->js[j].cpu_scale;
+    int64_t m = mem_share(&e->trace->jobs[j], ngp);
+    return sc > 0 && sc < 1 ? (int64_t)ceil((double)m * sc) : m;
+}
+
 static int fits_share(const ds_engine_t *e, int32_t node, const ds_job_t *job, int32_t ngp)
 {
     const ds_node_t *nd = &e->nodes[node];
@@ -74,16 +89,57 @@ int ds_engine_node_fits(const ds_engine_t *e, int32_t node, int32_t j)
 
 void ds_placement_charge(ds_engine_t *e, int32_t j, int sign)
 {
-    const ds_job_t *job = &e->trace->jobs[j];
     const int32_t *g = &e->jgpus[e->jgpu_off[j]];
     int32_t n = e->js[j].nplaced;
     for (int32_t i = 0; i < n;) {
         int32_t node = e->gpus[g[i]].node, k = i;
         while (k < n && e->gpus[g[k]].node == node) k++;
-        e->nodes[node].cpus_used += sign * cpu_share(job, k - i);
-        e->nodes[node].mem_used += sign * mem_share(job, k - i);
+        e->nodes[node].cpus_used += sign * held_cpu(e, j, k - i);
+        e->nodes[node].mem_used += sign * held_mem(e, j, k - i);
         i = k;
     }
+}
+
+void ds_engine_job_node_use(const ds_engine_t *e, int32_t j, int32_t node, int32_t *cpus, int64_t *mem)
+{
+    const int32_t *g = &e->jgpus[e->jgpu_off[j]];
+    int32_t n = e->js[j].nplaced, k = 0;
+    for (int32_t i = 0; i < n; i++) k += e->gpus[g[i]].node == node;
+    *cpus = k ? held_cpu(e, j, k) : 0;
+    *mem = k ? held_mem(e, j, k) : 0;
+}
+
+int ds_engine_node_fits_after(const ds_engine_t *e, int32_t node, int32_t j, int32_t ngp, int32_t cpus_freed,
+                              int64_t mem_freed)
+{
+    const ds_node_t *nd = &e->nodes[node];
+    const ds_job_t *job = &e->trace->jobs[j];
+    if (e->cfg.enforce_cpu && nd->cpus_used - cpus_freed + cpu_share(job, ngp) > nd->cpus_total) return 0;
+    if (nd->mem_total > 0 && nd->mem_used - mem_freed + mem_share(job, ngp) > nd->mem_total) return 0;
+    return 1;
+}
+
+int ds_engine_gpus_fit(const ds_engine_t *e, int32_t j, const int32_t *gpus)
+{
+    int32_t n = e->trace->jobs[j].gpus;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t node = e->gpus[gpus[i]].node, k = 0, first = 1;
+        for (int32_t q = 0; q < n; q++) {
+            if (e->gpus[gpus[q]].node != node) continue;
+            if (q < i) { first = 0; break; }
+            k++;
+        }
+        if (first && !fits_share(e, node, &e->trace->jobs[j], k)) return 0;
+    }
+    return 1;
+}
+
+void ds_engine_set_cpu_scale(ds_engine_t *e, int32_t j, double scale)
+{
+    DS_ASSERT(e->js[j].status == DS_JS_RUNNING && scale > 0 && scale <= 1);
+    ds_placement_charge(e, j, -1);
+    e->js[j].cpu_scale = (float)scale;
+    ds_placement_charge(e, j, +1);
 }
 
 /* Lowest-index free GPUs of a node, written to out. */

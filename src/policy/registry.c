@@ -4,12 +4,14 @@
 #include <string.h>
 
 extern const ds_policy_ops_t ds_policy_fifo, ds_policy_sjf, ds_policy_qssf, ds_policy_tiresias;
+extern const ds_policy_ops_t ds_policy_deepshare;
 
 static const ds_policy_ops_t *const policies[] = {
     &ds_policy_fifo,
     &ds_policy_sjf,
     &ds_policy_qssf,
     &ds_policy_tiresias,
+    &ds_policy_deepshare,
     NULL,
 };
 

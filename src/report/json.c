@@ -41,6 +41,11 @@ static json_t *summary(const ds_sim_result_t *r, const ds_report_meta_t *m)
     json_object_set_new(o, "qad_compliance_all", json_real(r->qad_compliance_all));
     json_object_set_new(o, "window_start", json_integer(r->window_start));
     json_object_set_new(o, "window_end", json_integer(r->window_end));
+    if (r->npstats) {
+        json_t *ps = json_object();
+        for (int32_t i = 0; i < r->npstats; i++) json_object_set_new(ps, r->pstats[i].name, json_real(r->pstats[i].value));
+        json_object_set_new(o, "policy_stats", ps);
+    }
     json_object_set_new(o, "jct", dist_obj(&r->jct));
     json_object_set_new(o, "queue", dist_obj(&r->queue));
     json_t *ts = json_array();

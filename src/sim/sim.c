@@ -346,6 +346,7 @@ static void finish_result(sim_t *s, acc_t *a, ds_sim_result_t *res)
     res->qad_mean = qn ? qsum / (double)qn : 1.0;
     res->qad_compliance = qn ? (double)qok / (double)qn : 1.0;
     res->qad_compliance_all = qall ? (double)qallok / (double)qall : 1.0;
+    if (e->ops->stats) res->npstats = e->ops->stats(e, e->pstate, res->pstats, (int)(sizeof res->pstats / sizeof res->pstats[0]));
     free(jct);
     free(que);
 }
@@ -438,7 +439,7 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
         apply(&s, res, t);
         if (cfg->check_invariants) {
             char msg[200];
-            if (ds_engine_check(e, msg, sizeof msg)) {
+            if (ds_engine_check(e, msg, sizeof msg) || (e->ops->check && e->ops->check(e, e->pstate, msg, sizeof msg))) {
                 snprintf(res->invariant_error, sizeof res->invariant_error, "t=%lld: %s", (long long)t, msg);
                 ds_error_set(err, NULL, 0, NULL, "invariant broken at %s", res->invariant_error);
                 rc = DS_EINVAL;

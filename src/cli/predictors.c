@@ -1,0 +1,44 @@
+/* predictors.c: --predictor oracle|file: runtime from the true durations or from the --estimates file;
+ * interference from the measured colocation profile (the oracle) until a model is chosen. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/predictors.h"
+
+void ds_cli_predictors_default(ds_cli_predictors_t *p)
+{
+    memset(p, 0, sizeof *p);
+    p->kind = "oracle";
+}
+
+int ds_cli_predictors_opt(ds_cli_predictors_t *p, const char *name, const char *val)
+{
+    if (strcmp(name, "predictor")) return 0;
+    if (!strcmp(val, "oracle")) p->kind = "oracle";
+    else if (!strcmp(val, "file")) p->kind = "file";
+    else {
+        fprintf(stderr, "deepshare: option --predictor: '%s' is not oracle or file\n", val);
+        return -1;
+    }
+    return 1;
+}
+
+int ds_cli_predictors_setup(ds_cli_predictors_t *p, const ds_trace_t *t, const ds_coloc_t *coloc, ds_error_t *err)
+{
+    if (!strcmp(p->kind, "file")) {
+        int32_t have = 0;
+        for (int32_t j = 0; j < t->njobs; j++) have += !isnan(t->jobs[j].estimate);
+        if (have == 0) {
+            ds_error_set(err, NULL, 0, "predictor", "--predictor file needs --estimates FILE");
+            return -1;
+        }
+        ds_runtime_from_estimates(&p->runtime);
+    } else {
+        ds_runtime_oracle(&p->runtime);
+    }
+    ds_interference_oracle(&p->interference, coloc);
+    p->set.runtime = &p->runtime;
+    p->set.interference = &p->interference;
+    return 0;
+}

@@ -1,0 +1,24 @@
+/* predictors.h: the --predictor option of the CLI: which runtime and interference predictors the
+ * policies get (oracle or estimate file), kept in one place so new kinds (models) plug in here. */
+#ifndef DS_CLI_PREDICTORS_H
+#define DS_CLI_PREDICTORS_H
+
+#include "deepshare/coloc.h"
+#include "deepshare/predictor.h"
+#include "deepshare/trace.h"
+
+typedef struct ds_cli_predictors {
+    const char *kind;  /* "oracle" (default) or "file"; reported as "predictor" in the JSON */
+    ds_runtime_predictor_t runtime;
+    ds_interference_predictor_t interference;
+    ds_predictors_t set;  /* what goes into ds_engine_config_t.predictors */
+} ds_cli_predictors_t;
+
+void ds_cli_predictors_default(ds_cli_predictors_t *p);
+/* Handles --predictor VALUE: 1 when it was this option, 0 when not, -1 after printing a bad value. */
+int ds_cli_predictors_opt(ds_cli_predictors_t *p, const char *name, const char *val);
+/* Builds the predictors once the workload is loaded (coloc may be NULL: retention 1 everywhere).
+ * Returns 0, or an error with err filled. */
+int ds_cli_predictors_setup(ds_cli_predictors_t *p, const ds_trace_t *t, const ds_coloc_t *coloc, ds_error_t *err);
+
+#endif

@@ -1,0 +1,311 @@
+/* deepshare.c: the DeepShare policy (SPEC 4): its ops, the per-job bookkeeping its parts share, and
+ * the scheduling pass: QAD cycle, monitoring and promotion, classification, QG then QB placement. */
+#include "ds_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void dsp_list_push(dsp_list_t *l, int32_t *pos, int32_t j)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        l->v = ds_xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
+    }
+    pos[j] = l->n;
+    l->v[l->n++] = j;
+}
+
+void dsp_list_remove(dsp_list_t *l, int32_t *pos, int32_t j)
+{
+    int32_t i = pos[j];
+    if (i < 0) return;
+    DS_ASSERT(i < l->n && l->v[i] == j);
+    int32_t last = l->v[--l->n];
+    l->v[i] = last;
+    pos[last] = i;
+    pos[j] = -1;
+}
+
+static dsp_list_t *solo_of(dsp_t *s, const ds_engine_t *e, int32_t j)
+{
+    return &s->solo[(e->js[j].klass == DS_CLASS_BE) * (s->maxg + 1) + e->trace->jobs[j].gpus];
+}
+
+double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now)
+{
+    /* Remaining = max(predicted total - elapsed wall time, 1): the simple estimate of SPEC 5. */
+    double r = s->pred[j] - (double)ds_engine_elapsed(e, j, now);
+    return r > 1.0 ? r : 1.0;
+}
+
+double dsp_retention(const ds_engine_t *e, int32_t a, int32_t b)
+{
+    const ds_interference_predictor_t *p = e->predictors ? e->predictors->interference : NULL;
+    return p ? p->predict(p->ctx, e->trace, a, b) : 1.0;
+}
+
+void dsp_start(ds_engine_t *e, dsp_t *s, int32_t j, const int32_t *gpus, int32_t partner, int64_t now)
+{
+    int32_t part = e->js[j].part, g = e->trace->jobs[j].gpus;
+    if (partner >= 0) dsp_list_remove(solo_of(s, e, partner), s->spos, partner);
+    ds_engine_start(e, j, gpus, now);
+    dsp_list_remove(&s->pend[part], s->ppos, j);
+    s->ppend_gpus[part] -= g;
+    dsp_list_push(&s->run, s->rpos, j);
+    if (partner >= 0) {
+        s->pair[j] = partner, s->pair[partner] = j;
+        s->low[j] = s->low[partner] = 0;
+    } else if (g <= s->maxg) {
+        dsp_list_push(solo_of(s, e, j), s->spos, j);
+    }
+    if (e->js[j].klass == DS_CLASS_BE) s->st.lent_jobs++, s->st.lent_gpus += g;
+}
+
+/* j stopped running (finished or preempted): its partner, if any, is alone again. */
+static void stopped(ds_engine_t *e, dsp_t *s, int32_t j)
+{
+    dsp_list_remove(&s->run, s->rpos, j);
+    if (s->spos[j] >= 0) dsp_list_remove(solo_of(s, e, j), s->spos, j);
+    int32_t p = s->pair[j];
+    if (p >= 0) {
+        s->pair[j] = s->pair[p] = -1;
+        if (e->js[p].status == DS_JS_RUNNING && e->trace->jobs[p].gpus <= s->maxg)
+            dsp_list_push(solo_of(s, e, p), s->spos, p);
+    }
+}
+
+static void dsp_enqueue(ds_engine_t *e, void *state, int32_t j, int64_t now)
+{
+    dsp_t *s = state;
+    if (!s->seen[j]) {
+        s->seen[j] = 1;
+        s->nactive++;
+        const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
+        s->pred[j] = rp ? rp->predict(rp->ctx, e->trace, j, now) : (double)e->trace->jobs[j].duration;
+        if (!(s->pred[j] >= 1.0)) s->pred[j] = 1.0; /* NaN or nonpositive predictions */
+    } else if (s->rpos[j] >= 0) {
+        /* a preemption: G jobs are never victims (checked as an invariant) */
+        if (e->js[j].klass != DS_CLASS_BE) s->st.g_preempted++;
+        stopped(e, s, j);
+    }
+    int32_t part = e->js[j].part;
+    dsp_list_push(&s->pend[part], s->ppos, j);
+    s->ppend_gpus[part] += e->trace->jobs[j].gpus;
+}
+
+/* A running job the driver adopted without it ever being pending here (deepshared rebuilding its state
+ * from Slurm after a restart): predicted and tracked as running, paired with a co-resident it knows. */
+static void dsp_adopt(ds_engine_t *e, void *state, int32_t j, int64_t now)
+{
+    dsp_t *s = state;
+    if (!s->seen[j]) {
+        s->seen[j] = 1;
+        s->nactive++;
+        const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
+        s->pred[j] = rp ? rp->predict(rp->ctx, e->trace, j, now) : (double)e->trace->jobs[j].duration;
+        if (!(s->pred[j] >= 1.0)) s->pred[j] = 1.0;
+    }
+    dsp_list_push(&s->run, s->rpos, j);
+    int32_t p = e->js[j].partner;
+    if (p >= 0 && s->rpos[p] >= 0 && s->pair[p] < 0) {
+        if (s->spos[p] >= 0) dsp_list_remove(solo_of(s, e, p), s->spos, p);
+        s->pair[j] = p, s->pair[p] = j;
+        s->low[j] = s->low[p] = 0;
+    } else if (e->trace->jobs[j].gpus <= s->maxg) {
+        dsp_list_push(solo_of(s, e, j), s->spos, j);
+    }
+}
+
+static void dsp_on_finish(ds_engine_t *e, void *state, int32_t j, int64_t now)
+{
+    dsp_t *s = state;
+    stopped(e, s, j);
+    s->nactive--;
+    const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
+    if (rp && rp->observe_finish) rp->observe_finish(rp->ctx, e->trace, j, now);
+}
+
+static void dsp_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now, int timer)
+{
+    dsp_t *s = state;
+    s->st.passes++;
+    if (timer && now % s->cfg.cycle == 0 && (!s->s_init || s->last_cycle != now)) {
+        dsp_qad_cycle(e, s, now);
+        s->st.cycles++;
+        if (s->cfg.monitor) dsp_monitor(e, s, now);
+        dsp_promote(e, s);
+    }
+    dsp_list_t *pl = &s->pend[part];
+    int32_t n = pl->n;
+    if (!n) return;
+    memcpy(s->order, pl->v, (size_t)n * sizeof *s->order);
+    dsp_sort_tenant_order(e, s, s->order, n, now);
+    int32_t ng, nb;
+    dsp_classify(e, s, n, &ng, &nb, now);
+    dsp_sort_qg(e, s, s->qg, ng, now);
+    dsp_sort_qb(e, s, s->qb, nb, now);
+    for (int32_t k = 0; k < ng; k++)
+        if (e->js[s->qg[k]].status == DS_JS_PENDING) dsp_place(e, s, s->qg[k], now);
+    for (int32_t k = 0; k < nb; k++)
+        if (e->js[s->qb[k]].status == DS_JS_PENDING) dsp_place(e, s, s->qb[k], now);
+    for (int32_t i = 0; i < s->nt; i++) s->q_last[i] = dsp_qad_now(e, i);
+}
+
+static int64_t dsp_next_timer(const ds_engine_t *e, const void *state, int64_t now)
+{
+    (void)e;
+    const dsp_t *s = state;
+    /* With nothing running a cycle could only move S, which catches up at the next one. */
+    if (s->nactive <= 0 || s->run.n == 0) return DS_TIME_NEVER;
+    int64_t c = s->cfg.cycle, r = ((now % c) + c) % c;
+    return now - r + c;
+}
+
+static int dsp_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
+{
+    dsp_t *s = ds_xcalloc(1, sizeof *s);
+    if (config) s->cfg = *(const dsp_config_t *)config;
+    else dsp_config_default(&s->cfg);
+    int rc = dsp_config_validate(&s->cfg, err);
+    if (rc) { free(s); return rc; }
+    const ds_trace_t *t = e->trace;
+    s->t = t;
+    s->nj = t->njobs;
+    s->nt = t->ntenants;
+    s->nparts = e->nparts;
+    for (int32_t j = 0; j < t->njobs; j++) s->maxg = DS_MAX(s->maxg, t->jobs[j].gpus);
+    size_t nj = (size_t)(t->njobs ? t->njobs : 1), scratch = nj > (size_t)e->nnodes ? nj : (size_t)e->nnodes;
+    s->pred = ds_xcalloc(nj, sizeof *s->pred);
+    s->seen = ds_xcalloc(nj, 1);
+    s->S = ds_xcalloc((size_t)s->nt, sizeof *s->S);
+    s->q_last = ds_xcalloc((size_t)s->nt, sizeof *s->q_last);
+    for (int32_t i = 0; i < s->nt; i++) s->S[i] = s->q_last[i] = 1.0;
+    s->pend = ds_xcalloc((size_t)e->nparts, sizeof *s->pend);
+    s->ppend_gpus = ds_xcalloc((size_t)e->nparts, sizeof *s->ppend_gpus);
+    s->solo = ds_xcalloc(2 * (size_t)(s->maxg + 1), sizeof *s->solo);
+    int32_t **idx[] = {&s->ppos, &s->rpos, &s->spos, &s->pair, &s->banned};
+    for (size_t k = 0; k < sizeof idx / sizeof idx[0]; k++) {
+        *idx[k] = ds_xmalloc(nj * sizeof(int32_t));
+        for (size_t j = 0; j < nj; j++) (*idx[k])[j] = -1;
+    }
+    s->low = ds_xcalloc(nj, sizeof *s->low);
+    s->admit_tau = ds_xcalloc(nj, sizeof *s->admit_tau);
+    s->order = ds_xmalloc(scratch * sizeof *s->order);
+    s->qg = ds_xmalloc(nj * sizeof *s->qg);
+    s->qb = ds_xmalloc(nj * sizeof *s->qb);
+    s->keys = ds_xmalloc(nj * sizeof *s->keys);
+    *state = s;
+    return DS_OK;
+}
+
+static void dsp_fini(void *state)
+{
+    dsp_t *s = state;
+    for (int32_t p = 0; p < s->nparts; p++) free(s->pend[p].v);
+    for (int32_t k = 0; k < 2 * (s->maxg + 1); k++) free(s->solo[k].v);
+    free(s->run.v);
+    void *ptrs[] = {s->pred, s->seen, s->S, s->q_last, s->pend, s->ppend_gpus, s->solo, s->ppos, s->rpos, s->spos, s->pair,
+                    s->banned, s->low, s->admit_tau, s->order, s->qg, s->qb, s->keys};
+    for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++) free(ptrs[k]);
+    free(s);
+}
+
+/* Whether tenant i's BE GPUs are one job larger than its caps (the classification's exception). */
+static int oversize_alone(const ds_engine_t *e, const dsp_t *s, int32_t i, int64_t cap)
+{
+    int32_t n = 0, big = 0;
+    for (int32_t k = 0; k < s->run.n; k++) {
+        int32_t j = s->run.v[k];
+        if (e->trace->jobs[j].tenant != i || e->js[j].klass != DS_CLASS_BE) continue;
+        n++;
+        big = e->trace->jobs[j].gpus > cap;
+    }
+    return n == 1 && big;
+}
+
+/* SPEC 6 invariants only the policy can see. */
+static int dsp_check(const ds_engine_t *e, const void *state, char *msg, size_t n)
+{
+    const dsp_t *s = state;
+    if (s->st.g_preempted) { snprintf(msg, n, "a G job was preempted"); return -1; }
+    for (int32_t i = 0; i < s->nt; i++) {
+        int64_t q = e->trace->tenants[i].quota_gpus;
+        if (e->tenant_g_gpus[i] > q) {
+            snprintf(msg, n, "tenant %s holds %lld G GPUs over its quota %lld", e->trace->tenants[i].name,
+                     (long long)e->tenant_g_gpus[i], (long long)q);
+            return -1;
+        }
+        /* BE within m x quota; without borrowing, G plus colocated BE within the quota */
+        int64_t cap = s->cfg.borrowing ? (int64_t)floor(s->cfg.m * (double)q + 1e-9) : q - e->tenant_g_gpus[i];
+        if (e->tenant_be_gpus[i] > cap && !oversize_alone(e, s, i, s->cfg.borrowing ? cap : q)) {
+            snprintf(msg, n, "tenant %s holds %lld BE GPUs over its cap %lld", e->trace->tenants[i].name,
+                     (long long)e->tenant_be_gpus[i], (long long)cap);
+            return -1;
+        }
+        double qad = dsp_qad_now(e, i);
+        if (!(qad >= 0.0 && qad <= 1.0) || !(s->S[i] >= 0.0 && s->S[i] <= 1.0 + 1e-12)) {
+            snprintf(msg, n, "tenant %s QAD %g / smoothed %g outside [0, 1]", e->trace->tenants[i].name, qad, s->S[i]);
+            return -1;
+        }
+    }
+    for (int32_t g = 0; g < e->ngpus; g++) {
+        const ds_gpu_t *gp = &e->gpus[g];
+        if (gp->nres < 2) continue;
+        int be = 0;
+        for (int32_t r = 0; r < gp->nres; r++) be |= e->js[gp->res[r]].klass == DS_CLASS_BE;
+        if (!be) { snprintf(msg, n, "GPU %d is shared by G jobs only", g); return -1; }
+    }
+    return 0;
+}
+
+static int dsp_stats(const ds_engine_t *e, const void *state, ds_policy_stat_t *out, int max)
+{
+    (void)e;
+    const dsp_t *s = state;
+    const dsp_stats_t *x = &s->st;
+    struct { const char *n; int64_t v; } v[] = {
+        {"passes", x->passes}, {"cycles", x->cycles},
+        {"preempt_reclaim", x->preempt_reclaim}, {"preempt_revoke", x->preempt_revoke},
+        {"gpus_reclaimed", x->reclaimed_gpus}, {"be_starts", x->lent_jobs}, {"gpus_lent", x->lent_gpus},
+        {"promotions", x->promotions}, {"gpus_promoted", x->promoted_gpus},
+        {"coloc_attempts", x->coloc_attempts}, {"coloc_admitted", x->coloc_admitted},
+        {"coloc_no_candidate", x->coloc_no_candidate}, {"coloc_rejected_memory", x->rej_memory},
+        {"coloc_rejected_cpu", x->rej_cpu}, {"coloc_rejected_retention", x->rej_retention},
+        {"coloc_rejected_revoked_pair", x->rej_revoked}, {"coloc_revoked", x->preempt_revoke},
+        {"cpu_reclaims", x->cpu_reclaims}, {"cpu_shrunk_jobs", x->cpu_shrunk_jobs},
+    };
+    int k = 0;
+    for (size_t i = 0; i < sizeof v / sizeof v[0] && k < max; i++, k++) {
+        snprintf(out[k].name, sizeof out[k].name, "%s", v[i].n);
+        out[k].value = (double)v[i].v;
+    }
+    return k;
+}
+
+static void *dsp_config_new(void)
+{
+    dsp_config_t *c = ds_xmalloc(sizeof *c);
+    dsp_config_default(c);
+    return c;
+}
+
+const ds_policy_ops_t ds_policy_deepshare = {
+    .name = "deepshare",
+    .summary = "QAD-driven: elastic G/BE borrowing, QAD-first order, cost-aware BE preemption, "
+               "interference-aware colocation",
+    .init = dsp_init,
+    .fini = dsp_fini,
+    .enqueue = dsp_enqueue,
+    .on_finish = dsp_on_finish,
+    .adopt = dsp_adopt,
+    .schedule = dsp_schedule,
+    .next_timer = dsp_next_timer,
+    .config_new = dsp_config_new,
+    .config_free = free,
+    .config_set = dsp_config_set,
+    .config_help = dsp_config_help,
+    .check = dsp_check,
+    .stats = dsp_stats,
+    .uses_predictors = 1,
+};

@@ -1,0 +1,82 @@
+/* ds_classify.c: elastic borrowing (SPEC 4.2): cycle-local G/BE classification of pending jobs against
+ * each tenant's quota and BE cap, and promotion of running BE jobs to G when quota frees. */
+#include "ds_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* s->order[0..n) holds the partition's pending jobs grouped by tenant, each in the tenant's order.
+ * Writes G jobs to s->qg and BE jobs to s->qb; the rest wait for a later pass. */
+void dsp_classify(ds_engine_t *e, dsp_t *s, int32_t n, int32_t *ng, int32_t *nb, int64_t now)
+{
+    (void)now;
+    const ds_trace_t *t = e->trace;
+    int32_t g_n = 0, b_n = 0;
+    int64_t gbud = 0, bbud = 0, q = 0, becap = 0;
+    int32_t cur = -1;
+    int be_taken = 0;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t j = s->order[k], ten = t->jobs[j].tenant, g = t->jobs[j].gpus;
+        if (ten != cur) {
+            cur = ten;
+            q = t->tenants[ten].quota_gpus;
+            becap = s->cfg.borrowing ? (int64_t)floor(s->cfg.m * (double)q + 1e-9) : 0;
+            /* Hard quotas: a tenant's colocated (BE) jobs count against its quota too. */
+            gbud = q - e->tenant_g_gpus[ten] - (s->cfg.borrowing ? 0 : e->tenant_be_gpus[ten]);
+            bbud = becap - e->tenant_be_gpus[ten];
+            be_taken = 0;
+        }
+        /* Without borrowing there is no BE class: explicit BE submissions queue as G. */
+        int explicit_be = s->cfg.borrowing && t->jobs[j].klass == DS_CLASS_BE;
+        /* A job larger than both caps could never be classified: it may run as the tenant's only BE
+         * job, so nothing starves (it stays reclaimable). */
+        int oversize = g > (explicit_be ? becap : DS_MAX(q, becap)) && e->tenant_be_gpus[ten] == 0 && !be_taken;
+        if (!explicit_be && g <= gbud) {
+            gbud -= g;
+            ds_engine_set_class(e, j, DS_CLASS_G);
+            s->qg[g_n++] = j;
+        } else if (g <= bbud || oversize) {
+            bbud -= g;
+            be_taken = 1;
+            ds_engine_set_class(e, j, DS_CLASS_BE);
+            s->qb[b_n++] = j;
+        }
+    }
+    *ng = g_n;
+    *nb = b_n;
+}
+
+static _Thread_local const ds_trace_t *cmp_t;
+
+static int cmp_oldest(const void *x, const void *y)
+{
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    const ds_job_t *ja = &cmp_t->jobs[a], *jb = &cmp_t->jobs[b];
+    if (ja->tenant != jb->tenant) return ja->tenant < jb->tenant ? -1 : 1;
+    if (ja->submit != jb->submit) return ja->submit < jb->submit ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+void dsp_promote(ds_engine_t *e, dsp_t *s)
+{
+    const ds_trace_t *t = e->trace;
+    int32_t n = 0;
+    /* A shared job stays BE: a pair must keep a BE member the monitor can stop. */
+    for (int32_t k = 0; k < s->run.n; k++) {
+        int32_t j = s->run.v[k];
+        if (e->js[j].klass == DS_CLASS_BE && s->pair[j] < 0 && (t->jobs[j].klass != DS_CLASS_BE || !s->cfg.borrowing))
+            s->order[n++] = j;
+    }
+    if (!n) return;
+    cmp_t = t;
+    qsort(s->order, (size_t)n, sizeof *s->order, cmp_oldest);
+    for (int32_t k = 0; k < n; k++) {
+        int32_t j = s->order[k], ten = t->jobs[j].tenant, g = t->jobs[j].gpus;
+        if (e->tenant_g_gpus[ten] + g > t->tenants[ten].quota_gpus) continue;
+        dsp_list_remove(&s->solo[s->maxg + 1 + g], s->spos, j);
+        ds_engine_set_class(e, j, DS_CLASS_G);
+        dsp_list_push(&s->solo[g], s->spos, j);
+        s->st.promotions++;
+        s->st.promoted_gpus += g;
+    }
+}

@@ -1,0 +1,64 @@
+/* ds_coloc.c: interference-aware colocation as admission control (SPEC 4.5): a load- and
+ * assurance-dependent retention threshold, and the choice of a partner among capped candidates. */
+#include "ds_internal.h"
+
+#include <math.h>
+
+double dsp_threshold(const ds_engine_t *e, const dsp_t *s, int32_t j, int32_t part)
+{
+    const dsp_config_t *c = &s->cfg;
+    double gp = (double)s->ppend_gpus[part], gf = (double)e->parts[part].gpus_free;
+    double P = gp > 0 ? pow(gp / (gf + c->eps), c->gamma) : 0.0;
+    double tau = DS_MIN(1.0, c->rho_min + (1.0 - c->rho_min) * (isinf(P) ? 1.0 : P / (1.0 + P)));
+    int32_t ten = e->trace->jobs[j].tenant;
+    /* An under-served tenant's job tolerates less slowdown: it is recovering its quota. */
+    if (dsp_underserved(s, ten) && c->theta > 0)
+        tau = DS_MIN(1.0, tau + (1.0 - tau) * (c->theta - s->S[ten]) / c->theta);
+    return tau;
+}
+
+int dsp_try_colocate(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
+{
+    const dsp_config_t *c = &s->cfg;
+    if (!c->colocation || e->cfg.k < 2) return 0;
+    const ds_job_t *job = &e->trace->jobs[j];
+    int32_t g = job->gpus, part = e->js[j].part;
+    if (g > s->maxg) return 0;
+    s->st.coloc_attempts++;
+    /* A pair keeps a BE member, the one the monitor stops. Without borrowing the joining job becomes
+     * that member: it is revocable until it runs alone and is promoted. */
+    dsp_list_t *lists[2];
+    int nl = 0;
+    lists[nl++] = &s->solo[s->maxg + 1 + g];
+    if (e->js[j].klass == DS_CLASS_BE || !c->borrowing) lists[nl++] = &s->solo[g];
+    double tau_j = dsp_threshold(e, s, j, part), best_score = -INFINITY, best_tau = 0;
+    int32_t best = -1, examined = 0;
+    for (int l = 0; l < nl && examined < c->max_candidates; l++) {
+        const dsp_list_t *L = lists[l];
+        for (int32_t i = L->n - 1; i >= 0 && examined < c->max_candidates; i--) {
+            int32_t p = L->v[i];
+            if (e->js[p].part != part) continue;
+            examined++;
+            if (s->banned[j] == p || s->banned[p] == j) { s->st.rej_revoked++; continue; }
+            if (job->gmem_mib + e->trace->jobs[p].gmem_mib > e->cfg.gmem_per_gpu) { s->st.rej_memory++; continue; }
+            if (!ds_engine_gpus_fit(e, j, &e->jgpus[e->jgpu_off[p]])) { s->st.rej_cpu++; continue; }
+            double score = 0, tau_p = dsp_threshold(e, s, p, part);
+            if (c->interference_aware) {
+                double rj = dsp_retention(e, j, p), rp = dsp_retention(e, p, j);
+                if (rj < tau_j || rp < tau_p) { s->st.rej_retention++; continue; }
+                score = DS_MIN(rj, rp);
+            }
+            if (score > best_score) best_score = score, best = p, best_tau = tau_p;
+        }
+    }
+    if (best < 0) {
+        s->st.coloc_no_candidate++;
+        return 0;
+    }
+    if (!c->borrowing) ds_engine_set_class(e, j, DS_CLASS_BE);
+    s->admit_tau[j] = (float)tau_j;
+    s->admit_tau[best] = (float)best_tau;
+    dsp_start(e, s, j, &e->jgpus[e->jgpu_off[best]], best, now);
+    s->st.coloc_admitted++;
+    return 1;
+}

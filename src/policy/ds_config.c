@@ -1,0 +1,151 @@
+/* ds_config.c: DeepShare's parameters: defaults, setting them by name from flags or a config file,
+ * the ablation switches of SPEC 4.7, and the --help text. */
+#include "ds_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+void dsp_config_default(dsp_config_t *c)
+{
+    memset(c, 0, sizeof *c);
+    c->cycle = 60;
+    c->lambda = 0.3;
+    c->theta = 0.95;
+    c->band = 0.05;
+    c->m = 1.0;
+    c->cpu_floor = 0.5;
+    c->cpu_slowdown = 0.0;
+    c->alpha = 0.5;
+    c->beta = 0.3;
+    c->gamma = 0.5;
+    c->eps = 1e-6;
+    c->rho_min = 0.7;
+    c->max_candidates = 64;
+    c->w = 3;
+    c->monitor_threshold = DSP_MON_CURRENT;
+    c->prediction = c->interference_aware = c->colocation = c->borrowing = 1;
+    c->preemption = c->cpu_reclaim = c->monitor = 1;
+}
+
+typedef enum { P_DBL, P_INT, P_I64, P_BOOL } ptype_t;
+
+typedef struct param {
+    const char *name;
+    ptype_t type;
+    size_t off;
+    double min, max;
+    const char *def, *help;
+} param_t;
+
+#define F(x) offsetof(dsp_config_t, x)
+static const param_t params[] = {
+    {"cycle", P_I64, F(cycle), 1, 86400, "60", "QAD and retention-monitoring period in seconds"},
+    {"lambda", P_DBL, F(lambda), 0, 1, "0.3", "weight of the newest QAD in the smoothed QAD (higher: reacts faster)"},
+    {"theta", P_DBL, F(theta), 0, 1, "0.95", "a tenant is under-served when its smoothed QAD is below this"},
+    {"band", P_DBL, F(band), 1e-6, 1, "0.05", "width of a QAD band; prediction orders jobs only inside a band"},
+    {"m", P_DBL, F(m), 0, 1000, "1.0", "BE cap: a tenant's BE GPUs (running + classified) stay within m x quota"},
+    {"cpu-floor", P_DBL, F(cpu_floor), 0.01, 1, "0.5", "CPU/memory reclamation shrinks BE jobs to this share of their request"},
+    {"cpu-slowdown", P_DBL, F(cpu_slowdown), 0, 0, "0", "progress lost by shrunk jobs; only 0 (Venus has no CPU-sensitivity data)"},
+    {"alpha", P_DBL, F(alpha), 0, 1, "0.5", "preemption cost weight of prior disruption (victim's preemptions / 3)"},
+    {"beta", P_DBL, F(beta), 0, 1, "0.3", "preemption cost weight of progress (near completion is expensive)"},
+    {"gamma", P_DBL, F(gamma), 0, 10, "0.5", "exponent of contention pressure (lower: bursts tighten colocation less)"},
+    {"eps", P_DBL, F(eps), 1e-12, 1, "1e-6", "guard of contention pressure when no GPU is free"},
+    {"rho-min", P_DBL, F(rho_min), 0, 1, "0.7", "colocation threshold at zero pressure (lower: more, slower pairs)"},
+    {"max-candidates", P_INT, F(max_candidates), 1, 1000000, "64", "colocation partners examined per job"},
+    {"w", P_INT, F(w), 1, 1000000, "3", "consecutive low retention samples that revoke a colocation"},
+    {"prediction", P_BOOL, F(prediction), 0, 1, "1", "0: order by submit time inside a QAD band (ablation)"},
+    {"interference-aware", P_BOOL, F(interference_aware), 0, 1, "1", "0: admit colocation on memory fit only (ablation)"},
+    {"colocation", P_BOOL, F(colocation), 0, 1, "1", "0: never share a GPU (ablation)"},
+    {"borrowing", P_BOOL, F(borrowing), 0, 1, "1", "0: hard quotas, no BE class; pairs of G jobs may share (ablation)"},
+    {"preemption", P_BOOL, F(preemption), 0, 1, "1", "0: never reclaim BE GPUs by preemption"},
+    {"cpu-reclaim", P_BOOL, F(cpu_reclaim), 0, 1, "1", "0: skip CPU/memory reclamation"},
+    {"monitor", P_BOOL, F(monitor), 0, 1, "1", "0: never revoke a colocation"},
+};
+#undef F
+
+/* Flags use dashes, config files may use underscores. */
+static void norm(char *d, size_t n, const char *k)
+{
+    size_t i = 0;
+    for (; k[i] && i + 1 < n; i++) d[i] = k[i] == '_' ? '-' : (char)tolower((unsigned char)k[i]);
+    d[i] = '\0';
+}
+
+static int set_ablation(dsp_config_t *c, const char *v, ds_error_t *err)
+{
+    if (!strcmp(v, "none")) return DS_OK;
+    if (!strcmp(v, "no-prediction")) c->prediction = 0;
+    else if (!strcmp(v, "interference-blind")) c->interference_aware = 0;
+    else if (!strcmp(v, "no-colocation")) c->colocation = 0;
+    else if (!strcmp(v, "no-borrowing")) c->borrowing = 0, c->colocation = 0;
+    else if (!strcmp(v, "hard-colocate")) c->borrowing = 0, c->colocation = 1;
+    else {
+        ds_error_set(err, NULL, 0, "ablation",
+                     "'%s' is not one of none, no-prediction, interference-blind, no-colocation, no-borrowing, hard-colocate", v);
+        return DS_EINVAL;
+    }
+    return DS_OK;
+}
+
+int dsp_config_set(void *config, const char *key, const char *value, ds_error_t *err)
+{
+    dsp_config_t *c = config;
+    char k[64];
+    norm(k, sizeof k, key);
+    if (!strcmp(k, "ablation")) return set_ablation(c, value, err);
+    if (!strcmp(k, "monitor-threshold")) {
+        if (!strcmp(value, "current")) c->monitor_threshold = DSP_MON_CURRENT;
+        else if (!strcmp(value, "admit")) c->monitor_threshold = DSP_MON_ADMIT;
+        else {
+            ds_error_set(err, NULL, 0, "monitor-threshold", "'%s' is not current or admit", value);
+            return DS_EINVAL;
+        }
+        return DS_OK;
+    }
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
+        const param_t *p = &params[i];
+        if (strcmp(p->name, k)) continue;
+        char *end;
+        errno = 0;
+        double d = strtod(value, &end);
+        while (*end == ' ' || *end == '\t') end++;
+        if (end == value || *end || errno || isnan(d)) {
+            ds_error_set(err, NULL, 0, p->name, "'%s' is not a number", value);
+            return DS_EINVAL;
+        }
+        if (d < p->min || d > p->max || (p->type != P_DBL && d != floor(d))) {
+            ds_error_set(err, NULL, 0, p->name, "%s must be %s in [%g, %g]", value,
+                         p->type == P_DBL ? "a number" : "an integer", p->min, p->max);
+            return DS_EINVAL;
+        }
+        char *f = (char *)c + p->off;
+        if (p->type == P_DBL) *(double *)f = d;
+        else if (p->type == P_I64) *(int64_t *)f = (int64_t)d;
+        else *(int *)f = (int)d;
+        return DS_OK;
+    }
+    return DS_ENOTFOUND;
+}
+
+int dsp_config_validate(const dsp_config_t *c, ds_error_t *err)
+{
+    if (c->alpha + c->beta > 1.0 + 1e-12) {
+        ds_error_set(err, NULL, 0, "alpha", "alpha + beta must be at most 1 (got %g + %g)", c->alpha, c->beta);
+        return DS_EINVAL;
+    }
+    return DS_OK;
+}
+
+void dsp_config_help(FILE *f)
+{
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++)
+        fprintf(f, "  --%-20s %-6s %s\n", params[i].name, params[i].def, params[i].help);
+    fprintf(f, "  --%-20s %-6s %s\n", "monitor-threshold", "current",
+            "threshold a retention sample is compared with: current (recomputed) or admit (at admission)");
+    fprintf(f, "  --%-20s %-6s %s\n", "ablation", "none",
+            "none, no-prediction, interference-blind, no-colocation, no-borrowing, hard-colocate");
+}

@@ -1,0 +1,136 @@
+/* ds_internal.h: the DeepShare policy's state, parameters and the functions its files share (SPEC 4). */
+#ifndef DS_POLICY_DS_INTERNAL_H
+#define DS_POLICY_DS_INTERNAL_H
+
+#include <stdio.h>
+
+#include "deepshare/policy.h"
+#include "deepshare/predictor.h"
+
+/* Preemption reasons (ds_decision_t.reason). */
+enum { DSP_R_RECLAIM = 1, DSP_R_REVOKE = 2 };
+
+/* Which threshold the retention monitor compares samples with. */
+enum { DSP_MON_CURRENT = 0, DSP_MON_ADMIT = 1 };
+
+typedef struct dsp_config {
+    int64_t cycle;          /* QAD and monitoring period, s (60) */
+    double lambda;          /* QAD smoothing weight (0.3) */
+    double theta;           /* under-served below this smoothed QAD (0.95) */
+    double band;            /* width of a QAD ordering band (0.05) */
+    double m;               /* BE cap, multiple of the quota (1.0) */
+    double cpu_floor;       /* CPU/memory reclamation floor, share of request (0.5) */
+    double cpu_slowdown;    /* progress lost by shrunk jobs (0: not modelled) */
+    double alpha, beta;     /* preemption cost weights (0.5, 0.3) */
+    double gamma, eps;      /* contention pressure exponent and guard (0.5, 1e-6) */
+    double rho_min;         /* most permissive retention threshold (0.7) */
+    int32_t max_candidates; /* colocation candidates examined per job (64) */
+    int32_t w;              /* consecutive low samples before a revocation (3) */
+    int monitor_threshold;  /* DSP_MON_CURRENT or DSP_MON_ADMIT */
+    /* switches (1 = on); the ablations of SPEC 4.7 turn them off */
+    int prediction, interference_aware, colocation, borrowing, preemption, cpu_reclaim, monitor;
+} dsp_config_t;
+
+void dsp_config_default(dsp_config_t *c);
+int dsp_config_set(void *config, const char *key, const char *value, ds_error_t *err);
+void dsp_config_help(FILE *f);
+int dsp_config_validate(const dsp_config_t *c, ds_error_t *err);
+
+typedef struct dsp_list {
+    int32_t *v;
+    int32_t n, cap;
+} dsp_list_t;
+
+typedef struct dsp_stats {
+    int64_t passes, cycles;
+    int64_t preempt_reclaim, preempt_revoke, reclaimed_gpus;
+    int64_t lent_jobs, lent_gpus, promotions, promoted_gpus;
+    int64_t coloc_admitted, coloc_attempts, coloc_no_candidate;
+    int64_t rej_memory, rej_cpu, rej_retention, rej_revoked;
+    int64_t cpu_reclaims, cpu_shrunk_jobs;
+    int64_t g_preempted;    /* must stay 0: a G job was preempted */
+} dsp_stats_t;
+
+/* A sort key of the queue orders. */
+typedef struct dsp_key {
+    int32_t job;
+    int32_t major;   /* tenant or band */
+    double rem;      /* predicted remaining seconds (0 when prediction is off) */
+    int64_t submit;
+} dsp_key_t;
+
+typedef struct dsp {
+    dsp_config_t cfg;
+    const ds_trace_t *t;
+    int32_t nj, nt, nparts, maxg;
+    /* runtime prediction: total exclusive seconds, predicted once at arrival */
+    double *pred;
+    uint8_t *seen;
+    int64_t nactive;        /* arrived and not finished */
+    /* QAD */
+    double *S;
+    double *q_last;         /* Q after the last pass: the value of cycles skipped while idle */
+    int s_init;
+    int64_t last_cycle;
+    /* pending jobs per partition (lazily compacted), and where each job sits */
+    dsp_list_t *pend;
+    int32_t *ppos;
+    /* running jobs; running unshared jobs per (class, GPU count) as colocation partners */
+    dsp_list_t run;
+    int32_t *rpos;
+    dsp_list_t *solo;       /* index: (klass == BE) * (maxg + 1) + gpus */
+    int32_t *spos;
+    int32_t *pair;          /* co-resident partner while colocated, -1 */
+    int32_t *low;           /* consecutive low retention samples of j's pair */
+    float *admit_tau;       /* threshold j was admitted with */
+    int32_t *banned;        /* partner whose colocation with j was revoked, -1 */
+    /* pass scratch */
+    int32_t *order, *qg, *qb;
+    dsp_key_t *keys;
+    uint8_t *mark;
+    int64_t *ppend_gpus;    /* pending GPU demand per partition */
+    dsp_stats_t st;
+} dsp_t;
+
+/* lists */
+void dsp_list_push(dsp_list_t *l, int32_t *pos, int32_t j);
+void dsp_list_remove(dsp_list_t *l, int32_t *pos, int32_t j);
+
+/* ds_qad.c (SPEC 4.1) */
+double dsp_qad_now(const ds_engine_t *e, int32_t tenant);
+void dsp_qad_cycle(ds_engine_t *e, dsp_t *s, int64_t now);
+int dsp_band(const dsp_t *s, int32_t tenant);
+int dsp_underserved(const dsp_t *s, int32_t tenant);
+
+/* predictions */
+double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now);
+double dsp_retention(const ds_engine_t *e, int32_t a, int32_t b);
+
+/* ds_classify.c (SPEC 4.2) */
+void dsp_classify(ds_engine_t *e, dsp_t *s, int32_t n, int32_t *ng, int32_t *nb, int64_t now);
+void dsp_promote(ds_engine_t *e, dsp_t *s);
+
+/* ds_order.c (SPEC 4.3) */
+void dsp_sort_tenant_order(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t now);
+void dsp_sort_qg(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t now);
+void dsp_sort_qb(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t now);
+
+/* ds_coloc.c (SPEC 4.5) */
+double dsp_threshold(const ds_engine_t *e, const dsp_t *s, int32_t j, int32_t part);
+int dsp_try_colocate(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
+
+/* ds_preempt.c (SPEC 4.4.1) */
+int dsp_try_preempt(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
+
+/* ds_monitor.c (SPEC 4.6) */
+void dsp_monitor(ds_engine_t *e, dsp_t *s, int64_t now);
+
+/* ds_place.c: placement escalation of one job (SPEC 4.4); 1 when it started */
+int dsp_place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
+int dsp_try_cpu_reclaim(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
+/* starts j on the given GPUs (partner: the resident it joins, or -1) and updates the policy's lists */
+void dsp_start(ds_engine_t *e, dsp_t *s, int32_t j, const int32_t *gpus, int32_t partner, int64_t now);
+/* the lowest-index free GPUs of a node (n of them), written to out; returns how many */
+int32_t dsp_free_gpus(const ds_engine_t *e, int32_t node, int32_t n, int32_t *out);
+
+#endif

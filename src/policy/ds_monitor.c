@@ -1,0 +1,41 @@
+/* ds_monitor.c: online retention monitoring (SPEC 4.6): each cycle every colocated pair is sampled;
+ * after w consecutive samples below threshold the colocation is revoked and its BE member stopped. */
+#include "ds_internal.h"
+
+static double pair_threshold(const ds_engine_t *e, const dsp_t *s, int32_t j)
+{
+    return s->cfg.monitor_threshold == DSP_MON_ADMIT ? (double)s->admit_tau[j] : dsp_threshold(e, s, j, e->js[j].part);
+}
+
+/* The member that stops: the BE one; of two BE (or two G, without borrowing) the later started. */
+static int32_t victim_of(const ds_engine_t *e, int32_t a, int32_t b)
+{
+    int ba = e->js[a].klass == DS_CLASS_BE, bb = e->js[b].klass == DS_CLASS_BE;
+    if (ba != bb) return ba ? a : b;
+    if (e->js[a].last_start != e->js[b].last_start) return e->js[a].last_start > e->js[b].last_start ? a : b;
+    return a > b ? a : b;
+}
+
+void dsp_monitor(ds_engine_t *e, dsp_t *s, int64_t now)
+{
+    if (!e->hooks.observe_retention) return;
+    /* Collect pairs first: revoking changes the running list. */
+    int32_t n = 0;
+    for (int32_t k = 0; k < s->run.n; k++) {
+        int32_t j = s->run.v[k];
+        if (s->pair[j] > j) s->order[n++] = j;
+    }
+    for (int32_t k = 0; k < n; k++) {
+        int32_t a = s->order[k], b = s->pair[a];
+        if (b < 0 || e->js[a].status != DS_JS_RUNNING) continue;
+        double ra = e->hooks.observe_retention(e->hooks.ctx, a, now);
+        double rb = e->hooks.observe_retention(e->hooks.ctx, b, now);
+        int low = ra < pair_threshold(e, s, a) || rb < pair_threshold(e, s, b);
+        s->low[a] = low ? s->low[a] + 1 : 0;
+        if (s->low[a] < s->cfg.w) continue;
+        int32_t v = victim_of(e, a, b), kept = v == a ? b : a;
+        s->banned[v] = kept;
+        s->st.preempt_revoke++;
+        ds_engine_revoke(e, v, kept, now, DSP_R_REVOKE);
+    }
+}

@@ -1,0 +1,95 @@
+/* ds_place.c: placement escalation of one job, least disruptive first (SPEC 4.4): exclusive GPUs,
+ * colocation, CPU/memory reclamation from BE residents, then (G jobs of under-served tenants only)
+ * preemption of BE jobs. */
+#include "ds_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+int32_t dsp_free_gpus(const ds_engine_t *e, int32_t node, int32_t n, int32_t *out)
+{
+    const ds_node_t *nd = &e->nodes[node];
+    int32_t k = 0;
+    for (int32_t g = nd->gpu0; g < nd->gpu0 + nd->ngpus && k < n; g++)
+        if (e->gpus[g].nres == 0) out[k++] = g;
+    return k;
+}
+
+/* BE jobs with GPUs on a node, each once. */
+static int32_t be_on_node(const ds_engine_t *e, int32_t node, int32_t *out, int32_t max)
+{
+    const ds_node_t *nd = &e->nodes[node];
+    int32_t n = 0;
+    for (int32_t g = nd->gpu0; g < nd->gpu0 + nd->ngpus; g++)
+        for (int32_t r = 0; r < e->gpus[g].nres; r++) {
+            int32_t v = e->gpus[g].res[r], seen = 0;
+            if (e->js[v].klass != DS_CLASS_BE) continue;
+            for (int32_t q = 0; q < n; q++) seen |= out[q] == v;
+            if (!seen && n < max) out[n++] = v;
+        }
+    return n;
+}
+
+/* What shrinking v to the floor would free on a node. */
+static void shrink_gain(const ds_engine_t *e, const dsp_t *s, int32_t v, int32_t node, int32_t *c, int64_t *m)
+{
+    int32_t uc;
+    int64_t um;
+    ds_engine_job_node_use(e, v, node, &uc, &um);
+    float sc = e->js[v].cpu_scale > 0 ? e->js[v].cpu_scale : 1.0f;
+    double f = sc > s->cfg.cpu_floor ? s->cfg.cpu_floor / sc : 1.0;
+    *c = uc - (int32_t)ceil((double)uc * f);
+    *m = um - (int64_t)ceil((double)um * f);
+}
+
+int dsp_try_cpu_reclaim(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
+{
+    int32_t g = e->trace->jobs[j].gpus, part = e->js[j].part;
+    if (g > e->cfg.gpus_per_node || e->parts[part].gpus_free < g) return 0;
+    const ds_part_t *p = &e->parts[part];
+    int32_t best = -1, be[DS_MAX_GPUS_PER_NODE * DS_MAX_K];
+    for (int32_t n = p->node0; n < p->node0 + p->nnodes; n++) {
+        if (e->nodes[n].nfree < g || (best >= 0 && e->nodes[n].nfree >= e->nodes[best].nfree)) continue;
+        int32_t nb = be_on_node(e, n, be, (int32_t)(sizeof be / sizeof be[0])), cs = 0;
+        int64_t ms = 0;
+        for (int32_t k = 0; k < nb; k++) {
+            int32_t c;
+            int64_t m;
+            shrink_gain(e, s, be[k], n, &c, &m);
+            cs += c, ms += m;
+        }
+        if (nb && ds_engine_node_fits_after(e, n, j, g, cs, ms)) best = n;
+    }
+    if (best < 0) return 0;
+    int32_t nb = be_on_node(e, best, be, (int32_t)(sizeof be / sizeof be[0]));
+    for (int32_t k = 0; k < nb && !ds_engine_node_fits(e, best, j); k++) {
+        float sc = e->js[be[k]].cpu_scale > 0 ? e->js[be[k]].cpu_scale : 1.0f;
+        if (sc <= s->cfg.cpu_floor) continue;
+        ds_engine_set_cpu_scale(e, be[k], s->cfg.cpu_floor);
+        s->st.cpu_shrunk_jobs++;
+    }
+    int32_t gpus[DS_MAX_GPUS_PER_NODE];
+    if (!ds_engine_node_fits(e, best, j) || dsp_free_gpus(e, best, g, gpus) < g) return 0;
+    s->st.cpu_reclaims++;
+    dsp_start(e, s, j, gpus, -1, now);
+    return 1;
+}
+
+int dsp_place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
+{
+    int32_t g = e->trace->jobs[j].gpus, part = e->js[j].part;
+    if (e->parts[part].gpus_free >= g) {
+        int32_t buf[256];
+        int32_t *out = g <= 256 ? buf : ds_xmalloc((size_t)g * sizeof *out);
+        int ok = ds_engine_find_free(e, j, part, out);
+        if (ok) dsp_start(e, s, j, out, -1, now);
+        if (out != buf) free(out);
+        if (ok) return 1;
+    }
+    if (dsp_try_colocate(e, s, j, now)) return 1;
+    if (s->cfg.cpu_reclaim && dsp_try_cpu_reclaim(e, s, j, now)) return 1;
+    if (s->cfg.preemption && e->js[j].klass == DS_CLASS_G && s->cfg.borrowing &&
+        dsp_underserved(s, e->trace->jobs[j].tenant))
+        return dsp_try_preempt(e, s, j, now);
+    return 0;
+}

@@ -1,0 +1,189 @@
+/* ds_preempt.c: cost-aware reclamation (SPEC 4.4.1): for a G job of an under-served tenant, the
+ * cheapest set of BE victims whose eviction leaves a feasible device; G jobs are never victims. */
+#include "ds_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_UNITS 16
+
+/* Jobs evicted together: a GPU's whole resident set (a job and its BE partner). */
+typedef struct unit {
+    int32_t job[2];
+    int32_t njobs;
+    int32_t on_node;     /* GPUs it frees on the node */
+    int32_t freed;       /* GPUs it frees in all */
+    int32_t cpus;        /* CPUs and memory it frees on the node */
+    int64_t mem;
+    double cost;         /* sum over its jobs of alpha d + beta p */
+    int64_t newest;      /* latest last_start of its jobs */
+    int64_t oldest;      /* earliest last_start of its jobs */
+} unit_t;
+
+typedef struct choice {
+    int ok;
+    double cost;
+    int32_t nvict;
+    int64_t oldest;      /* earliest start among victims: later is better (less work lost) */
+    int32_t node;
+    unit_t units[MAX_UNITS];
+    int32_t nunits;
+} choice_t;
+
+static double victim_cost(const ds_engine_t *e, const dsp_t *s, int32_t v, int64_t now)
+{
+    double d = DS_MIN(1.0, e->js[v].preemptions / 3.0);
+    double el = (double)ds_engine_elapsed(e, v, now), rem = dsp_remaining(e, s, v, now);
+    double p = el > 0 ? el / (el + rem) : 0.0;
+    return s->cfg.alpha * d + s->cfg.beta * p;
+}
+
+/* The evictable units of a node: GPUs holding a G job cannot be freed and are left out. */
+static int32_t node_units(const ds_engine_t *e, const dsp_t *s, int32_t node, unit_t *u, int64_t now)
+{
+    const ds_node_t *nd = &e->nodes[node];
+    int32_t nu = 0;
+    for (int32_t gi = nd->gpu0; gi < nd->gpu0 + nd->ngpus; gi++) {
+        const ds_gpu_t *gp = &e->gpus[gi];
+        if (gp->nres == 0) continue;
+        int allbe = 1;
+        for (int32_t r = 0; r < gp->nres; r++) allbe &= e->js[gp->res[r]].klass == DS_CLASS_BE;
+        if (!allbe) continue;
+        int32_t rep = gp->res[0];
+        for (int32_t r = 1; r < gp->nres; r++) rep = DS_MIN(rep, gp->res[r]);
+        int32_t k = 0;
+        while (k < nu && DS_MIN(u[k].job[0], u[k].njobs > 1 ? u[k].job[1] : u[k].job[0]) != rep) k++;
+        if (k < nu) { u[k].on_node++; continue; }
+        if (nu == MAX_UNITS) continue;
+        unit_t *x = &u[nu++];
+        memset(x, 0, sizeof *x);
+        x->njobs = DS_MIN(gp->nres, 2);
+        x->oldest = INT64_MAX;
+        x->newest = INT64_MIN;
+        for (int32_t r = 0; r < x->njobs; r++) {
+            int32_t v = gp->res[r];
+            int32_t c;
+            int64_t m;
+            x->job[r] = v;
+            x->freed = DS_MAX(x->freed, e->trace->jobs[v].gpus);
+            ds_engine_job_node_use(e, v, node, &c, &m);
+            x->cpus += c;
+            x->mem += m;
+            x->cost += victim_cost(e, s, v, now);
+            x->newest = DS_MAX(x->newest, e->js[v].last_start);
+            x->oldest = DS_MIN(x->oldest, e->js[v].last_start);
+        }
+        x->on_node = 1;
+    }
+    return nu;
+}
+
+static int better(const choice_t *a, double cost, int32_t nvict, int64_t oldest, int32_t node)
+{
+    if (!a->ok) return 1;
+    if (fabs(cost - a->cost) > 1e-12) return cost < a->cost;
+    if (nvict != a->nvict) return nvict < a->nvict;
+    if (oldest != a->oldest) return oldest > a->oldest;
+    return node < a->node;
+}
+
+/* Cheapest feasible subset of one node's units for a job of g <= gpus_per_node GPUs. */
+static void best_on_node(const ds_engine_t *e, const dsp_t *s, int32_t j, int32_t node, int64_t now, choice_t *best)
+{
+    unit_t u[MAX_UNITS];
+    int32_t g = e->trace->jobs[j].gpus, free0 = e->nodes[node].nfree;
+    int32_t nu = node_units(e, s, node, u, now), avail = free0;
+    for (int32_t k = 0; k < nu; k++) avail += u[k].on_node;
+    if (avail < g) return;
+    double fw = 1.0 - s->cfg.alpha - s->cfg.beta;
+    int32_t need_freed = DS_MAX(0, g - free0);
+    for (uint32_t mask = 1; mask < (1u << nu); mask++) {
+        int32_t on = 0, freed = 0, cpus = 0, nv = 0;
+        int64_t mem = 0, oldest = INT64_MAX;
+        double cost = 0;
+        for (int32_t k = 0; k < nu; k++) {
+            if (!(mask >> k & 1)) continue;
+            on += u[k].on_node, freed += u[k].freed, cpus += u[k].cpus, mem += u[k].mem;
+            cost += u[k].cost, nv += u[k].njobs, oldest = DS_MIN(oldest, u[k].oldest);
+        }
+        if (free0 + on < g) continue;
+        if (!ds_engine_node_fits_after(e, node, j, g, cpus, mem)) continue;
+        double f = freed > 0 ? (double)(freed - need_freed) / (double)freed : 0.0;
+        cost += fw * f;
+        if (!better(best, cost, nv, oldest, node)) continue;
+        best->ok = 1, best->cost = cost, best->nvict = nv, best->oldest = oldest, best->node = node;
+        best->nunits = 0;
+        for (int32_t k = 0; k < nu; k++)
+            if (mask >> k & 1) best->units[best->nunits++] = u[k];
+    }
+}
+
+static void evict(ds_engine_t *e, dsp_t *s, const unit_t *u, int32_t nu, int64_t now)
+{
+    for (int32_t k = 0; k < nu; k++)
+        for (int32_t r = 0; r < u[k].njobs; r++) {
+            int32_t v = u[k].job[r];
+            if (e->js[v].status != DS_JS_RUNNING) continue;
+            DS_ASSERT(e->js[v].klass == DS_CLASS_BE);
+            s->st.preempt_reclaim++;
+            s->st.reclaimed_gpus += e->trace->jobs[v].gpus;
+            ds_engine_preempt(e, v, now, DSP_R_RECLAIM);
+        }
+}
+
+static int preempt_small(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
+{
+    const ds_part_t *p = &e->parts[e->js[j].part];
+    choice_t best;
+    best.ok = 0;
+    for (int32_t n = p->node0; n < p->node0 + p->nnodes; n++) best_on_node(e, s, j, n, now, &best);
+    if (!best.ok) return 0;
+    evict(e, s, best.units, best.nunits, now);
+    int32_t gpus[DS_MAX_GPUS_PER_NODE];
+    int32_t g = e->trace->jobs[j].gpus;
+    if (dsp_free_gpus(e, best.node, g, gpus) < g || !ds_engine_gpus_fit(e, j, gpus)) return 0;
+    dsp_start(e, s, j, gpus, -1, now);
+    return 1;
+}
+
+/* Jobs above one node take whole nodes: the cheapest fully evictable nodes (free nodes cost 0). */
+static int preempt_large(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
+{
+    const ds_part_t *p = &e->parts[e->js[j].part];
+    int32_t gpn = e->cfg.gpus_per_node, g = e->trace->jobs[j].gpus, want = (g + gpn - 1) / gpn;
+    int32_t *nodes = s->order; /* scratch: the pass's order array is not in use here */
+    double *cost = ds_xmalloc((size_t)p->nnodes * sizeof *cost);
+    int32_t ne = 0;
+    for (int32_t n = p->node0; n < p->node0 + p->nnodes; n++) {
+        unit_t u[MAX_UNITS];
+        int32_t nu = node_units(e, s, n, u, now), on = e->nodes[n].nfree, cpus = 0;
+        int64_t mem = 0;
+        double c = 0;
+        for (int32_t k = 0; k < nu; k++) on += u[k].on_node, c += u[k].cost, cpus += u[k].cpus, mem += u[k].mem;
+        if (on < gpn || !ds_engine_node_fits_after(e, n, j, gpn, cpus, mem)) continue;
+        /* insertion by (cost, index): few eligible nodes under load */
+        int32_t k = ne++;
+        while (k > 0 && cost[k - 1] > c) nodes[k] = nodes[k - 1], cost[k] = cost[k - 1], k--;
+        nodes[k] = n, cost[k] = c;
+    }
+    int ok = ne >= want;
+    if (ok) {
+        for (int32_t k = 0; k < want; k++) {
+            unit_t u[MAX_UNITS];
+            int32_t nu = node_units(e, s, nodes[k], u, now);
+            evict(e, s, u, nu, now);
+        }
+        int32_t *gpus = ds_xmalloc((size_t)g * sizeof *gpus);
+        ok = ds_engine_find_free(e, j, e->js[j].part, gpus);
+        if (ok) dsp_start(e, s, j, gpus, -1, now);
+        free(gpus);
+    }
+    free(cost);
+    return ok;
+}
+
+int dsp_try_preempt(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
+{
+    return e->trace->jobs[j].gpus <= e->cfg.gpus_per_node ? preempt_small(e, s, j, now) : preempt_large(e, s, j, now);
+}

@@ -1,0 +1,419 @@
+/* test_deepshare.c: the DeepShare policy (SPEC 4) on hand-made schedules worked out by hand, its
+ * parameters, and its invariants (SPEC 6) on every pass of synthetic and Venus runs. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deepshare/policy.h"
+#include "deepshare/synth.h"
+#include "policy/ds_internal.h"
+
+static const ds_policy_ops_t *ops(void)
+{
+    const ds_policy_ops_t *p = ds_policy_find("deepshare");
+    assert_non_null(p);
+    return p;
+}
+
+/* A parameter object with "k=v,k=v" applied. */
+static void *cfg_with(const char *kv)
+{
+    void *c = ops()->config_new();
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", kv);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        char *eq = strchr(tok, '=');
+        assert_non_null(eq);
+        *eq = '\0';
+        ds_error_t err;
+        ds_error_clear(&err);
+        assert_int_equal(ops()->config_set(c, tok, eq + 1, &err), DS_OK);
+    }
+    return c;
+}
+
+static void run_ds(const ds_trace_t *t, void *cfg, ds_mode_t mode, ds_sim_result_t *r)
+{
+    ds_sim_config_t c;
+    ds_sim_config_default(&c);
+    c.engine.mode = mode;
+    c.policy = ops();
+    c.policy_config = cfg;
+    c.check_invariants = 1;
+    ds_error_t err;
+    ds_error_clear(&err);
+    int rc = ds_sim_run(t, &c, r, &err);
+    if (rc) fprintf(stderr, "sim failed: %s\n", err.msg);
+    assert_int_equal(rc, 0);
+}
+
+static double stat_of(const ds_sim_result_t *r, const char *name)
+{
+    for (int32_t i = 0; i < r->npstats; i++)
+        if (!strcmp(r->pstats[i].name, name)) return r->pstats[i].value;
+    fail_msg("no stat %s", name);
+    return -1;
+}
+
+/* An engine driven by hand: pooled, with the given node size and parameters. */
+static ds_engine_t *engine_for(const ds_trace_t *t, int32_t gpn, void *cfg)
+{
+    ds_engine_config_t ec;
+    ds_engine_config_default(&ec);
+    ec.mode = DS_MODE_POOLED;
+    ec.gpus_per_node = gpn;
+    ds_engine_t *e = NULL;
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_int_equal(ds_engine_create(&e, t, &ec, ops(), cfg, &err), DS_OK);
+    return e;
+}
+
+/* A's two 4-GPU jobs are G (its quota is 8) on node 0; its BE jobs fill node 1: j4 and j5 (2 GPUs)
+ * and j3 (4 GPUs), in order of predicted remaining time. B's 2-GPU job arrives at 30; at the cycle
+ * of t=60 B is under-served (S = 0.3 x 0 + 0.7 x 1 = 0.7). Victim costs at t=60, elapsed 60 s, no
+ * prior preemptions (alpha d = 0): j4: 0.3 x 60/200000 = 9.0e-5; j5: 0.3 x 60/250000 = 7.2e-5;
+ * j3: 0.3 x 60/300000 + 0.2 x (4 - 2)/4 = 0.10006. The cheapest set is {j5}: it alone is
+ * preempted and B's job starts in its GPUs in that same pass. */
+static void test_cheapest_victim_same_pass(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:8 B:8",
+             "1 A 4 0 100000; 2 A 4 0 100001; 3 A 4 0 300000; 4 A 2 0 200000; 5 A 2 0 250000; 6 B 2 30 500");
+    void *cfg = cfg_with("colocation=0");
+    ds_sim_result_t r;
+    run_ds(&t, cfg, DS_MODE_POOLED, &r);
+    for (int j = 0; j < 5; j++) assert_int_equal(r.start[j], 0);
+    assert_int_equal(r.preempts[0], 0); /* G jobs are never victims */
+    assert_int_equal(r.preempts[1], 0);
+    assert_int_equal(r.preempts[2], 0);
+    assert_int_equal(r.preempts[3], 0);
+    assert_int_equal(r.preempts[4], 1);
+    assert_int_equal(r.start[5], 60);
+    assert_int_equal(r.end[5], 560);
+    assert_int_equal(r.preemptions, 1);
+    assert_int_equal((int)stat_of(&r, "preempt_reclaim"), 1);
+    assert_int_equal((int)stat_of(&r, "gpus_reclaimed"), 2);
+    ds_sim_result_free(&r);
+    ops()->config_free(cfg);
+    ds_trace_free(&t);
+}
+
+/* The same case with alpha = beta = 0: only the surplus share counts. j4 and j5 cost 0 and tie on
+ * every tie-break, so one of them goes; never j3, whose eviction frees 2 surplus GPUs of 4 (0.5). */
+static void test_surplus_weight(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:8 B:8",
+             "1 A 4 0 100000; 2 A 4 0 100001; 3 A 4 0 300000; 4 A 2 0 200000; 5 A 2 0 250000; 6 B 2 30 500");
+    void *cfg = cfg_with("colocation=0,alpha=0,beta=0");
+    ds_sim_result_t r;
+    run_ds(&t, cfg, DS_MODE_POOLED, &r);
+    assert_int_equal(r.preempts[2], 0);
+    assert_int_equal(r.preempts[3] + r.preempts[4], 1);
+    assert_int_equal(r.start[5], 60);
+    ds_sim_result_free(&r);
+    ops()->config_free(cfg);
+    ds_trace_free(&t);
+}
+
+/* BE jobs never preempt: A's second job is BE (its quota is full) and waits for a finish although
+ * A is under-served at the first cycle (its G demand was unplaced at t=0). */
+static void test_be_never_preempts(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:8 B:8", "1 B 8 0 1000; 2 A 8 0 2000; 3 A 8 5 300");
+    void *cfg = cfg_with("colocation=0");
+    ds_sim_result_t r;
+    run_ds(&t, cfg, DS_MODE_POOLED, &r);
+    ops()->config_free(cfg);
+    assert_int_equal(r.start[0], 0);
+    assert_int_equal(r.start[1], 0);
+    assert_int_equal(r.start[2], 1000);
+    assert_int_equal(r.preemptions, 0);
+    ds_sim_result_free(&r);
+    ds_trace_free(&t);
+}
+
+/* A's shorter job (j2) is G, its longer one (j1) BE on B's idle share. A well-served tenant's G job
+ * cannot reclaim: with theta = 0 nobody is under-served and B's job waits for j2 to end at 1000. */
+static void test_no_reclaim_when_served(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:8 B:8", "1 A 8 0 5000; 2 A 8 0 1000; 3 B 8 30 500");
+    void *cfg = cfg_with("theta=0,colocation=0");
+    ds_sim_result_t r;
+    run_ds(&t, cfg, DS_MODE_POOLED, &r);
+    assert_int_equal(r.preemptions, 0);
+    assert_int_equal(r.start[2], 1000);
+    ds_sim_result_free(&r);
+    ops()->config_free(cfg);
+    /* with the default theta B reclaims A's BE job j1 at the t=60 cycle, never A's G job j2 */
+    cfg = cfg_with("colocation=0");
+    run_ds(&t, cfg, DS_MODE_POOLED, &r);
+    ops()->config_free(cfg);
+    assert_int_equal(r.preempts[0], 1);
+    assert_int_equal(r.preempts[1], 0);
+    assert_int_equal(r.start[2], 60);
+    ds_sim_result_free(&r);
+    ds_trace_free(&t);
+}
+
+static int count_dec(const ds_engine_t *e, int type, int32_t job)
+{
+    int n = 0;
+    for (int32_t i = 0; i < e->ndec; i++) n += e->dec[i].type == type && e->dec[i].job == job;
+    return n;
+}
+
+/* Promotion: A's second job runs BE on B's idle share; when A's G job finishes, the next cycle
+ * promotes it to G and its GPUs move from A's BE count to A's G count. */
+static void test_promotion(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:8 B:8", "1 A 8 0 100; 2 A 8 0 1000");
+    ds_engine_t *e = engine_for(&t, 8, NULL);
+    ds_engine_arrive(e, 0, 0);
+    ds_engine_arrive(e, 1, 0);
+    ds_engine_schedule(e, 0, 1);
+    assert_int_equal(e->js[0].status, DS_JS_RUNNING);
+    assert_int_equal(e->js[1].status, DS_JS_RUNNING);
+    assert_int_equal(e->js[0].klass, DS_CLASS_G);
+    assert_int_equal(e->js[1].klass, DS_CLASS_BE);
+    assert_int_equal(e->tenant_g_gpus[0], 8);
+    assert_int_equal(e->tenant_be_gpus[0], 8);
+    ds_engine_clear_decisions(e);
+    ds_engine_schedule(e, 60, 1); /* quota still full: no promotion */
+    assert_int_equal(e->js[1].klass, DS_CLASS_BE);
+    ds_engine_finish(e, 0, 100);
+    ds_engine_schedule(e, 100, 0); /* promotion waits for the cycle */
+    assert_int_equal(e->js[1].klass, DS_CLASS_BE);
+    assert_int_equal(e->tenant_g_gpus[0], 0);
+    ds_engine_clear_decisions(e);
+    ds_engine_schedule(e, 120, 1);
+    assert_int_equal(e->js[1].klass, DS_CLASS_G);
+    assert_int_equal(e->tenant_g_gpus[0], 8);
+    assert_int_equal(e->tenant_be_gpus[0], 0);
+    assert_int_equal(count_dec(e, DS_DEC_PROMOTE, 1), 1);
+    char msg[200];
+    assert_int_equal(ds_engine_check(e, msg, sizeof msg), 0);
+    assert_int_equal(ops()->check(e, e->pstate, msg, sizeof msg), 0);
+    ds_engine_destroy(e);
+    ds_trace_free(&t);
+}
+
+static double low_retention(void *ctx, int32_t job, int64_t now)
+{
+    (void)ctx, (void)job, (void)now;
+    return 0.1;
+}
+
+/* Revocation after exactly w low samples: one GPU per node; A's j1 is G, j2 BE on B's GPU; B's j3
+ * (G) arrives at 10 and shares j2's GPU. Every observed retention is 0.1: samples at 60, 120, 180;
+ * the colocation is revoked at the w-th, and only the BE partner j2 stops. */
+static void revoke_case(int w, int64_t when)
+{
+    ds_trace_t t;
+    tu_trace(&t, "A:1 B:1", "1 A 1 0 100000; 2 A 1 0 100000; 3 B 1 10 100000");
+    char kv[64];
+    snprintf(kv, sizeof kv, "w=%d", w);
+    void *cfg = cfg_with(kv);
+    ds_engine_t *e = engine_for(&t, 1, cfg);
+    e->hooks.observe_retention = low_retention;
+    ds_engine_arrive(e, 0, 0);
+    ds_engine_arrive(e, 1, 0);
+    ds_engine_schedule(e, 0, 1);
+    ds_engine_arrive(e, 2, 10);
+    ds_engine_schedule(e, 10, 0);
+    assert_int_equal(e->js[2].status, DS_JS_RUNNING);
+    assert_int_equal(e->js[2].partner, 1);
+    assert_int_equal(e->js[1].partner, 2);
+    for (int64_t now = 60; now <= when; now += 60) {
+        ds_engine_clear_decisions(e);
+        ds_engine_schedule(e, now, 1);
+        if (now < when) {
+            assert_int_equal(e->n_revocations, 0);
+            assert_int_equal(e->js[1].preemptions, 0);
+        }
+    }
+    assert_int_equal(e->n_revocations, 1);
+    assert_int_equal(count_dec(e, DS_DEC_REVOKE, 1), 1);
+    assert_int_equal(e->js[1].preemptions, 1);
+    assert_int_equal(e->js[2].preemptions, 0);
+    assert_int_equal(e->js[0].preemptions, 0);
+    assert_int_equal(e->js[2].status, DS_JS_RUNNING);
+    ds_engine_destroy(e);
+    ops()->config_free(cfg);
+    ds_trace_free(&t);
+}
+
+static void test_revoke_after_w(void **st)
+{
+    (void)st;
+    revoke_case(3, 180);
+    revoke_case(1, 60);
+    revoke_case(2, 120);
+}
+
+/* QG order: band first. An under-served tenant's long job precedes a well-served tenant's short
+ * one, and over random states the bands never decrease along the order. */
+static void test_prediction_never_lifts(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:8 B:8 C:8", "1 A 1 0 1000000; 2 B 1 0 10; 3 C 1 0 5000");
+    ds_engine_t *e = engine_for(&t, 8, NULL);
+    dsp_t *s = e->pstate;
+    for (int32_t j = 0; j < 3; j++) ds_engine_arrive(e, j, 0);
+    s->S[0] = 0.5, s->S[1] = 1.0, s->S[2] = 0.949;
+    int32_t v[3] = {1, 2, 0};
+    dsp_sort_qg(e, s, v, 3, 0);
+    assert_int_equal(v[0], 0);
+    assert_int_equal(v[1], 2);
+    assert_int_equal(v[2], 1);
+    srand(7);
+    for (int round = 0; round < 200; round++) {
+        for (int i = 0; i < 3; i++) s->S[i] = (double)(rand() % 1001) / 1000.0;
+        for (int j = 0; j < 3; j++) s->pred[j] = 1 + rand() % 100000;
+        int32_t w[3] = {0, 1, 2};
+        dsp_sort_qg(e, s, w, 3, 0);
+        for (int k = 1; k < 3; k++) {
+            int32_t a = t.jobs[w[k - 1]].tenant, b = t.jobs[w[k]].tenant;
+            assert_true(dsp_band(s, a) <= dsp_band(s, b));
+            if (dsp_underserved(s, b)) assert_true(s->S[a] < 0.95 || dsp_band(s, a) == dsp_band(s, b));
+        }
+    }
+    ds_engine_destroy(e);
+    ds_trace_free(&t);
+}
+
+static void test_config(void **st)
+{
+    (void)st;
+    void *c = ops()->config_new();
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_int_equal(ops()->config_set(c, "rho_min", "0.6", &err), DS_OK);
+    assert_true(fabs(((dsp_config_t *)c)->rho_min - 0.6) < 1e-12);
+    assert_int_equal(ops()->config_set(c, "rho-min", "1.5", &err), DS_EINVAL);
+    assert_string_equal(err.field, "rho-min");
+    assert_int_equal(ops()->config_set(c, "w", "2.5", &err), DS_EINVAL);
+    assert_int_equal(ops()->config_set(c, "nonsense", "1", &err), DS_ENOTFOUND);
+    assert_int_equal(ops()->config_set(c, "ablation", "hard-colocate", &err), DS_OK);
+    assert_int_equal(((dsp_config_t *)c)->borrowing, 0);
+    assert_int_equal(((dsp_config_t *)c)->colocation, 1);
+    assert_int_equal(ops()->config_set(c, "ablation", "bogus", &err), DS_EINVAL);
+    assert_int_equal(ops()->config_set(c, "alpha", "0.9", &err), DS_OK);
+    ds_trace_t t;
+    tu_trace(&t, "A:8", "1 A 1 0 10");
+    ds_engine_config_t ec;
+    ds_engine_config_default(&ec);
+    ds_engine_t *e = NULL;
+    assert_int_equal(ds_engine_create(&e, &t, &ec, ops(), c, &err), DS_EINVAL); /* alpha + beta > 1 */
+    assert_null(e);
+    ops()->config_free(c);
+    ds_trace_free(&t);
+}
+
+/* SPEC 6 invariants after every pass (ops->check included) on synthetic workloads in both modes,
+ * with explicit BE jobs, under every ablation. */
+static void test_invariants_synthetic(void **st)
+{
+    (void)st;
+    const char *variants[] = {"ablation=none", "ablation=no-prediction", "ablation=interference-blind",
+                              "ablation=no-colocation", "ablation=no-borrowing", "ablation=hard-colocate",
+                              "m=0.5,rho-min=0.5,monitor-threshold=admit"};
+    for (int seed = 1; seed <= 2; seed++) {
+        ds_synth_config_t sc;
+        ds_synth_config_default(&sc);
+        sc.seed = (uint64_t)seed;
+        sc.jobs = 1500;
+        sc.nodes = 8;
+        sc.be_share = 0.2;
+        ds_trace_t t;
+        ds_trace_init(&t);
+        ds_error_t err;
+        assert_int_equal(ds_synth_generate(&t, &sc, &err), DS_OK);
+        for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++)
+            for (int mode = 0; mode < 2; mode++) {
+                void *cfg = cfg_with(variants[v]);
+                ds_sim_result_t r;
+                run_ds(&t, cfg, mode ? DS_MODE_POOLED : DS_MODE_PARTITIONED, &r);
+                int64_t done = 0;
+                for (int32_t j = 0; j < t.njobs; j++) done += r.end[j] >= r.start[j] && r.start[j] >= t.jobs[j].submit;
+                assert_int_equal(done, t.njobs);
+                for (int64_t k = 0; k < r.nseries * r.ntenants; k++) {
+                    assert_true(r.qad[k] >= 0 && r.qad[k] <= 1);
+                    assert_true(r.qad_smooth[k] >= 0 && r.qad_smooth[k] <= 1.0001);
+                }
+                if (strstr(variants[v], "no-colocation") || strstr(variants[v], "no-borrowing"))
+                    assert_int_equal(r.colocations, 0);
+                ds_sim_result_free(&r);
+                ops()->config_free(cfg);
+            }
+        ds_trace_free(&t);
+    }
+}
+
+static void test_invariants_venus(void **st)
+{
+    (void)st;
+    const char *jobs = tu_data("venus/venus_sept_jobs.csv"), *vc;
+    if (!jobs) skip();
+    char jp[1024];
+    snprintf(jp, sizeof jp, "%s", jobs);
+    vc = tu_data("venus/vc_config.csv");
+    if (!vc) skip();
+    ds_trace_t t;
+    ds_trace_init(&t);
+    ds_error_t err;
+    assert_int_equal(ds_trace_read_tenants(&t, vc, 8, &err), DS_OK);
+    assert_int_equal(ds_trace_read_jobs(&t, jp, &err), DS_OK);
+    const char *cp = tu_data("colocation/colocate_info.csv");
+    ds_coloc_t coloc;
+    int have = cp && ds_coloc_read(&coloc, cp, &err) == DS_OK;
+    if (have) ds_coloc_bind(&coloc, &t);
+    ds_interference_predictor_t ip;
+    ds_interference_oracle(&ip, have ? &coloc : NULL);
+    ds_predictors_t pr = {NULL, &ip};
+    ds_sim_config_t c;
+    ds_sim_config_default(&c);
+    c.engine.mode = DS_MODE_POOLED;
+    c.engine.predictors = &pr;
+    c.coloc = have ? &coloc : NULL;
+    c.policy = ops();
+    c.check_invariants = 1;
+    c.keep_series = 0;
+    ds_sim_result_t r;
+    assert_int_equal(ds_sim_run(&t, &c, &r, &err), DS_OK);
+    assert_int_equal(r.jobs, 23859);
+    for (int32_t j = 0; j < t.njobs; j++) assert_true(r.end[j] > 0);
+    assert_true(r.qad_compliance >= 0 && r.qad_compliance <= 1);
+    ds_sim_result_free(&r);
+    if (have) ds_coloc_free(&coloc);
+    ds_trace_free(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cheapest_victim_same_pass),
+        cmocka_unit_test(test_surplus_weight),
+        cmocka_unit_test(test_be_never_preempts),
+        cmocka_unit_test(test_no_reclaim_when_served),
+        cmocka_unit_test(test_promotion),
+        cmocka_unit_test(test_revoke_after_w),
+        cmocka_unit_test(test_prediction_never_lifts),
+        cmocka_unit_test(test_config),
+        cmocka_unit_test(test_invariants_synthetic),
+        cmocka_unit_test(test_invariants_venus),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
