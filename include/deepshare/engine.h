@@ -67,6 +67,10 @@ typedef struct ds_jstate {
     uint8_t status;       /* ds_jstatus_t */
     uint8_t klass;        /* current class (DeepShare): DS_CLASS_G or DS_CLASS_BE; 0 for other policies */
     uint8_t shared;       /* 1 while any of its GPUs has another resident */
+    uint8_t keep_rate;    /* set by the policy: once alone again it keeps its colocated rate (Lucid's
+                             reference simulator never restores a packed job's speed) */
+    uint8_t finish_lag;   /* set by the policy: seconds between the end of its work and its completion
+                             (1 reproduces Lucid's reference, which steps work before checking ends) */
     int32_t part;         /* partition it queues and runs in */
     int32_t nplaced;      /* GPUs held (0 when not running) */
     int32_t preemptions;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 extern const ds_policy_ops_t ds_policy_fifo, ds_policy_sjf, ds_policy_qssf, ds_policy_tiresias;
+extern const ds_policy_ops_t ds_policy_lucid;
 extern const ds_policy_ops_t ds_policy_deepshare;
 
 static const ds_policy_ops_t *const policies[] = {
@@ -11,6 +12,7 @@ static const ds_policy_ops_t *const policies[] = {
     &ds_policy_sjf,
     &ds_policy_qssf,
     &ds_policy_tiresias,
+    &ds_policy_lucid,
     &ds_policy_deepshare,
     NULL,
 };
