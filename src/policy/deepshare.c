@@ -50,7 +50,7 @@ void dsp_start(ds_engine_t *e, dsp_t *s, int32_t j, const int32_t *gpus, int32_t
     int32_t part = e->js[j].part, g = e->trace->jobs[j].gpus;
     if (partner >= 0) dsp_list_remove(solo_of(s, e, partner), s->spos, partner);
     ds_engine_start(e, j, gpus, now);
-    dsp_list_remove(&s->pend[part], s->ppos, j);
+    dsp_pend_remove(s, part, j);
     s->ppend_gpus[part] -= g;
     dsp_list_push(&s->run, s->rpos, j);
     if (partner >= 0) {
@@ -90,7 +90,8 @@ static void dsp_enqueue(ds_engine_t *e, void *state, int32_t j, int64_t now)
         stopped(e, s, j);
     }
     int32_t part = e->js[j].part;
-    dsp_list_push(&s->pend[part], s->ppos, j);
+    dsp_set_key(e, s, j, now);
+    dsp_pend_insert(s, part, j);
     s->ppend_gpus[part] += e->trace->jobs[j].gpus;
 }
 
@@ -137,18 +138,16 @@ static void dsp_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now,
         dsp_promote(e, s);
     }
     dsp_list_t *pl = &s->pend[part];
-    int32_t n = pl->n;
-    if (!n) return;
-    memcpy(s->order, pl->v, (size_t)n * sizeof *s->order);
-    dsp_sort_tenant_order(e, s, s->order, n, now);
-    int32_t ng, nb;
-    dsp_classify(e, s, n, &ng, &nb, now);
-    dsp_sort_qg(e, s, s->qg, ng, now);
-    dsp_sort_qb(e, s, s->qb, nb, now);
-    for (int32_t k = 0; k < ng; k++)
-        if (e->js[s->qg[k]].status == DS_JS_PENDING) dsp_place(e, s, s->qg[k], now);
-    for (int32_t k = 0; k < nb; k++)
-        if (e->js[s->qb[k]].status == DS_JS_PENDING) dsp_place(e, s, s->qb[k], now);
+    if (pl->n) {
+        int32_t ng, nb;
+        dsp_classify(e, s, pl->v, pl->n, &ng, &nb);
+        dsp_merge_qg(e, s, s->qg, ng);
+        dsp_merge_qb(e, s, s->qb, nb);
+        for (int32_t k = 0; k < ng; k++)
+            if (e->js[s->qg[k]].status == DS_JS_PENDING) dsp_place(e, s, s->qg[k], now);
+        for (int32_t k = 0; k < nb; k++)
+            if (e->js[s->qb[k]].status == DS_JS_PENDING) dsp_place(e, s, s->qb[k], now);
+    }
     for (int32_t i = 0; i < s->nt; i++) s->q_last[i] = dsp_qad_now(e, i);
 }
 
@@ -184,7 +183,7 @@ static int dsp_init(ds_engine_t *e, const void *config, void **state, ds_error_t
     s->pend = ds_xcalloc((size_t)e->nparts, sizeof *s->pend);
     s->ppend_gpus = ds_xcalloc((size_t)e->nparts, sizeof *s->ppend_gpus);
     s->solo = ds_xcalloc(2 * (size_t)(s->maxg + 1), sizeof *s->solo);
-    int32_t **idx[] = {&s->ppos, &s->rpos, &s->spos, &s->pair, &s->banned};
+    int32_t **idx[] = {&s->rpos, &s->spos, &s->pair, &s->banned};
     for (size_t k = 0; k < sizeof idx / sizeof idx[0]; k++) {
         *idx[k] = ds_xmalloc(nj * sizeof(int32_t));
         for (size_t j = 0; j < nj; j++) (*idx[k])[j] = -1;
@@ -194,7 +193,10 @@ static int dsp_init(ds_engine_t *e, const void *config, void **state, ds_error_t
     s->order = ds_xmalloc(scratch * sizeof *s->order);
     s->qg = ds_xmalloc(nj * sizeof *s->qg);
     s->qb = ds_xmalloc(nj * sizeof *s->qb);
-    s->keys = ds_xmalloc(nj * sizeof *s->keys);
+    s->krem = ds_xcalloc(nj, sizeof *s->krem);
+    s->run_at = ds_xmalloc(((size_t)s->nt + 1) * sizeof *s->run_at);
+    s->heap = ds_xmalloc(((size_t)s->nt + 1) * sizeof *s->heap);
+    s->cursor = ds_xmalloc(((size_t)s->nt + 1) * sizeof *s->cursor);
     *state = s;
     return DS_OK;
 }
@@ -205,8 +207,8 @@ static void dsp_fini(void *state)
     for (int32_t p = 0; p < s->nparts; p++) free(s->pend[p].v);
     for (int32_t k = 0; k < 2 * (s->maxg + 1); k++) free(s->solo[k].v);
     free(s->run.v);
-    void *ptrs[] = {s->pred, s->seen, s->S, s->q_last, s->pend, s->ppend_gpus, s->solo, s->ppos, s->rpos, s->spos, s->pair,
-                    s->banned, s->low, s->admit_tau, s->order, s->qg, s->qb, s->keys};
+    void *ptrs[] = {s->pred, s->seen, s->S, s->q_last, s->pend, s->ppend_gpus, s->solo, s->rpos, s->spos, s->pair,
+                    s->banned, s->low, s->admit_tau, s->order, s->qg, s->qb, s->krem, s->run_at, s->heap, s->cursor};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++) free(ptrs[k]);
     free(s);
 }

@@ -5,18 +5,17 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* s->order[0..n) holds the partition's pending jobs grouped by tenant, each in the tenant's order.
+/* v[0..n) holds the partition's pending jobs grouped by tenant, each in the tenant's order.
  * Writes G jobs to s->qg and BE jobs to s->qb; the rest wait for a later pass. */
-void dsp_classify(ds_engine_t *e, dsp_t *s, int32_t n, int32_t *ng, int32_t *nb, int64_t now)
+void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t *ng, int32_t *nb)
 {
-    (void)now;
     const ds_trace_t *t = e->trace;
     int32_t g_n = 0, b_n = 0;
     int64_t gbud = 0, bbud = 0, q = 0, becap = 0;
     int32_t cur = -1;
     int be_taken = 0;
     for (int32_t k = 0; k < n; k++) {
-        int32_t j = s->order[k], ten = t->jobs[j].tenant, g = t->jobs[j].gpus;
+        int32_t j = v[k], ten = t->jobs[j].tenant, g = t->jobs[j].gpus;
         if (ten != cur) {
             cur = ten;
             q = t->tenants[ten].quota_gpus;

@@ -51,14 +51,6 @@ typedef struct dsp_stats {
     int64_t g_preempted;    /* must stay 0: a G job was preempted */
 } dsp_stats_t;
 
-/* A sort key of the queue orders. */
-typedef struct dsp_key {
-    int32_t job;
-    int32_t major;   /* tenant or band */
-    double rem;      /* predicted remaining seconds (0 when prediction is off) */
-    int64_t submit;
-} dsp_key_t;
-
 typedef struct dsp {
     dsp_config_t cfg;
     const ds_trace_t *t;
@@ -72,9 +64,9 @@ typedef struct dsp {
     double *q_last;         /* Q after the last pass: the value of cycles skipped while idle */
     int s_init;
     int64_t last_cycle;
-    /* pending jobs per partition (lazily compacted), and where each job sits */
+    /* pending jobs per partition, sorted by (tenant, krem, submit, id) */
     dsp_list_t *pend;
-    int32_t *ppos;
+    double *krem;           /* a pending job's predicted remaining time (0 without prediction) */
     /* running jobs; running unshared jobs per (class, GPU count) as colocation partners */
     dsp_list_t run;
     int32_t *rpos;
@@ -86,7 +78,7 @@ typedef struct dsp {
     int32_t *banned;        /* partner whose colocation with j was revoked, -1 */
     /* pass scratch */
     int32_t *order, *qg, *qb;
-    dsp_key_t *keys;
+    int32_t *run_at, *heap, *cursor;  /* merge of tenant runs, one entry per tenant (+1) */
     uint8_t *mark;
     int64_t *ppend_gpus;    /* pending GPU demand per partition */
     dsp_stats_t st;
@@ -107,13 +99,18 @@ double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t no
 double dsp_retention(const ds_engine_t *e, int32_t a, int32_t b);
 
 /* ds_classify.c (SPEC 4.2) */
-void dsp_classify(ds_engine_t *e, dsp_t *s, int32_t n, int32_t *ng, int32_t *nb, int64_t now);
+void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t *ng, int32_t *nb);
 void dsp_promote(ds_engine_t *e, dsp_t *s);
 
 /* ds_order.c (SPEC 4.3) */
-void dsp_sort_tenant_order(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t now);
+void dsp_set_key(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
+void dsp_pend_insert(dsp_t *s, int32_t part, int32_t j);
+void dsp_pend_remove(dsp_t *s, int32_t part, int32_t j);
+/* v: runs of one tenant each in (rem, submit, id) order, as classification writes them */
+void dsp_merge_qg(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n);
+void dsp_merge_qb(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n);
+/* any v: sets the keys as of now and sorts it into QG order (tests, tools) */
 void dsp_sort_qg(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t now);
-void dsp_sort_qb(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t now);
 
 /* ds_coloc.c (SPEC 4.5) */
 double dsp_threshold(const ds_engine_t *e, const dsp_t *s, int32_t j, int32_t part);

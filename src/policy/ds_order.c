@@ -1,34 +1,123 @@
 /* ds_order.c: DeepShare's queue orders (SPEC 4.3): QAD band first, so a prediction can never lift a
- * well-served tenant above an under-served one; predicted remaining time only inside a band. */
+ * well-served tenant above an under-served one; predicted remaining time only inside a band.
+ * A pending job's key (tenant, predicted remaining, submit, id) does not change while it waits, so
+ * each partition keeps its pending jobs sorted by it; QG and QB are merges of the tenants' runs. */
 #include "ds_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-static int cmp_key(const void *x, const void *y)
+void dsp_set_key(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
 {
-    const dsp_key_t *a = x, *b = y;
-    if (a->major != b->major) return a->major < b->major ? -1 : 1;
-    if (a->rem != b->rem) return a->rem < b->rem ? -1 : 1;
-    if (a->submit != b->submit) return a->submit < b->submit ? -1 : 1;
-    return (a->job > b->job) - (a->job < b->job);
+    s->krem[j] = s->cfg.prediction ? dsp_remaining(e, s, j, now) : 0.0;
 }
 
-/* major: 0 tenant, 1 band, 2 none. */
-static void sort_by(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t now, int major)
+/* (rem, submit, id): the order inside a tenant and inside a band. */
+static int cmp_rem(const dsp_t *s, int32_t a, int32_t b)
 {
-    if (n < 2) return;
-    dsp_key_t *keys = s->keys;
-    for (int32_t i = 0; i < n; i++) {
-        int32_t j = v[i], ten = e->trace->jobs[j].tenant;
-        keys[i].job = j;
-        keys[i].major = major == 0 ? ten : major == 1 ? dsp_band(s, ten) : 0;
-        keys[i].rem = s->cfg.prediction ? dsp_remaining(e, s, j, now) : 0.0;
-        keys[i].submit = e->trace->jobs[j].submit;
+    if (s->krem[a] != s->krem[b]) return s->krem[a] < s->krem[b] ? -1 : 1;
+    int64_t sa = s->t->jobs[a].submit, sb = s->t->jobs[b].submit;
+    if (sa != sb) return sa < sb ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+static int cmp_tenant(const dsp_t *s, int32_t a, int32_t b)
+{
+    int32_t ta = s->t->jobs[a].tenant, tb = s->t->jobs[b].tenant;
+    if (ta != tb) return ta < tb ? -1 : 1;
+    return cmp_rem(s, a, b);
+}
+
+/* First position in v[0..n) whose job is not before j. */
+static int32_t lower_bound(const dsp_t *s, const int32_t *v, int32_t n, int32_t j)
+{
+    int32_t lo = 0, hi = n;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (cmp_tenant(s, v[mid], j) < 0) lo = mid + 1;
+        else hi = mid;
     }
-    qsort(keys, (size_t)n, sizeof *keys, cmp_key);
-    for (int32_t i = 0; i < n; i++) v[i] = keys[i].job;
+    return lo;
 }
 
-void dsp_sort_tenant_order(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t now) { sort_by(e, s, v, n, now, 0); }
-void dsp_sort_qg(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t now) { sort_by(e, s, v, n, now, 1); }
-void dsp_sort_qb(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t now) { sort_by(e, s, v, n, now, 2); }
+void dsp_pend_insert(dsp_t *s, int32_t part, int32_t j)
+{
+    dsp_list_t *l = &s->pend[part];
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 64;
+        l->v = ds_xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
+    }
+    int32_t i = lower_bound(s, l->v, l->n, j);
+    memmove(l->v + i + 1, l->v + i, (size_t)(l->n - i) * sizeof *l->v);
+    l->v[i] = j;
+    l->n++;
+}
+
+void dsp_pend_remove(dsp_t *s, int32_t part, int32_t j)
+{
+    dsp_list_t *l = &s->pend[part];
+    int32_t i = lower_bound(s, l->v, l->n, j);
+    DS_ASSERT(i < l->n && l->v[i] == j);
+    memmove(l->v + i, l->v + i + 1, (size_t)(l->n - i - 1) * sizeof *l->v);
+    l->n--;
+}
+
+/* Merges v (runs of one tenant each, every run in (rem, submit, id) order) into (band, rem, submit,
+ * id) order (by_band) or (rem, submit, id) order, with a heap over the runs. */
+static void merge_runs(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int by_band)
+{
+    (void)e;
+    if (n < 2) return;
+    int32_t nr = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (i == 0 || s->t->jobs[v[i]].tenant != s->t->jobs[v[i - 1]].tenant) s->run_at[nr++] = i;
+    if (nr < 2) return;
+    s->run_at[nr] = n;
+    /* heap of run indices; cursor per run */
+    int32_t *heap = s->heap, *cur = s->cursor, hn = 0;
+#define HKEY_LESS(x, y)                                                                                     \
+    (by_band && dsp_band(s, s->t->jobs[v[cur[x]]].tenant) != dsp_band(s, s->t->jobs[v[cur[y]]].tenant)      \
+         ? dsp_band(s, s->t->jobs[v[cur[x]]].tenant) < dsp_band(s, s->t->jobs[v[cur[y]]].tenant)           \
+         : cmp_rem(s, v[cur[x]], v[cur[y]]) < 0)
+    for (int32_t r = 0; r < nr; r++) {
+        cur[r] = s->run_at[r];
+        int32_t i = hn++;
+        while (i > 0 && HKEY_LESS(r, heap[(i - 1) / 2])) heap[i] = heap[(i - 1) / 2], i = (i - 1) / 2;
+        heap[i] = r;
+    }
+    int32_t out = 0;
+    while (hn) {
+        int32_t r = heap[0];
+        s->order[out++] = v[cur[r]++];
+        int32_t x = r;
+        if (cur[r] == s->run_at[r + 1]) x = heap[--hn];
+        if (!hn) break;
+        int32_t i = 0;
+        for (;;) {
+            int32_t l = 2 * i + 1, m = i;
+            int32_t best = x;
+            if (l < hn && HKEY_LESS(heap[l], best)) m = l, best = heap[l];
+            if (l + 1 < hn && HKEY_LESS(heap[l + 1], best)) m = l + 1;
+            if (m == i) break;
+            heap[i] = heap[m];
+            i = m;
+        }
+        heap[i] = x;
+    }
+#undef HKEY_LESS
+    memcpy(v, s->order, (size_t)n * sizeof *v);
+}
+
+void dsp_merge_qg(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n) { merge_runs(e, s, v, n, 1); }
+void dsp_merge_qb(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n) { merge_runs(e, s, v, n, 0); }
+
+static _Thread_local const dsp_t *cmp_s;
+static int qcmp_tenant(const void *x, const void *y) { return cmp_tenant(cmp_s, *(const int32_t *)x, *(const int32_t *)y); }
+
+void dsp_sort_qg(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t now)
+{
+    for (int32_t i = 0; i < n; i++) dsp_set_key(e, s, v[i], now);
+    cmp_s = s;
+    qsort(v, (size_t)n, sizeof *v, qcmp_tenant);
+    dsp_merge_qg(e, s, v, n);
+}
