@@ -210,12 +210,15 @@ static int run_and_check(const ds_trace_t *t, const ds_policy_ops_t *ops, ds_mod
         int32_t oh = job->gpus <= c.engine.gpus_per_node ? c.engine.restart_small : c.engine.restart_large;
         int64_t work = job->duration + (int64_t)r.preempts[j] * oh;
         if (!r.colocated[j]) {
-            /* Alone on its GPUs a job progresses at rate 1: it holds them exactly for its duration plus
-             * one restart overhead per preemption. */
-            if (ran != work)
+            /* Alone on its GPUs a job progresses at rate 1: under the baselines it holds them exactly for
+             * its duration plus one restart overhead per preemption. Other policies may hold GPUs a
+             * little longer on purpose (Lucid models the reference's 1 s completion lag), never less. */
+            int exact = is_baseline(ops->name);
+            if (exact ? ran != work : ran < work)
                 fprintf(stderr, "%s on %s: job %lld ran %lld s, work %lld s\n", ops->name, what, (long long)job->id,
                         (long long)ran, (long long)work);
-            assert_int_equal(ran, work);
+            if (exact) assert_int_equal(ran, work);
+            else assert_true(ran >= work);
         }
         gpu_run += (double)job->gpus * (double)ran;
         gpu_work += (double)job->gpus * (double)work;
@@ -225,10 +228,11 @@ static int run_and_check(const ds_trace_t *t, const ds_policy_ops_t *ops, ds_mod
     /* GPU-seconds delivered (the busy integral, a shared GPU counted once) equal the GPU-seconds the
      * jobs held; with no sharing, both equal the work required plus overheads. */
     double busy = r.gpu_alloc * (double)(r.window_end - r.window_start) * (double)r.total_gpus;
-    if (r.colocated_jobs == 0) {
+    if (r.colocated_jobs == 0 && is_baseline(ops->name)) {
         assert_true(fabs(busy - gpu_work) <= 1e-9 * gpu_work + 1);
         assert_true(fabs(gpu_run - gpu_work) < 0.5);
     } else {
+        /* shared GPUs count once, and a policy's own nodes (Lucid's profiler) may be left out */
         assert_true(busy <= gpu_run + 1);
     }
     if (is_baseline(ops->name)) {
