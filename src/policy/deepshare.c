@@ -143,6 +143,7 @@ static void dsp_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now,
         dsp_classify(e, s, pl->v, pl->n, &ng, &nb);
         dsp_merge_qg(e, s, s->qg, ng);
         dsp_merge_qb(e, s, s->qb, nb);
+        dsp_preempt_memo_reset(s);
         for (int32_t k = 0; k < ng; k++)
             if (e->js[s->qg[k]].status == DS_JS_PENDING) dsp_place(e, s, s->qg[k], now);
         for (int32_t k = 0; k < nb; k++)
@@ -182,6 +183,9 @@ static int dsp_init(ds_engine_t *e, const void *config, void **state, ds_error_t
     for (int32_t i = 0; i < s->nt; i++) s->S[i] = s->q_last[i] = 1.0;
     s->pend = ds_xcalloc((size_t)e->nparts, sizeof *s->pend);
     s->ppend_gpus = ds_xcalloc((size_t)e->nparts, sizeof *s->ppend_gpus);
+    s->mon_base = ds_xcalloc((size_t)e->nparts, sizeof *s->mon_base);
+    s->pre_fail_cpus = ds_xmalloc(((size_t)s->maxg + 1) * sizeof *s->pre_fail_cpus);
+    s->pre_fail_mem = ds_xmalloc(((size_t)s->maxg + 1) * sizeof *s->pre_fail_mem);
     s->solo = ds_xcalloc(2 * (size_t)(s->maxg + 1), sizeof *s->solo);
     int32_t **idx[] = {&s->rpos, &s->spos, &s->pair, &s->banned};
     for (size_t k = 0; k < sizeof idx / sizeof idx[0]; k++) {
@@ -208,7 +212,7 @@ static void dsp_fini(void *state)
     for (int32_t k = 0; k < 2 * (s->maxg + 1); k++) free(s->solo[k].v);
     free(s->run.v);
     void *ptrs[] = {s->pred, s->seen, s->S, s->q_last, s->pend, s->ppend_gpus, s->solo, s->rpos, s->spos, s->pair,
-                    s->banned, s->low, s->admit_tau, s->order, s->qg, s->qb, s->krem, s->run_at, s->heap, s->cursor};
+                    s->banned, s->low, s->admit_tau, s->order, s->qg, s->qb, s->krem, s->mon_base, s->pre_fail_cpus, s->pre_fail_mem, s->run_at, s->heap, s->cursor};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++) free(ptrs[k]);
     free(s);
 }

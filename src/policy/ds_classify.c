@@ -25,6 +25,17 @@ void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t
             bbud = becap - e->tenant_be_gpus[ten];
             be_taken = 0;
         }
+        if (gbud <= 0 && bbud <= 0 && (be_taken || e->tenant_be_gpus[ten] > 0)) {
+            /* nothing more of this tenant can be classified: skip to the next tenant's run */
+            int32_t lo = k, hi = n;
+            while (lo < hi) {
+                int32_t mid = lo + (hi - lo) / 2;
+                if (t->jobs[v[mid]].tenant <= ten) lo = mid + 1;
+                else hi = mid;
+            }
+            k = lo - 1;
+            continue;
+        }
         /* Without borrowing there is no BE class: explicit BE submissions queue as G. */
         int explicit_be = s->cfg.borrowing && t->jobs[j].klass == DS_CLASS_BE;
         /* A job larger than both caps could never be classified: it may run as the tenant's only BE

@@ -4,17 +4,26 @@
 
 #include <math.h>
 
-double dsp_threshold(const ds_engine_t *e, const dsp_t *s, int32_t j, int32_t part)
+double dsp_tau_base(const ds_engine_t *e, const dsp_t *s, int32_t part)
 {
     const dsp_config_t *c = &s->cfg;
     double gp = (double)s->ppend_gpus[part], gf = (double)e->parts[part].gpus_free;
     double P = gp > 0 ? pow(gp / (gf + c->eps), c->gamma) : 0.0;
-    double tau = DS_MIN(1.0, c->rho_min + (1.0 - c->rho_min) * (isinf(P) ? 1.0 : P / (1.0 + P)));
-    int32_t ten = e->trace->jobs[j].tenant;
+    return DS_MIN(1.0, c->rho_min + (1.0 - c->rho_min) * (isinf(P) ? 1.0 : P / (1.0 + P)));
+}
+
+double dsp_tau_tenant(const dsp_t *s, double tau, int32_t ten)
+{
+    const dsp_config_t *c = &s->cfg;
     /* An under-served tenant's job tolerates less slowdown: it is recovering its quota. */
     if (dsp_underserved(s, ten) && c->theta > 0)
         tau = DS_MIN(1.0, tau + (1.0 - tau) * (c->theta - s->S[ten]) / c->theta);
     return tau;
+}
+
+double dsp_threshold(const ds_engine_t *e, const dsp_t *s, int32_t j, int32_t part)
+{
+    return dsp_tau_tenant(s, dsp_tau_base(e, s, part), e->trace->jobs[j].tenant);
 }
 
 int dsp_try_colocate(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
@@ -31,7 +40,8 @@ int dsp_try_colocate(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
     int nl = 0;
     lists[nl++] = &s->solo[s->maxg + 1 + g];
     if (e->js[j].klass == DS_CLASS_BE || !c->borrowing) lists[nl++] = &s->solo[g];
-    double tau_j = dsp_threshold(e, s, j, part), best_score = -INFINITY, best_tau = 0;
+    double base = dsp_tau_base(e, s, part), tau_j = dsp_tau_tenant(s, base, job->tenant);
+    double best_score = -INFINITY, best_tau = 0;
     int32_t best = -1, examined = 0;
     for (int l = 0; l < nl && examined < c->max_candidates; l++) {
         const dsp_list_t *L = lists[l];
@@ -42,7 +52,7 @@ int dsp_try_colocate(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
             if (s->banned[j] == p || s->banned[p] == j) { s->st.rej_revoked++; continue; }
             if (job->gmem_mib + e->trace->jobs[p].gmem_mib > e->cfg.gmem_per_gpu) { s->st.rej_memory++; continue; }
             if (!ds_engine_gpus_fit(e, j, &e->jgpus[e->jgpu_off[p]])) { s->st.rej_cpu++; continue; }
-            double score = 0, tau_p = dsp_threshold(e, s, p, part);
+            double score = 0, tau_p = dsp_tau_tenant(s, base, e->trace->jobs[p].tenant);
             if (c->interference_aware) {
                 double rj = dsp_retention(e, j, p), rp = dsp_retention(e, p, j);
                 if (rj < tau_j || rp < tau_p) { s->st.rej_retention++; continue; }

@@ -81,6 +81,11 @@ typedef struct dsp {
     int32_t *run_at, *heap, *cursor;  /* merge of tenant runs, one entry per tenant (+1) */
     uint8_t *mark;
     int64_t *ppend_gpus;    /* pending GPU demand per partition */
+    double *mon_base;       /* per partition: tau at the start of the monitoring round */
+    /* per pass: a reclamation that failed for (gpus, cpus, mem) fails for any job needing at least as
+     * much, since within the G placement stage evictable capacity only shrinks */
+    int32_t *pre_fail_cpus; /* by GPU count; INT32_MAX: no failure yet */
+    int64_t *pre_fail_mem;
     dsp_stats_t st;
 } dsp_t;
 
@@ -113,11 +118,15 @@ void dsp_merge_qb(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n);
 void dsp_sort_qg(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t now);
 
 /* ds_coloc.c (SPEC 4.5) */
+/* tau of SPEC 4.5 from the partition's contention pressure, then a tenant's tau_i */
+double dsp_tau_base(const ds_engine_t *e, const dsp_t *s, int32_t part);
+double dsp_tau_tenant(const dsp_t *s, double tau, int32_t tenant);
 double dsp_threshold(const ds_engine_t *e, const dsp_t *s, int32_t j, int32_t part);
 int dsp_try_colocate(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
 
 /* ds_preempt.c (SPEC 4.4.1) */
 int dsp_try_preempt(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
+void dsp_preempt_memo_reset(dsp_t *s);
 
 /* ds_monitor.c (SPEC 4.6) */
 void dsp_monitor(ds_engine_t *e, dsp_t *s, int64_t now);

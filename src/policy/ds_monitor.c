@@ -4,7 +4,8 @@
 
 static double pair_threshold(const ds_engine_t *e, const dsp_t *s, int32_t j)
 {
-    return s->cfg.monitor_threshold == DSP_MON_ADMIT ? (double)s->admit_tau[j] : dsp_threshold(e, s, j, e->js[j].part);
+    return s->cfg.monitor_threshold == DSP_MON_ADMIT ? (double)s->admit_tau[j]
+                                                      : dsp_tau_tenant(s, s->mon_base[e->js[j].part], e->trace->jobs[j].tenant);
 }
 
 /* The member that stops: the BE one; of two BE (or two G, without borrowing) the later started. */
@@ -25,6 +26,7 @@ void dsp_monitor(ds_engine_t *e, dsp_t *s, int64_t now)
         int32_t j = s->run.v[k];
         if (s->pair[j] > j) s->order[n++] = j;
     }
+    for (int32_t p = 0; p < s->nparts; p++) s->mon_base[p] = dsp_tau_base(e, s, p);
     for (int32_t k = 0; k < n; k++) {
         int32_t a = s->order[k], b = s->pair[a];
         if (b < 0 || e->js[a].status != DS_JS_RUNNING) continue;

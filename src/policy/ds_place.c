@@ -71,6 +71,7 @@ int dsp_try_cpu_reclaim(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
     int32_t gpus[DS_MAX_GPUS_PER_NODE];
     if (!ds_engine_node_fits(e, best, j) || dsp_free_gpus(e, best, g, gpus) < g) return 0;
     s->st.cpu_reclaims++;
+    dsp_preempt_memo_reset(s); /* shrunk BE jobs left CPU headroom a failed reclamation lacked */
     dsp_start(e, s, j, gpus, -1, now);
     return 1;
 }

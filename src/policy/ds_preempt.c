@@ -183,7 +183,20 @@ static int preempt_large(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
     return ok;
 }
 
+void dsp_preempt_memo_reset(dsp_t *s)
+{
+    for (int32_t g = 0; g <= s->maxg; g++) s->pre_fail_cpus[g] = INT32_MAX, s->pre_fail_mem[g] = INT64_MAX;
+}
+
 int dsp_try_preempt(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
 {
-    return e->trace->jobs[j].gpus <= e->cfg.gpus_per_node ? preempt_small(e, s, j, now) : preempt_large(e, s, j, now);
+    const ds_job_t *job = &e->trace->jobs[j];
+    int32_t gpn = e->cfg.gpus_per_node, g = job->gpus;
+    /* A failed search for fewer GPUs on one node with no more CPUs and memory dominates this one. */
+    for (int32_t f = g > gpn ? g : 1; f <= g; f++)
+        if (job->cpus >= s->pre_fail_cpus[f] && job->mem_mib >= s->pre_fail_mem[f]) return 0;
+    int ok = g <= gpn ? preempt_small(e, s, j, now) : preempt_large(e, s, j, now);
+    if (!ok && job->cpus <= s->pre_fail_cpus[g] && job->mem_mib <= s->pre_fail_mem[g])
+        s->pre_fail_cpus[g] = job->cpus, s->pre_fail_mem[g] = job->mem_mib;
+    return ok;
 }
