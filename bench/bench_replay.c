@@ -90,9 +90,23 @@ static void child(const opts_t *o, const job_spec_t *js, int fd)
         c.coloc = have_coloc ? &coloc : NULL;
         void *pc = c.policy->config_new ? c.policy->config_new() : NULL;
         c.policy_config = pc;
+        /* Venus inputs some policies take as parameters (a policy that does not know a name ignores it) */
+        static const char *const venus_params[][2] = {{"lucid-single", "colocation/single_data.csv"},
+                                                      {"lucid-throughput", "venus/Venus_throughput_pred.csv"}};
+        for (size_t k = 0; o->venus && pc && c.policy->config_set && k < sizeof venus_params / sizeof *venus_params; k++) {
+            char p[1024];
+            snprintf(p, sizeof p, "%s/%s", o->data, venus_params[k][1]);
+            ds_error_t e2;
+            ds_error_clear(&e2);
+            int r2 = access(p, R_OK) == 0 ? c.policy->config_set(pc, venus_params[k][0], p, &e2) : DS_ENOTFOUND;
+            if (r2 != DS_OK && r2 != DS_ENOTFOUND && rc == DS_OK) {
+                err = e2;
+                rc = r2;
+            }
+        }
         if (o->venus) c.window_start = 13219200, c.window_end = 15465600;
         ds_sim_result_t res;
-        rc = ds_sim_run(&t, &c, &res, &err);
+        if (rc == DS_OK) rc = ds_sim_run(&t, &c, &res, &err);
         double t2 = now_s();
         if (rc == DS_OK) {
             r.ok = 1;
