@@ -462,6 +462,7 @@ int ds_cmd_compare(int argc, char **argv)
     }
     free(ok);
     free(meta);
+    ds_cli_predictors_free(&pred);
     if (have_coloc) ds_coloc_free(&coloc);
     ds_trace_free(&trace);
 done:

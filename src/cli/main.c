@@ -17,6 +17,8 @@ static void usage(FILE *f)
             "\n"
             "commands:\n"
             "  simulate   replay a trace (or the built-in synthetic workload) under one or more policies\n"
+            "  train      train and evaluate the runtime and interference predictors (XGBoost)\n"
+            "  predict    predict job durations or pair retentions with saved models\n"
             "  compare    run several policies side by side and write a report folder with plots and index.html\n"
             "\n"
             "With no command, runs the built-in synthetic workload under every policy and prints the table\n"
@@ -43,6 +45,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "simulate")) return ds_cmd_simulate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "train")) return ds_cmd_train(argc - 1, argv + 1);
+    if (!strcmp(cmd, "predict")) return ds_cmd_predict(argc - 1, argv + 1);
     if (!strcmp(cmd, "compare")) return ds_cmd_compare(argc - 1, argv + 1);
     fprintf(stderr, "deepshare: unknown command '%s' (see 'deepshare --help')\n", cmd);
     return 2;

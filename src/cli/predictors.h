@@ -12,6 +12,8 @@ typedef struct ds_cli_predictors {
     ds_runtime_predictor_t runtime;
     ds_interference_predictor_t interference;
     ds_predictors_t set;  /* what goes into ds_engine_config_t.predictors */
+    const char *single;   /* --single FILE: workload profiles for the interference forest (model) */
+    void *rt_model, *if_model; /* the learned predictors of --predictor model (src/predict) */
 } ds_cli_predictors_t;
 
 void ds_cli_predictors_default(ds_cli_predictors_t *p);
@@ -20,5 +22,7 @@ int ds_cli_predictors_opt(ds_cli_predictors_t *p, const char *name, const char *
 /* Builds the predictors once the workload is loaded (coloc may be NULL: retention 1 everywhere).
  * Returns 0, or an error with err filled. */
 int ds_cli_predictors_setup(ds_cli_predictors_t *p, const ds_trace_t *t, const ds_coloc_t *coloc, ds_error_t *err);
+/* Frees what setup built (the models of --predictor model). */
+void ds_cli_predictors_free(ds_cli_predictors_t *p);
 
 #endif

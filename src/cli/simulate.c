@@ -27,7 +27,10 @@ static void help(FILE *f)
             "  --estimates FILE    'job_id,<seconds>' duration estimates (QSSF, Lucid); negative values become 1000\n"
             "  --coloc FILE        pairwise colocation profile (colocate_info.csv): retention of shared GPUs\n"
             "  --predictor P       what predicting policies see: oracle (true durations, measured retention;\n"
-            "                      default) or file (durations from --estimates, measured retention)\n"
+            "                      default) or file (durations from --estimates, measured retention) or model\n"
+            "                      (online XGBoost runtime models, interference forest trained on --coloc;\n"
+            "                      docs/predictors.md)\n"
+            "  --single FILE       model: workload profiles (single_data.csv) for the forest (default: the trace's)\n"
             "  --seed N            seed of the synthetic workload and of simulated measurement noise (1)\n"
             "  --synth-jobs N      synthetic: number of jobs (4000)\n"
             "  --synth-tenants N   synthetic: tenants (6)\n"
@@ -205,6 +208,7 @@ int ds_cmd_simulate(int argc, char **argv)
     rc = (failed || !nok) ? 1 : 0;
     free(ok);
     free(meta);
+    ds_cli_predictors_free(&pred);
     if (have_coloc) ds_coloc_free(&coloc);
     ds_trace_free(&trace);
 done:

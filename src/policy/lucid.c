@@ -42,7 +42,9 @@ typedef struct lucid {
     int32_t prof_part, scale_part, nparts;
     int scaling;
     ilist_t *pend;              /* per partition: pending, by (priority, arrival) */
-    ilist_t *run;               /* per partition: running, in start order (the partner search order) */
+    ilist_t *run;               /* per partition and GPU count up to a node: the running jobs that may
+                                   host a partner, in start order (the partner search order) */
+    int64_t *sseq, seq;         /* per job: start order */
     uint8_t *changed;           /* per partition: something happened since its last pass */
     int8_t *last_flag;          /* per partition: sharing switch at its last pass */
     int32_t *prof_order;        /* jobs that finish in the profiler, by profiling start */
@@ -63,6 +65,8 @@ typedef struct lucid {
     /* Lucid's own view of sharing: excl = may host a partner; host/guest link a packed pair */
     uint8_t *excl;
     int32_t *host, *guest;
+    int32_t *nexcl;             /* per partition and GPU count (0..gpus_per_node): running jobs with excl */
+    int32_t gpn;
     /* counters */
     int64_t pairs, guests_first, echo_removed, echo_failed, echo_added, echo_grow_skipped, prof_misplaced;
 } lucid_t;
@@ -250,8 +254,11 @@ static int lucid_init(ds_engine_t *e, const void *config, void **state, ds_error
         e->js[j].finish_lag = (uint8_t)(c->reference_timing ? 1 : 0);
     }
     s->nparts = np;
+    s->gpn = e->cfg.gpus_per_node;
+    s->nexcl = ds_xcalloc((size_t)np * (size_t)(s->gpn + 1), sizeof *s->nexcl);
+    s->sseq = ds_xcalloc((size_t)n1, sizeof *s->sseq);
     s->pend = ds_xcalloc((size_t)np, sizeof *s->pend);
-    s->run = ds_xcalloc((size_t)np, sizeof *s->run);
+    s->run = ds_xcalloc((size_t)np * (size_t)(s->gpn + 1), sizeof *s->run);
     s->changed = ds_xcalloc((size_t)np, 1);
     s->last_flag = ds_xmalloc((size_t)np);
     memset(s->last_flag, -1, (size_t)np);
@@ -300,11 +307,13 @@ static void lucid_fini(void *state)
     free(s->score);
     free(s->prio);
     free(s->excl);
+    free(s->nexcl);
+    free(s->sseq);
     free(s->host);
     free(s->guest);
     for (int32_t p = 0; p < s->nparts; p++) {
         if (s->pend) free(s->pend[p].a);
-        if (s->run) free(s->run[p].a);
+        for (int32_t g = 0; s->run && g <= s->gpn; g++) free(s->run[p * (s->gpn + 1) + g].a);
     }
     free(s->pend);
     free(s->run);
@@ -350,20 +359,22 @@ static int32_t take_gpus(const ds_engine_t *e, int32_t node, int32_t want, int32
 }
 
 /* Consolidated placement as the reference's: up to a node, the fullest node that fits (ties: placement
- * order); beyond, whole free nodes then the remainder on the next node by free GPUs. */
+ * order); beyond, whole free nodes then the remainder on the next node by free GPUs. Returns 1 when
+ * placed; 0 when no node has the GPUs; -1 when some node had them but not the CPUs or memory. */
 static int find_free(lucid_t *s, const ds_engine_t *e, int32_t j, int32_t part, int32_t *out)
 {
     int32_t need = e->trace->jobs[j].gpus, gpn = e->cfg.gpus_per_node, nn = nodes_in_order(s, e, part);
     if (need <= gpn) {
         int32_t best = -1;
+        int host_full = 0;
         for (int32_t k = 0; k < nn; k++) {
             int32_t node = nth_node(s, e, part, k), f = e->nodes[node].nfree;
             if (f < need || node_offline(s, e, part, node)) continue;
             if (best >= 0 && f >= e->nodes[best].nfree) continue;
-            if (!ds_engine_node_fits(e, node, j)) continue;
+            if (!ds_engine_node_fits(e, node, j)) { host_full = 1; continue; }
             best = node;
         }
-        if (best < 0) return 0;
+        if (best < 0) return host_full ? -1 : 0;
         take_gpus(e, best, need, out);
         return 1;
     }
@@ -381,13 +392,9 @@ static int find_free(lucid_t *s, const ds_engine_t *e, int32_t j, int32_t part, 
     int32_t rem = need % gpn, left = need / gpn + (rem ? 1 : 0), n = 0;
     for (int32_t i = 0; i < m && left > 0; i++) {
         int32_t node = s->nbuf[i], f = e->nodes[node].nfree;
-        if (rem == 0 || left > 1) {
-            if (f < gpn || !ds_engine_node_fits(e, node, j)) return 0;
-            n += take_gpus(e, node, gpn, out + n);
-        } else {
-            if (f < rem || !ds_engine_node_fits(e, node, j)) return 0;
-            n += take_gpus(e, node, rem, out + n);
-        }
+        if (f < ((rem == 0 || left > 1) ? gpn : rem)) return 0;
+        if (!ds_engine_node_fits(e, node, j)) return -1;
+        n += take_gpus(e, node, (rem == 0 || left > 1) ? gpn : rem, out + n);
         left--;
     }
     return left == 0;
@@ -397,7 +404,7 @@ static int find_free(lucid_t *s, const ds_engine_t *e, int32_t j, int32_t part, 
 static int32_t pick_partner(const lucid_t *s, const ds_engine_t *e, int32_t j, int32_t part)
 {
     const ds_job_t *job = &e->trace->jobs[j];
-    const ilist_t *r = &s->run[part];
+    const ilist_t *r = &s->run[part * (s->gpn + 1) + job->gpus];
     for (int32_t i = 0; i < r->n; i++) {
         int32_t q = r->a[i];
         const ds_job_t *o = &e->trace->jobs[q];
@@ -413,10 +420,38 @@ static int32_t pick_partner(const lucid_t *s, const ds_engine_t *e, int32_t j, i
 
 /* ---- scheduling ---- */
 
+/* Marks whether a running job may host a partner, keeping the per-size counts that let a pass skip
+ * the partner search when nobody could host. */
+static void set_excl(lucid_t *s, const ds_engine_t *e, int32_t j, int v)
+{
+    if (s->excl[j] == v) return;
+    s->excl[j] = (uint8_t)v;
+    int32_t g = e->trace->jobs[j].gpus;
+    if (g > s->gpn) return;
+    int32_t k = e->js[j].part * (s->gpn + 1) + g;
+    s->nexcl[k] += v ? 1 : -1;
+    ilist_t *l = &s->run[k];
+    int32_t lo = 0, hi = l->n; /* first entry started after j */
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (s->sseq[l->a[mid]] <= s->sseq[j]) lo = mid + 1;
+        else hi = mid;
+    }
+    if (v) {
+        il_push(l, j);
+        memmove(&l->a[lo + 1], &l->a[lo], (size_t)(l->n - 1 - lo) * sizeof *l->a);
+        l->a[lo] = j;
+    } else {
+        DS_ASSERT(lo > 0 && l->a[lo - 1] == j);
+        memmove(&l->a[lo - 1], &l->a[lo], (size_t)(l->n - lo) * sizeof *l->a);
+        l->n--;
+    }
+}
+
 static void start_job(lucid_t *s, ds_engine_t *e, int32_t j, const int32_t *gpus, int64_t now)
 {
     ds_engine_start(e, j, gpus, now);
-    il_push(&s->run[e->js[j].part], j);
+    s->sseq[j] = ++s->seq;
 }
 
 static void tenant_pass(lucid_t *s, ds_engine_t *e, int32_t part, int64_t now)
@@ -429,31 +464,53 @@ static void tenant_pass(lucid_t *s, ds_engine_t *e, int32_t part, int64_t now)
     int share = on && e->cfg.k >= 2;
     int32_t w = 0, gpn = e->cfg.gpus_per_node;
     int blocked = 0;
-    for (int32_t i = 0; i < q->n; i++) {
-        int32_t j = q->a[i];
-        int started = 0;
-        if (!blocked) {
-            int32_t partner = share && e->trace->jobs[j].gpus <= gpn ? pick_partner(s, e, j, part) : -1;
+    const int32_t *hosts = &s->nexcl[part * (gpn + 1)];
+    /* smallest job up to a node, and beyond, that found no free GPUs: larger ones cannot either */
+    int32_t nhosts = 0, fail_free = INT32_MAX, fail_big = INT32_MAX;
+    for (int32_t g = 1; g <= gpn; g++) nhosts += hosts[g];
+    int32_t i = 0;
+    for (; i < q->n; i++) {
+        int32_t j = q->a[i], g = e->trace->jobs[j].gpus;
+        int started = 0, found = -1;
+        int packable = share && g <= gpn && hosts[g] > 0;
+        int freeable = e->parts[part].gpus_free >= g && !(g <= gpn && g >= fail_free) && !(g > gpn && g >= fail_big);
+        if (!packable && (!share || nhosts == 0) && (e->parts[part].gpus_free == 0 || fail_free == 1)) {
+            /* nothing can start any more in this pass */
+            if (!on) blocked = 1;
+            break;
+        }
+        if (!blocked && !packable && !freeable) {
+            /* neither a host nor free GPUs for it: ruled out as the search would */
+            if (!on) blocked = 1;
+        } else if (!blocked) {
+            int32_t partner = packable ? pick_partner(s, e, j, part) : -1;
             if (partner >= 0) {
                 /* Lucid packs before it looks for free GPUs */
                 start_job(s, e, j, &e->jgpus[e->jgpu_off[partner]], now);
-                s->excl[partner] = 0;
+                set_excl(s, e, partner, 0);
+                nhosts--;
                 s->host[j] = partner;
                 s->guest[partner] = j;
                 /* the reference leaves a guest at its packed speed once its host is gone */
                 e->js[j].keep_rate = (uint8_t)s->cfg.reference_pairing;
                 s->pairs++;
                 started = 1;
-            } else if (find_free(s, e, j, part, s->gbuf)) {
+            } else if (freeable && (found = find_free(s, e, j, part, s->gbuf)) == 1) {
                 start_job(s, e, j, s->gbuf, now);
-                s->excl[j] = 1;
+                set_excl(s, e, j, 1);
+                nhosts += g <= gpn;
                 started = 1;
-            } else if (!on) {
-                blocked = 1; /* with sharing off the reference stops at the first job that does not fit */
+            } else {
+                if (freeable && found == 0) {
+                    if (g <= gpn) fail_free = DS_MIN(fail_free, g);
+                    else fail_big = DS_MIN(fail_big, g);
+                }
+                if (!on) blocked = 1; /* with sharing off the reference stops at the first job that does not fit */
             }
         }
         if (!started) q->a[w++] = j;
     }
+    for (; i < q->n; i++) q->a[w++] = q->a[i];
     q->n = w;
 }
 
@@ -562,19 +619,19 @@ static void lucid_on_finish(ds_engine_t *e, void *state, int32_t j, int64_t now)
     (void)now;
     lucid_t *s = state;
     int32_t part = e->js[j].part;
-    il_remove(&s->run[part], j);
     s->changed[part] = 1;
+    set_excl(s, e, j, 0);
     int32_t h = s->host[j], g = s->guest[j];
     if (h >= 0 && s->guest[h] == j) {
         s->guests_first++;
         s->guest[h] = -1;
-        s->excl[h] = 1; /* a host whose guest leaves is exclusive again */
+        set_excl(s, e, h, 1); /* a host whose guest leaves is exclusive again */
     }
     if (g >= 0 && s->host[g] == j) {
         s->host[g] = -1;
         /* The reference looks up "the other job on these GPUs" and finds the leaving host itself, so
          * the guest is never restored: it stays unavailable for packing (and at its packed speed). */
-        if (!s->cfg.reference_pairing) s->excl[g] = 1;
+        if (!s->cfg.reference_pairing) set_excl(s, e, g, 1);
     }
 }
 

@@ -1,0 +1,177 @@
+/* xgb.c: a thin wrapper over XGBoost's C API: train on a dense matrix, predict one row in place,
+ * serialize to and from memory. XGBoost's messages become ds_error_t text, never stderr output. */
+#include "deepshare/models.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xgboost/c_api.h>
+
+struct ds_xgb {
+    BoosterHandle b;
+    int32_t d;
+    float *row;          /* fixed buffer for one row: its address is baked into iface */
+    char iface[160];     /* __array_interface__ of row */
+};
+
+/* XGBoost's last error with its stack trace cut off: one line for the user. */
+static void xgb_error(ds_error_t *err, const char *what)
+{
+    const char *e = XGBGetLastError();
+    char line[400];
+    snprintf(line, sizeof line, "%s", e ? e : "unknown error");
+    char *nl = strchr(line, '\n');
+    if (nl) *nl = '\0';
+    ds_error_set(err, NULL, 0, NULL, "%s: XGBoost: %s", what, line);
+}
+
+static void quiet_xgboost(void)
+{
+    static int done;
+    if (!done) {
+        XGBSetGlobalConfig("{\"verbosity\": 0}");
+        done = 1;
+    }
+}
+
+void ds_xgb_params_init(ds_xgb_params_t *p, int rounds)
+{
+    memset(p, 0, sizeof *p);
+    p->rounds = rounds;
+}
+
+void ds_xgb_param(ds_xgb_params_t *p, const char *key, const char *fmt, ...)
+{
+    DS_ASSERT(p->n < DS_XGB_MAX_PARAMS);
+    p->key[p->n] = key;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->val[p->n], sizeof p->val[p->n], fmt, ap);
+    va_end(ap);
+    p->n++;
+}
+
+static ds_xgb_t *wrap(BoosterHandle b, int32_t d)
+{
+    ds_xgb_t *m = ds_xcalloc(1, sizeof *m);
+    m->b = b;
+    m->d = d;
+    m->row = ds_xcalloc((size_t)d, sizeof *m->row);
+    snprintf(m->iface, sizeof m->iface, "{\"data\": [%llu, true], \"shape\": [1, %d], \"typestr\": \"<f4\", \"version\": 3}",
+             (unsigned long long)(uintptr_t)m->row, d);
+    /* one row at a time: threads would cost more than they save */
+    XGBoosterSetParam(b, "nthread", "1");
+    return m;
+}
+
+int ds_xgb_train(ds_xgb_t **out, const float *x, const float *y, int64_t n, int32_t d, const ds_xgb_params_t *p,
+                 ds_error_t *err)
+{
+    *out = NULL;
+    quiet_xgboost();
+    if (n <= 0 || d <= 0) {
+        ds_error_set(err, NULL, 0, NULL, "cannot train a model on %lld rows", (long long)n);
+        return DS_EINVAL;
+    }
+    DMatrixHandle dm;
+    BoosterHandle b = NULL;
+    if (XGDMatrixCreateFromMat(x, (bst_ulong)n, (bst_ulong)d, NAN, &dm)) {
+        xgb_error(err, "building the training matrix");
+        return DS_EINVAL;
+    }
+    int rc = DS_EINVAL;
+    if (XGDMatrixSetFloatInfo(dm, "label", y, (bst_ulong)n)) {
+        xgb_error(err, "setting labels");
+        goto out;
+    }
+    if (XGBoosterCreate(&dm, 1, &b)) {
+        xgb_error(err, "creating a booster");
+        goto out;
+    }
+    char nt[16];
+    snprintf(nt, sizeof nt, "%d", p->nthread);
+    if (p->nthread > 0 && XGBoosterSetParam(b, "nthread", nt)) {
+        xgb_error(err, "parameter nthread");
+        goto out;
+    }
+    for (int i = 0; i < p->n; i++)
+        if (XGBoosterSetParam(b, p->key[i], p->val[i])) {
+            xgb_error(err, p->key[i]);
+            goto out;
+        }
+    for (int it = 0; it < p->rounds; it++)
+        if (XGBoosterUpdateOneIter(b, it, dm)) {
+            xgb_error(err, "training");
+            goto out;
+        }
+    *out = wrap(b, d);
+    b = NULL;
+    rc = DS_OK;
+out:
+    if (b) XGBoosterFree(b);
+    XGDMatrixFree(dm);
+    return rc;
+}
+
+double ds_xgb_predict1(ds_xgb_t *m, const float *x)
+{
+    static const char cfg[] = "{\"type\": 0, \"training\": false, \"iteration_begin\": 0, \"iteration_end\": 0, "
+                              "\"strict_shape\": false, \"cache_id\": 0, \"missing\": NaN}";
+    memcpy(m->row, x, (size_t)m->d * sizeof *x);
+    const bst_ulong *shape;
+    bst_ulong dim;
+    const float *res;
+    if (XGBoosterPredictFromDense(m->b, m->iface, cfg, NULL, &shape, &dim, &res)) return NAN;
+    return res[0];
+}
+
+int32_t ds_xgb_nfeatures(const ds_xgb_t *m) { return m->d; }
+
+int ds_xgb_save(ds_xgb_t *m, char **buf, size_t *len, ds_error_t *err)
+{
+    bst_ulong n;
+    const char *p;
+    if (XGBoosterSaveModelToBuffer(m->b, "{\"format\": \"ubj\"}", &n, &p)) {
+        xgb_error(err, "saving a model");
+        return DS_EINVAL;
+    }
+    *buf = ds_xmalloc(n ? (size_t)n : 1);
+    memcpy(*buf, p, (size_t)n);
+    *len = (size_t)n;
+    return DS_OK;
+}
+
+int ds_xgb_load(ds_xgb_t **out, const void *buf, size_t len, int32_t d, ds_error_t *err)
+{
+    *out = NULL;
+    quiet_xgboost();
+    BoosterHandle b;
+    if (XGBoosterCreate(NULL, 0, &b)) {
+        xgb_error(err, "creating a booster");
+        return DS_EINVAL;
+    }
+    if (XGBoosterLoadModelFromBuffer(b, buf, (bst_ulong)len)) {
+        xgb_error(err, "loading a model");
+        XGBoosterFree(b);
+        return DS_EPARSE;
+    }
+    bst_ulong nf = 0;
+    if (XGBoosterGetNumFeature(b, &nf) || (int64_t)nf != d) {
+        ds_error_set(err, NULL, 0, NULL, "model has %llu features, this version of deepshare uses %d",
+                     (unsigned long long)nf, d);
+        XGBoosterFree(b);
+        return DS_EPARSE;
+    }
+    *out = wrap(b, d);
+    return DS_OK;
+}
+
+void ds_xgb_free(ds_xgb_t *m)
+{
+    if (!m) return;
+    XGBoosterFree(m->b);
+    free(m->row);
+    free(m);
+}

@@ -1,0 +1,497 @@
+/* test_predict.c: the XGBoost predictors: they recover synthetic relations, survive save/load
+ * unchanged, reject corrupt files, cope with empty history, and never learn from the future. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deepshare/models.h"
+#include "testutil.h"
+
+static uint64_t rng_state = 88172645463325252ull;
+static double urand(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+/* The wrapper learns a smooth nonlinear function of two inputs and ignores a noise column. */
+static void test_xgb_learns_relation(void **state)
+{
+    (void)state;
+    int n = 2000, d = 3;
+    float *x = malloc(sizeof *x * (size_t)n * d), *y = malloc(sizeof *y * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < d; k++) x[i * d + k] = (float)urand();
+        y[i] = 3 * x[i * d] + (float)sin(6 * x[i * d + 1]);
+    }
+    ds_xgb_params_t p;
+    ds_xgb_params_init(&p, 150);
+    ds_xgb_param(&p, "max_depth", "5");
+    ds_xgb_param(&p, "eta", "0.1");
+    ds_xgb_t *m;
+    ds_error_t err;
+    assert_int_equal(ds_xgb_train(&m, x, y, n, d, &p, &err), 0);
+    double se = 0, tot = 0;
+    for (int i = 0; i < 500; i++) {
+        float r[3] = {(float)urand(), (float)urand(), (float)urand()};
+        double truth = 3 * r[0] + sin(6 * r[1]);
+        double e = ds_xgb_predict1(m, r) - truth;
+        se += e * e;
+        tot += (truth - 1.5) * (truth - 1.5);
+    }
+    assert_true(1 - se / tot > 0.95);
+    ds_xgb_free(m);
+    free(x);
+    free(y);
+}
+
+/* Training on nothing is an error, not a crash. */
+static void test_xgb_empty(void **state)
+{
+    (void)state;
+    ds_xgb_params_t p;
+    ds_xgb_params_init(&p, 10);
+    ds_xgb_t *m = (ds_xgb_t *)1;
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_int_not_equal(ds_xgb_train(&m, NULL, NULL, 0, 3, &p, &err), 0);
+    assert_null(m);
+    assert_true(strlen(err.msg) > 0);
+}
+
+/* A trace of one tenant whose job durations follow the GPU count (600 s per GPU, +-5%). */
+static void synth_trace(ds_trace_t *t, int njobs)
+{
+    ds_trace_init(t);
+    ds_trace_add_tenant(t, "a", 64);
+    ds_trace_add_tenant(t, "b", 64);
+    static const int g[4] = {1, 2, 4, 8};
+    for (int i = 0; i < njobs; i++) {
+        ds_job_t *j = ds_trace_add_job(t);
+        memset(j, 0, sizeof *j);
+        j->id = i + 1;
+        j->tenant = i % 2;
+        char u[16];
+        snprintf(u, sizeof u, "u%d", (int)(urand() * 20));
+        j->user = ds_strtab_intern(&t->users, u);
+        j->gpus = g[(int)(urand() * 4)];
+        j->cpus = 4;
+        j->model = j->dataset = -1;
+        j->submit = (int64_t)i * 300;
+        j->duration = (int64_t)(600.0 * j->gpus * (0.95 + 0.1 * urand()));
+        j->estimate = NAN;
+        j->line = i + 2;
+    }
+}
+
+static int64_t *lower_ends(const ds_trace_t *t)
+{
+    int64_t *end = malloc(sizeof *end * (size_t)(t->njobs ? t->njobs : 1));
+    for (int32_t i = 0; i < t->njobs; i++) end[i] = t->jobs[i].submit + t->jobs[i].duration;
+    return end;
+}
+
+/* Online per-tenant models recover duration = 600 s x GPUs once trained (after the first day). */
+static void test_runtime_recovers_relation(void **state)
+{
+    (void)state;
+    ds_trace_t t;
+    synth_trace(&t, 1500); /* ~5.2 days */
+    int64_t *end = lower_ends(&t);
+    double *pred = malloc(sizeof *pred * (size_t)t.njobs), *act = malloc(sizeof *act * (size_t)t.njobs);
+    int32_t *src = malloc(sizeof *src * (size_t)t.njobs);
+    uint8_t *mask = calloc((size_t)t.njobs, 1);
+    ds_runtime_model_config_t c;
+    ds_runtime_model_config_default(&c);
+    c.rounds = 80;
+    c.eta = 0.2;
+    int64_t leak;
+    ds_error_t err;
+    assert_int_equal(ds_runtime_online_eval(&t, end, &c, pred, NULL, NULL, src, &leak, &err), 0);
+    int tenant_answers = 0;
+    for (int32_t i = 0; i < t.njobs; i++) {
+        act[i] = (double)t.jobs[i].duration;
+        mask[i] = t.jobs[i].submit >= 2 * 86400;
+        tenant_answers += mask[i] && src[i] >= 0;
+    }
+    ds_reg_metrics_t m;
+    ds_reg_metrics(pred, act, mask, t.njobs, &m);
+    assert_true(m.n > 500);
+    assert_true(tenant_answers == m.n); /* both tenants have >= 50 finished jobs by day 2 */
+    assert_true(m.mape < 10.0);
+    assert_true(m.r2_log > 0.95);
+    assert_true(leak <= 0);
+    free(end), free(pred), free(act), free(src), free(mask);
+    ds_trace_free(&t);
+}
+
+/* Saved models, loaded into a fresh model with the same history, predict bit-identically; the
+ * same through a model file. */
+static void test_runtime_save_load_identical(void **state)
+{
+    (void)state;
+    ds_trace_t t;
+    synth_trace(&t, 600);
+    ds_runtime_model_config_t c;
+    ds_runtime_model_config_default(&c);
+    c.rounds = 40;
+    c.min_history = 50;
+    ds_runtime_model_t *a = ds_runtime_model_create(&t, &c), *b = ds_runtime_model_create(&t, &c);
+    for (int32_t i = 0; i < t.njobs; i++) {
+        ds_runtime_model_observe(a, i, 0);
+        ds_runtime_model_observe(b, i, 0);
+    }
+    ds_error_t err;
+    assert_int_equal(ds_runtime_model_retrain(a, &err), 0);
+    assert_int_equal(ds_runtime_model_ntrained(a), 3);
+    char *buf;
+    size_t len;
+    assert_int_equal(ds_runtime_model_save_buf(a, &buf, &len, &err), 0);
+    const char *path = tu_write_temp("rt.model", "");
+    assert_int_equal(ds_model_file_write(path, "runtime", buf, len, &err), 0);
+    char *buf2;
+    size_t len2;
+    assert_int_equal(ds_model_file_read(path, "runtime", &buf2, &len2, &err), 0);
+    assert_int_equal(len, len2);
+    assert_memory_equal(buf, buf2, len);
+    assert_int_equal(ds_runtime_model_load_buf(b, buf2, len2, path, &err), 0);
+    assert_int_equal(ds_runtime_model_ntrained(b), 3);
+    for (int32_t i = 0; i < t.njobs; i++) {
+        double pa = ds_runtime_model_predict(a, i, 0), pb = ds_runtime_model_predict(b, i, 0);
+        assert_true(pa == pb);
+        assert_int_equal(ds_runtime_model_last_source(b), t.jobs[i].tenant);
+    }
+    free(buf);
+    free(buf2);
+    ds_runtime_model_destroy(a);
+    ds_runtime_model_destroy(b);
+    ds_trace_free(&t);
+}
+
+/* Corrupt, truncated, foreign and missing model files give clear errors. */
+static void test_model_file_errors(void **state)
+{
+    (void)state;
+    ds_error_t err;
+    char *buf;
+    size_t len;
+    ds_error_clear(&err);
+    assert_int_equal(ds_model_file_read("/nonexistent/x.model", "runtime", &buf, &len, &err), DS_ENOTFOUND);
+    const char *p = tu_write_temp("junk.model", "hello world\n");
+    assert_int_equal(ds_model_file_read(p, "runtime", &buf, &len, &err), DS_EPARSE);
+    assert_non_null(strstr(err.msg, "not a deepshare model file"));
+    p = tu_write_temp("trunc.model", "deepshare-model runtime 100\nabc");
+    assert_int_equal(ds_model_file_read(p, "runtime", &buf, &len, &err), DS_EPARSE);
+    assert_non_null(strstr(err.msg, "truncated"));
+    p = tu_write_temp("kind.model", "deepshare-model interference 3\nabc");
+    assert_int_equal(ds_model_file_read(p, "runtime", &buf, &len, &err), DS_EPARSE);
+    assert_non_null(strstr(err.msg, "expected a runtime model"));
+    /* a well-formed file whose booster bytes are garbage */
+    ds_trace_t t;
+    synth_trace(&t, 10);
+    ds_runtime_model_config_t c;
+    ds_runtime_model_config_default(&c);
+    ds_runtime_model_t *m = ds_runtime_model_create(&t, &c);
+    const char bad[] = "deepshare-runtime 1 28 1\n* 9\nnot-ubj!!\n";
+    ds_error_clear(&err);
+    assert_int_equal(ds_runtime_model_load_buf(m, bad, sizeof bad - 1, "bad.model", &err), DS_EPARSE);
+    assert_string_equal(err.file, "bad.model");
+    assert_non_null(strstr(err.msg, "XGBoost"));
+    const char old[] = "deepshare-runtime 1 27 0\n";
+    assert_int_equal(ds_runtime_model_load_buf(m, old, sizeof old - 1, "old.model", &err), DS_EPARSE);
+    ds_interference_model_t *im = (ds_interference_model_t *)1;
+    assert_int_equal(ds_interference_model_load_buf(&im, bad, sizeof bad - 1, "bad.model", &err), DS_EPARSE);
+    assert_null(im);
+    /* the model still answers (history heuristic) after failed loads */
+    assert_true(ds_runtime_model_predict(m, 0, 0) >= 1);
+    ds_runtime_model_destroy(m);
+    ds_trace_free(&t);
+}
+
+static int nlogs;
+static void count_log(void *ctx, const char *msg)
+{
+    (void)ctx;
+    (void)msg;
+    nlogs++;
+}
+
+/* No jobs, one job, a handful: training does not crash and predictions fall back, logged once. */
+static void test_runtime_tiny_history(void **state)
+{
+    (void)state;
+    ds_trace_t t;
+    ds_trace_init(&t);
+    ds_trace_add_tenant(&t, "a", 8);
+    ds_runtime_model_config_t c;
+    ds_runtime_model_config_default(&c);
+    c.log = count_log;
+    ds_error_t err;
+    ds_runtime_model_t *m = ds_runtime_model_create(&t, &c);
+    assert_int_equal(ds_runtime_model_retrain(m, &err), 0);
+    assert_int_equal(ds_runtime_model_ntrained(m), 0);
+    ds_runtime_model_destroy(m);
+    ds_trace_free(&t);
+
+    synth_trace(&t, 5);
+    nlogs = 0;
+    m = ds_runtime_model_create(&t, &c);
+    assert_true(fabs(ds_runtime_model_predict(m, 0, 0) - 1000.0) < 1e-9); /* nothing known at all */
+    ds_runtime_model_observe(m, 0, 10);
+    assert_int_equal(ds_runtime_model_retrain(m, &err), 0);
+    assert_int_equal(ds_runtime_model_ntrained(m), 0); /* below min_train */
+    for (int32_t i = 1; i < 5; i++) assert_true(ds_runtime_model_predict(m, i, 20) >= 1);
+    assert_int_equal(nlogs, 1);
+    ds_runtime_model_destroy(m);
+    c.min_train = 1;
+    c.min_history = 1;
+    m = ds_runtime_model_create(&t, &c);
+    ds_runtime_model_observe(m, 0, 10);
+    assert_int_equal(ds_runtime_model_retrain(m, &err), 0);
+    assert_int_equal(ds_runtime_model_ntrained(m), 2);
+    double p = ds_runtime_model_predict(m, 1, 20);
+    assert_true(p >= 1 && isfinite(p));
+    ds_runtime_model_destroy(m);
+    ds_trace_free(&t);
+}
+
+/* Pairs of jobs submitted 10 s apart with the same random duration (100 s .. 100000 s), pairs 200000 s
+ * apart, users alternating between two names. The second job of a pair is predictable only from the
+ * first one's duration, which is unknown at its submit time (the first is still running): a model
+ * that used jobs finishing later would predict it (near) exactly. The control declares the first job
+ * finished at its own submit, which makes its duration legitimate history: then the model does. */
+static void pair_trace(ds_trace_t *t, int npairs)
+{
+    ds_trace_init(t);
+    ds_trace_add_tenant(t, "a", 64);
+    for (int k = 0; k < npairs; k++) {
+        int64_t dur = (int64_t)(100 * pow(1000, urand()));
+        for (int s = 0; s < 2; s++) {
+            ds_job_t *j = ds_trace_add_job(t);
+            memset(j, 0, sizeof *j);
+            j->id = 2 * k + s + 1;
+            j->tenant = 0;
+            j->user = ds_strtab_intern(&t->users, k % 2 ? "u1" : "u0");
+            j->gpus = 1;
+            j->cpus = 2;
+            j->model = j->dataset = -1;
+            j->submit = (int64_t)k * 200000 + 10 * s;
+            j->duration = dur;
+            j->estimate = NAN;
+        }
+    }
+}
+
+/* Median APE of the second jobs of the pairs from the 30th pair on (models trained by then). */
+static double second_job_mdape(const ds_trace_t *t, const int64_t *end, int use_model, int64_t *leak)
+{
+    ds_runtime_model_config_t c;
+    ds_runtime_model_config_default(&c);
+    c.rounds = 100;
+    c.eta = 0.3;
+    c.retrain_period = 10 * 86400;
+    c.use_model = use_model;
+    int32_t n = t->njobs;
+    double *pred = malloc(sizeof *pred * (size_t)n), *act = malloc(sizeof *act * (size_t)n);
+    uint8_t *mask = calloc((size_t)n, 1);
+    ds_error_t err;
+    assert_int_equal(ds_runtime_online_eval(t, end, &c, pred, NULL, NULL, NULL, leak, &err), 0);
+    for (int32_t i = 0; i < n; i++) act[i] = (double)t->jobs[i].duration, mask[i] = i % 2 && i >= 60;
+    ds_reg_metrics_t m;
+    ds_reg_metrics(pred, act, mask, n, &m);
+    free(pred), free(act), free(mask);
+    return m.mdape;
+}
+
+static void test_runtime_no_future_leak(void **state)
+{
+    (void)state;
+    ds_trace_t t;
+    pair_trace(&t, 150);
+    int64_t *end = lower_ends(&t), leak;
+    /* honest: the partner runs for >= 100 s, so it is unknown 10 s later */
+    double honest_h = second_job_mdape(&t, end, 0, &leak);
+    assert_true(leak <= 0);
+    double honest_m = second_job_mdape(&t, end, 1, &leak);
+    assert_true(leak <= 0);
+    /* independent guesses: ~95% here; a model fed the partner's duration as a feature scored 78% */
+    assert_true(honest_h > 85.0);
+    assert_true(honest_m > 85.0);
+    /* control: the partner declared finished at its own submit: now its duration is history */
+    for (int32_t i = 0; i < t.njobs; i += 2) end[i] = t.jobs[i].submit;
+    double seen_m = second_job_mdape(&t, end, 1, &leak);
+    assert_true(seen_m < 50.0); /* 37% here */
+    assert_true(leak <= 0);
+    free(end);
+    ds_trace_free(&t);
+}
+
+/* One predictor reused for a second replay (simulate runs several policies) starts from scratch:
+ * its second-replay predictions equal the first's instead of knowing the whole trace. */
+static void test_runtime_replay_resets(void **state)
+{
+    (void)state;
+    ds_trace_t t;
+    synth_trace(&t, 700);
+    int64_t *end = lower_ends(&t);
+    ds_runtime_model_config_t c;
+    ds_runtime_model_config_default(&c);
+    c.rounds = 30;
+    double *p1 = malloc(sizeof *p1 * (size_t)t.njobs), *p2 = malloc(sizeof *p2 * (size_t)t.njobs);
+    ds_runtime_model_t *m = ds_runtime_model_create(&t, &c);
+    int64_t leak;
+    ds_runtime_online_run(m, end, p1, NULL, NULL, NULL, &leak);
+    assert_true(leak <= 0);
+    ds_runtime_online_run(m, end, p2, NULL, NULL, NULL, &leak);
+    assert_true(leak <= 0);
+    for (int32_t i = 0; i < t.njobs; i++) assert_true(p1[i] == p2[i]);
+    ds_runtime_model_destroy(m);
+    free(p1), free(p2), free(end);
+    ds_trace_free(&t);
+}
+
+/* ---- interference ---- */
+
+/* A synthetic profile: retention of a falls linearly with the partner's GPU utilization. */
+static void synth_profile(ds_coloc_t *c, ds_single_profile_t *s)
+{
+    memset(c, 0, sizeof *c);
+    memset(s, 0, sizeof *s);
+    s->n = 12;
+    s->w = calloc((size_t)s->n, sizeof *s->w);
+    for (int i = 0; i < s->n; i++) {
+        snprintf(s->w[i].model, sizeof s->w[i].model, "M%d", i / 2);
+        snprintf(s->w[i].dataset, sizeof s->w[i].dataset, "D");
+        s->w[i].batch = 32;
+        s->w[i].amp = i % 2;
+        s->w[i].gpu_util = 10 + 7.5 * i;
+        s->w[i].gmem_util = 5 + i;
+        s->w[i].gmem = 1000 + 100 * i;
+        s->w[i].label = i % 3;
+    }
+    c->pairs = calloc((size_t)(s->n * s->n), sizeof *c->pairs);
+    for (int a = 0; a < s->n; a++)
+        for (int b = a; b < s->n; b++) {
+            ds_coloc_pair_t *p = &c->pairs[c->npairs++];
+            snprintf(p->model1, sizeof p->model1, "%s", s->w[a].model);
+            snprintf(p->dataset1, sizeof p->dataset1, "D");
+            snprintf(p->model2, sizeof p->model2, "%s", s->w[b].model);
+            snprintf(p->dataset2, sizeof p->dataset2, "D");
+            p->batch1 = p->batch2 = 32;
+            p->amp1 = s->w[a].amp;
+            p->amp2 = s->w[b].amp;
+            p->speed1 = 1.1 - 0.006 * s->w[b].gpu_util;
+            p->speed2 = 1.1 - 0.006 * s->w[a].gpu_util;
+        }
+}
+
+static void test_interference_recovers_and_roundtrips(void **state)
+{
+    (void)state;
+    ds_coloc_t c;
+    ds_single_profile_t s;
+    synth_profile(&c, &s);
+    ds_interference_config_t cfg;
+    ds_interference_config_default(&cfg);
+    cfg.trees = 50;
+    ds_interference_model_t *m, *m2;
+    ds_error_t err;
+    assert_int_equal(ds_interference_model_train(&m, &c, &s, &cfg, NULL, &err), 0);
+    double worst = 0;
+    for (int a = 0; a < s.n; a++)
+        for (int b = 0; b < s.n; b++) {
+            ds_wdesc_t da = {32, (float)s.w[a].amp, (float)s.w[a].gpu_util, (float)s.w[a].gmem_util, (float)s.w[a].gmem};
+            ds_wdesc_t db = {32, (float)s.w[b].amp, (float)s.w[b].gpu_util, (float)s.w[b].gmem_util, (float)s.w[b].gmem};
+            double e = fabs(ds_interference_model_predict(m, &da, &db) - (1.1 - 0.006 * s.w[b].gpu_util));
+            if (e > worst) worst = e;
+        }
+    assert_true(worst < 0.05);
+    char *buf;
+    size_t len;
+    assert_int_equal(ds_interference_model_save_buf(m, &buf, &len, &err), 0);
+    assert_int_equal(ds_interference_model_load_buf(&m2, buf, len, "mem", &err), 0);
+    for (int a = 0; a < s.n; a++) {
+        ds_wdesc_t da = {32, (float)s.w[a].amp, (float)s.w[a].gpu_util, (float)s.w[a].gmem_util, (float)s.w[a].gmem};
+        ds_wdesc_t db = {64, 0, 50, 20, 3000};
+        assert_true(ds_interference_model_predict(m, &da, &db) == ds_interference_model_predict(m2, &da, &db));
+    }
+    /* the engine-facing predictor gives the same numbers through its per-workload cache */
+    ds_trace_t t;
+    ds_trace_init(&t);
+    ds_trace_add_tenant(&t, "a", 8);
+    for (int i = 0; i < 4; i++) {
+        ds_job_t *j = ds_trace_add_job(&t);
+        memset(j, 0, sizeof *j);
+        j->id = i + 1;
+        j->gpus = 1;
+        j->model = ds_strtab_intern(&t.models, s.w[i % 2 ? 5 : 2].model);
+        j->dataset = ds_strtab_intern(&t.datasets, "D");
+        const ds_workload_t *w = &s.w[i % 2 ? 5 : 2];
+        j->batch = w->batch, j->amp = w->amp, j->gpu_util = (float)w->gpu_util, j->gmem_util = (float)w->gmem_util;
+        j->gmem_mib = (int32_t)w->gmem;
+    }
+    ds_interference_predictor_t p;
+    ds_interference_model_as_predictor(m2, &t, &p);
+    ds_wdesc_t d5 = {32, (float)s.w[5].amp, (float)s.w[5].gpu_util, (float)s.w[5].gmem_util, (float)s.w[5].gmem};
+    ds_wdesc_t d2 = {32, (float)s.w[2].amp, (float)s.w[2].gpu_util, (float)s.w[2].gmem_util, (float)s.w[2].gmem};
+    double direct = ds_interference_model_predict(m2, &d2, &d5);
+    assert_true(fabs(p.predict(p.ctx, &t, 0, 1) - direct) < 1e-6);
+    assert_true(fabs(p.predict(p.ctx, &t, 2, 3) - direct) < 1e-6); /* cached */
+    ds_trace_free(&t);
+    free(buf);
+    ds_interference_model_destroy(m);
+    ds_interference_model_destroy(m2);
+    free(c.pairs);
+    ds_single_free(&s);
+}
+
+/* On the real profile, held-out models are predicted far better than by the mean retention. */
+static void test_interference_lomo_real(void **state)
+{
+    (void)state;
+    const char *cp = tu_data("colocation/colocate_info.csv");
+    if (!cp) skip();
+    char cpath[1024];
+    snprintf(cpath, sizeof cpath, "%s", cp);
+    const char *sp = tu_data("colocation/single_data.csv");
+    if (!sp) skip();
+    ds_coloc_t c;
+    ds_single_profile_t s;
+    ds_error_t err;
+    assert_int_equal(ds_coloc_read(&c, cpath, &err), 0);
+    assert_int_equal(ds_single_read(&s, sp, &err), 0);
+    assert_int_equal(s.n, 66);
+    ds_interference_config_t cfg;
+    ds_interference_config_default(&cfg);
+    cfg.trees = 20;
+    cfg.max_depth = 6;
+    ds_interference_eval_t e;
+    assert_int_equal(ds_interference_eval_lomo(&c, &s, &cfg, 0.7, &e, &err), 0);
+    assert_int_equal(e.nfolds, 11);
+    assert_true(e.rows > 4000);
+    assert_true(e.mae < 0.09);
+    assert_true(e.r2 > 0.2);
+    assert_int_equal(e.tp + e.fp + e.fn + e.tn, e.pairs);
+    ds_coloc_free(&c);
+    ds_single_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_xgb_learns_relation),
+        cmocka_unit_test(test_xgb_empty),
+        cmocka_unit_test(test_runtime_recovers_relation),
+        cmocka_unit_test(test_runtime_save_load_identical),
+        cmocka_unit_test(test_model_file_errors),
+        cmocka_unit_test(test_runtime_tiny_history),
+        cmocka_unit_test(test_runtime_no_future_leak),
+        cmocka_unit_test(test_runtime_replay_resets),
+        cmocka_unit_test(test_interference_recovers_and_roundtrips),
+        cmocka_unit_test(test_interference_lomo_real),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
