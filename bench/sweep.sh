@@ -33,8 +33,11 @@ header="label,policy,avg_jct,avg_queue,p99_queue,gpu_alloc,sm_util,gmem_util,pre
 if [ "$what" = compare ] || [ "$what" = all ]; then
   echo "# baselines and ablations, Venus pooled"
   echo "$header"
-  for p in fifo sjf qssf tiresias lucid; do row "$p" --policy "$p"; done
-  row "lucid-partitioned" --policy lucid --mode partitioned
+  lucid=(--policy lucid --lucid-single "$data/colocation/single_data.csv"
+         --lucid-throughput "$data/venus/Venus_throughput_pred.csv")
+  for p in fifo sjf qssf tiresias; do row "$p" --policy "$p"; done
+  row lucid "${lucid[@]}"
+  row "lucid-partitioned" "${lucid[@]}" --mode partitioned
   row deepshare --policy deepshare
   row deepshare-file --policy deepshare --predictor file
   for a in no-prediction interference-blind no-colocation no-borrowing hard-colocate; do

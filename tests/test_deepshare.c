@@ -209,6 +209,45 @@ static void test_promotion(void **st)
     ds_trace_free(&t);
 }
 
+/* CPU/memory reclamation: nodes of 2 GPUs and 10 CPUs. A's j1 (2 GPUs, 4 CPUs) fills node 0; its j2
+ * (1 GPU, 8 CPUs) runs BE on node 1. B's j3 (1 GPU, 4 CPUs) finds node 1's free GPU short of CPUs
+ * (8 + 4 > 10) and cannot share j2's GPU for the same reason; shrinking j2 to half its request
+ * (4 CPUs) makes room, so j3 starts at once on node 1 and nobody is preempted. */
+static void test_cpu_reclaim(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:2 B:2", "1 A 2 0 1000; 2 A 1 0 1000; 3 B 1 10 100");
+    t.jobs[0].cpus = 4, t.jobs[1].cpus = 8, t.jobs[2].cpus = 4;
+    ds_engine_config_t ec;
+    ds_engine_config_default(&ec);
+    ec.mode = DS_MODE_POOLED;
+    ec.gpus_per_node = 2;
+    ec.cpus_per_node = 10;
+    ds_engine_t *e = NULL;
+    ds_error_t err;
+    assert_int_equal(ds_engine_create(&e, &t, &ec, ops(), NULL, &err), DS_OK);
+    ds_engine_arrive(e, 0, 0);
+    ds_engine_arrive(e, 1, 0);
+    ds_engine_schedule(e, 0, 1);
+    assert_int_equal(e->js[1].klass, DS_CLASS_BE);
+    assert_int_equal(e->gpus[e->jgpus[e->jgpu_off[1]]].node, 1);
+    ds_engine_arrive(e, 2, 10);
+    ds_engine_schedule(e, 10, 0);
+    assert_int_equal(e->js[2].status, DS_JS_RUNNING);
+    assert_int_equal(e->gpus[e->jgpus[e->jgpu_off[2]]].node, 1);
+    assert_int_equal(e->js[2].shared, 0);
+    assert_int_equal(e->js[1].preemptions, 0);
+    assert_true(e->js[1].cpu_scale > 0.49f && e->js[1].cpu_scale < 0.51f);
+    assert_int_equal(e->nodes[1].cpus_used, 8);
+    char msg[200];
+    assert_int_equal(ds_engine_check(e, msg, sizeof msg), 0);
+    ds_engine_finish(e, 1, 1000); /* the shrunk job releases exactly what it held */
+    assert_int_equal(e->nodes[1].cpus_used, 4);
+    ds_engine_destroy(e);
+    ds_trace_free(&t);
+}
+
 static double low_retention(void *ctx, int32_t job, int64_t now)
 {
     (void)ctx, (void)job, (void)now;
@@ -409,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_be_never_preempts),
         cmocka_unit_test(test_no_reclaim_when_served),
         cmocka_unit_test(test_promotion),
+        cmocka_unit_test(test_cpu_reclaim),
         cmocka_unit_test(test_revoke_after_w),
         cmocka_unit_test(test_prediction_never_lifts),
         cmocka_unit_test(test_config),
