@@ -248,6 +248,36 @@ static void test_cpu_reclaim(void **st)
     ds_trace_free(&t);
 }
 
+/* Adopted jobs (the daemon's restart) are bookkept like started ones: B, under-served at the first
+ * cycle, reclaims A's adopted BE job, never A's adopted G job. */
+static void test_adopt(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:8 B:8", "1 A 8 0 1000; 2 A 8 0 1000; 3 B 8 0 100");
+    void *cfg = cfg_with("colocation=0");
+    ds_engine_t *e = engine_for(&t, 8, cfg);
+    int32_t n0[8], n1[8];
+    for (int i = 0; i < 8; i++) n0[i] = i, n1[i] = 8 + i;
+    ds_engine_adopt(e, 0, n0, DS_CLASS_G, 0);
+    ds_engine_adopt(e, 1, n1, DS_CLASS_BE, 0);
+    char msg[200];
+    assert_int_equal(ops()->check(e, e->pstate, msg, sizeof msg), 0);
+    ds_engine_arrive(e, 2, 0);
+    ds_engine_schedule(e, 0, 1);
+    assert_int_equal(e->js[2].status, DS_JS_RUNNING);
+    assert_int_equal(e->js[1].status, DS_JS_PENDING);
+    assert_int_equal(e->js[1].preemptions, 1);
+    assert_int_equal(e->js[0].preemptions, 0);
+    assert_int_equal(ops()->check(e, e->pstate, msg, sizeof msg), 0);
+    ds_engine_finish(e, 2, 100);
+    ds_engine_schedule(e, 100, 0);
+    assert_int_equal(e->js[1].status, DS_JS_RUNNING);
+    ds_engine_destroy(e);
+    ops()->config_free(cfg);
+    ds_trace_free(&t);
+}
+
 static double low_retention(void *ctx, int32_t job, int64_t now)
 {
     (void)ctx, (void)job, (void)now;
@@ -449,6 +479,7 @@ int main(void)
         cmocka_unit_test(test_no_reclaim_when_served),
         cmocka_unit_test(test_promotion),
         cmocka_unit_test(test_cpu_reclaim),
+        cmocka_unit_test(test_adopt),
         cmocka_unit_test(test_revoke_after_w),
         cmocka_unit_test(test_prediction_never_lifts),
         cmocka_unit_test(test_config),

@@ -75,15 +75,40 @@ static void stopped(ds_engine_t *e, dsp_t *s, int32_t j)
     }
 }
 
+/* First sight of a job: count it and predict its run time from what is known now. */
+static void first_seen(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
+{
+    s->seen[j] = 1;
+    s->nactive++;
+    const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
+    s->pred[j] = rp ? rp->predict(rp->ctx, e->trace, j, now) : (double)e->trace->jobs[j].duration;
+    if (!(s->pred[j] >= 1.0)) s->pred[j] = 1.0; /* NaN or nonpositive predictions */
+}
+
+/* A running job the driver adopted without it ever being pending here (deepshared rebuilding its state
+ * from Slurm after a restart): tracked as running, paired with its co-resident when that one is known
+ * too; a shared job whose partner is not known yet is no candidate partner until then. */
+static void dsp_adopt(ds_engine_t *e, void *state, int32_t j, int64_t now)
+{
+    dsp_t *s = state;
+    if (!s->seen[j]) first_seen(e, s, j, now);
+    dsp_list_push(&s->run, s->rpos, j);
+    int32_t p = e->js[j].partner;
+    if (p >= 0 && s->rpos[p] >= 0 && s->pair[p] < 0) {
+        if (s->spos[p] >= 0) dsp_list_remove(solo_of(s, e, p), s->spos, p);
+        s->pair[j] = p, s->pair[p] = j;
+        s->low[j] = s->low[p] = 0;
+        s->admit_tau[j] = s->admit_tau[p] = (float)s->cfg.rho_min;
+    } else if (p < 0 && e->trace->jobs[j].gpus <= s->maxg) {
+        dsp_list_push(solo_of(s, e, j), s->spos, j);
+    }
+}
+
 static void dsp_enqueue(ds_engine_t *e, void *state, int32_t j, int64_t now)
 {
     dsp_t *s = state;
     if (!s->seen[j]) {
-        s->seen[j] = 1;
-        s->nactive++;
-        const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
-        s->pred[j] = rp ? rp->predict(rp->ctx, e->trace, j, now) : (double)e->trace->jobs[j].duration;
-        if (!(s->pred[j] >= 1.0)) s->pred[j] = 1.0; /* NaN or nonpositive predictions */
+        first_seen(e, s, j, now);
     } else if (s->rpos[j] >= 0) {
         /* a preemption: G jobs are never victims (checked as an invariant) */
         if (e->js[j].klass != DS_CLASS_BE) s->st.g_preempted++;
@@ -93,29 +118,6 @@ static void dsp_enqueue(ds_engine_t *e, void *state, int32_t j, int64_t now)
     dsp_set_key(e, s, j, now);
     dsp_pend_insert(s, part, j);
     s->ppend_gpus[part] += e->trace->jobs[j].gpus;
-}
-
-/* A running job the driver adopted without it ever being pending here (deepshared rebuilding its state
- * from Slurm after a restart): predicted and tracked as running, paired with a co-resident it knows. */
-static void dsp_adopt(ds_engine_t *e, void *state, int32_t j, int64_t now)
-{
-    dsp_t *s = state;
-    if (!s->seen[j]) {
-        s->seen[j] = 1;
-        s->nactive++;
-        const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
-        s->pred[j] = rp ? rp->predict(rp->ctx, e->trace, j, now) : (double)e->trace->jobs[j].duration;
-        if (!(s->pred[j] >= 1.0)) s->pred[j] = 1.0;
-    }
-    dsp_list_push(&s->run, s->rpos, j);
-    int32_t p = e->js[j].partner;
-    if (p >= 0 && s->rpos[p] >= 0 && s->pair[p] < 0) {
-        if (s->spos[p] >= 0) dsp_list_remove(solo_of(s, e, p), s->spos, p);
-        s->pair[j] = p, s->pair[p] = j;
-        s->low[j] = s->low[p] = 0;
-    } else if (e->trace->jobs[j].gpus <= s->maxg) {
-        dsp_list_push(solo_of(s, e, j), s->spos, j);
-    }
 }
 
 static void dsp_on_finish(ds_engine_t *e, void *state, int32_t j, int64_t now)
