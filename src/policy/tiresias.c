@@ -6,7 +6,8 @@
  * queue level, running and pending jobs sit in two arrays sorted by (submit, order stamp), merged at
  * walk time. Entries are removed lazily (a job's current entry carries its stamp), and the pending
  * walk stops as soon as no remaining pending job could fit, so a tick costs about the number of
- * running jobs, not the length of the queue. */
+ * running jobs, not the length of the queue. A round that would see exactly what the last one saw
+ * (no job came, went or changed queue, and the last round decided nothing) is skipped. */
 #include "deepshare/policy.h"
 
 #include <stdlib.h>
@@ -30,6 +31,8 @@ typedef struct elist {
 typedef struct tpart {
     elist_t run[2], pend[2];          /* [level]: 0 high queue, 1 low queue */
     int64_t hist[HIST_MAX + 2];       /* pending jobs by GPU count */
+    int changed;                      /* jobs came, went or moved since the last round */
+    int64_t next_cross;               /* earliest time a running job leaves the high queue */
 } tpart_t;
 
 typedef struct tiresias {
@@ -106,6 +109,15 @@ static double attained(const ds_engine_t *e, int32_t j, int64_t now)
     return (double)e->trace->jobs[j].gpus * (double)ds_engine_elapsed(e, j, now);
 }
 
+/* First time a running job's attained service exceeds the threshold: gpus x elapsed > 18,000. */
+static int64_t cross_time(const ds_engine_t *e, int32_t j)
+{
+    const ds_jstate_t *js = &e->js[j];
+    int64_t need = (int64_t)(TIRESIAS_THRESHOLD / e->trace->jobs[j].gpus) + 1; /* elapsed seconds */
+    while ((double)e->trace->jobs[j].gpus * (double)(need - 1) > TIRESIAS_THRESHOLD) need--;
+    return js->last_start + (need - js->run_time);
+}
+
 static int tiresias_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
 {
     (void)config;
@@ -144,6 +156,7 @@ static void tiresias_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t n
     tpart_t *tp = &s->parts[e->js[job].part];
     int level = attained(e, job, now) > TIRESIAS_THRESHOLD; /* fixed while it waits */
     put(s, tp, job, 3 + level, e->trace->jobs[job].submit, e->js[job].arrival_seq);
+    tp->changed = 1;
     tp->hist[hbucket(e->trace->jobs[job].gpus)]++;
 }
 
@@ -151,7 +164,9 @@ static void tiresias_on_finish(ds_engine_t *e, void *state, int32_t job, int64_t
 {
     (void)now;
     tiresias_t *s = state;
-    drop(s, &s->parts[e->js[job].part], job);
+    tpart_t *tp = &s->parts[e->js[job].part];
+    drop(s, tp, job);
+    tp->changed = 1;
 }
 
 /* Pending jobs with at most q GPUs, from the histogram of those not yet walked. */
@@ -167,14 +182,18 @@ static void tiresias_schedule(ds_engine_t *e, void *state, int32_t part, int64_t
     tiresias_t *s = state;
     if (!timer || now % TIRESIAS_PERIOD != 0 || e->parts[part].npending == 0) return;
     tpart_t *tp = &s->parts[part];
+    if (!tp->changed && now < tp->next_cross) return; /* the same walk as last round: nothing to do */
     /* Running jobs whose attained service passed the threshold move to the low queue. */
     elist_t *r0 = &tp->run[0];
+    tp->next_cross = DS_TIME_NEVER;
     for (int32_t i = 0; i < r0->n; i++) {
         entry_t *x = &r0->a[i];
         if (x->stamp != s->stamp[x->job]) continue;
         if (attained(e, x->job, now) > TIRESIAS_THRESHOLD) {
             entry_t moved = *x;
             put(s, tp, moved.job, 2, moved.submit, moved.seq);
+        } else {
+            tp->next_cross = DS_MIN(tp->next_cross, cross_time(e, x->job));
         }
     }
     int64_t rest[HIST_MAX + 2];
@@ -211,14 +230,17 @@ static void tiresias_schedule(ds_engine_t *e, void *state, int32_t part, int64_t
             }
         }
     }
+    tp->changed = nvic > 0;
     for (int32_t i = 0; i < nvic; i++) ds_engine_preempt(e, s->victims[i], now, 0);
     for (int32_t i = 0; i < npre; i++) {
         int32_t j = s->prerun[i];
         if (ds_engine_place(e, j, now)) {
+            tp->changed = 1;
             tp->hist[hbucket(e->trace->jobs[j].gpus)]--;
             int level = attained(e, j, now) > TIRESIAS_THRESHOLD;
             s->run_seq[j] = ++s->seq;
             put(s, tp, j, 1 + level, e->trace->jobs[j].submit, s->run_seq[j]);
+            if (!level) tp->next_cross = DS_MIN(tp->next_cross, cross_time(e, j));
             s->npending_total--;
         }
     }
