@@ -121,8 +121,8 @@ static void test_surplus_weight(void **st)
     ds_trace_free(&t);
 }
 
-/* BE jobs never preempt: A's second job is BE (its quota is full) and waits for a finish although
- * A is under-served at the first cycle (its G demand was unplaced at t=0). */
+/* BE jobs never preempt: A's second job is BE (A's quota is full) and finds no free GPU; it waits
+ * for B's job to finish at 1000 instead of reclaiming anything. */
 static void test_be_never_preempts(void **st)
 {
     (void)st;
