@@ -29,7 +29,7 @@ void dsp_list_remove(dsp_list_t *l, int32_t *pos, int32_t j)
 
 static dsp_list_t *solo_of(dsp_t *s, const ds_engine_t *e, int32_t j)
 {
-    return &s->solo[(e->js[j].klass == DS_CLASS_BE) * (s->maxg + 1) + e->trace->jobs[j].gpus];
+    return dsp_solo(s, e->js[j].part, e->js[j].klass == DS_CLASS_BE, e->trace->jobs[j].gpus);
 }
 
 double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now)
@@ -188,7 +188,7 @@ static int dsp_init(ds_engine_t *e, const void *config, void **state, ds_error_t
     s->mon_base = ds_xcalloc((size_t)e->nparts, sizeof *s->mon_base);
     s->pre_fail_cpus = ds_xmalloc(((size_t)s->maxg + 1) * sizeof *s->pre_fail_cpus);
     s->pre_fail_mem = ds_xmalloc(((size_t)s->maxg + 1) * sizeof *s->pre_fail_mem);
-    s->solo = ds_xcalloc(2 * (size_t)(s->maxg + 1), sizeof *s->solo);
+    s->solo = ds_xcalloc(2 * (size_t)e->nparts * (size_t)(s->maxg + 1), sizeof *s->solo);
     int32_t **idx[] = {&s->rpos, &s->spos, &s->pair, &s->banned};
     for (size_t k = 0; k < sizeof idx / sizeof idx[0]; k++) {
         *idx[k] = ds_xmalloc(nj * sizeof(int32_t));
@@ -211,7 +211,7 @@ static void dsp_fini(void *state)
 {
     dsp_t *s = state;
     for (int32_t p = 0; p < s->nparts; p++) free(s->pend[p].v);
-    for (int32_t k = 0; k < 2 * (s->maxg + 1); k++) free(s->solo[k].v);
+    for (size_t k = 0; k < 2 * (size_t)s->nparts * (size_t)(s->maxg + 1); k++) free(s->solo[k].v);
     free(s->run.v);
     void *ptrs[] = {s->pred, s->seen, s->S, s->q_last, s->pend, s->ppend_gpus, s->solo, s->rpos, s->spos, s->pair,
                     s->banned, s->low, s->admit_tau, s->order, s->qg, s->qb, s->krem, s->mon_base, s->pre_fail_cpus, s->pre_fail_mem, s->run_at, s->heap, s->cursor};

@@ -83,9 +83,9 @@ void dsp_promote(ds_engine_t *e, dsp_t *s)
     for (int32_t k = 0; k < n; k++) {
         int32_t j = s->order[k], ten = t->jobs[j].tenant, g = t->jobs[j].gpus;
         if (e->tenant_g_gpus[ten] + g > t->tenants[ten].quota_gpus) continue;
-        dsp_list_remove(&s->solo[s->maxg + 1 + g], s->spos, j);
+        dsp_list_remove(dsp_solo(s, e->js[j].part, 1, g), s->spos, j);
         ds_engine_set_class(e, j, DS_CLASS_G);
-        dsp_list_push(&s->solo[g], s->spos, j);
+        dsp_list_push(dsp_solo(s, e->js[j].part, 0, g), s->spos, j);
         s->st.promotions++;
         s->st.promoted_gpus += g;
     }

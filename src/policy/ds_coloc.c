@@ -38,8 +38,8 @@ int dsp_try_colocate(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
      * that member: it is revocable until it runs alone and is promoted. */
     dsp_list_t *lists[2];
     int nl = 0;
-    lists[nl++] = &s->solo[s->maxg + 1 + g];
-    if (e->js[j].klass == DS_CLASS_BE || !c->borrowing) lists[nl++] = &s->solo[g];
+    lists[nl++] = dsp_solo(s, part, 1, g);
+    if (e->js[j].klass == DS_CLASS_BE || !c->borrowing) lists[nl++] = dsp_solo(s, part, 0, g);
     double base = dsp_tau_base(e, s, part), tau_j = dsp_tau_tenant(s, base, job->tenant);
     double best_score = -INFINITY, best_tau = 0;
     int32_t best = -1, examined = 0;
@@ -47,7 +47,6 @@ int dsp_try_colocate(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
         const dsp_list_t *L = lists[l];
         for (int32_t i = L->n - 1; i >= 0 && examined < c->max_candidates; i--) {
             int32_t p = L->v[i];
-            if (e->js[p].part != part) continue;
             examined++;
             if (s->banned[j] == p || s->banned[p] == j) { s->st.rej_revoked++; continue; }
             if (job->gmem_mib + e->trace->jobs[p].gmem_mib > e->cfg.gmem_per_gpu) { s->st.rej_memory++; continue; }

@@ -70,7 +70,7 @@ typedef struct dsp {
     /* running jobs; running unshared jobs per (class, GPU count) as colocation partners */
     dsp_list_t run;
     int32_t *rpos;
-    dsp_list_t *solo;       /* index: (klass == BE) * (maxg + 1) + gpus */
+    dsp_list_t *solo;       /* see dsp_solo: per partition, class and GPU count */
     int32_t *spos;
     int32_t *pair;          /* co-resident partner while colocated, -1 */
     int32_t *low;           /* consecutive low retention samples of j's pair */
@@ -90,6 +90,11 @@ typedef struct dsp {
 } dsp_t;
 
 /* lists */
+/* running unshared jobs of a partition, class (be: 1 for BE) and GPU count: colocation partners */
+static inline dsp_list_t *dsp_solo(dsp_t *s, int32_t part, int be, int32_t gpus)
+{
+    return &s->solo[((size_t)part * 2 + (size_t)(be != 0)) * (size_t)(s->maxg + 1) + (size_t)gpus];
+}
 void dsp_list_push(dsp_list_t *l, int32_t *pos, int32_t j);
 void dsp_list_remove(dsp_list_t *l, int32_t *pos, int32_t j);
 
