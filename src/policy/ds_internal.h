@@ -67,7 +67,7 @@ typedef struct dsp {
     /* pending jobs per partition, sorted by (tenant, krem, submit, id) */
     dsp_list_t *pend;
     double *krem;           /* a pending job's predicted remaining time (0 without prediction) */
-    /* running jobs; running unshared jobs per (class, GPU count) as colocation partners */
+    /* running jobs; running unshared jobs per (partition, class, GPU count): colocation partners */
     dsp_list_t run;
     int32_t *rpos;
     dsp_list_t *solo;       /* see dsp_solo: per partition, class and GPU count */
@@ -79,7 +79,6 @@ typedef struct dsp {
     /* pass scratch */
     int32_t *order, *qg, *qb;
     int32_t *run_at, *heap, *cursor;  /* merge of tenant runs, one entry per tenant (+1) */
-    uint8_t *mark;
     int64_t *ppend_gpus;    /* pending GPU demand per partition */
     double *mon_base;       /* per partition: tau at the start of the monitoring round */
     /* per pass: a reclamation that failed for (gpus, cpus, mem) fails for any job needing at least as
@@ -89,12 +88,12 @@ typedef struct dsp {
     dsp_stats_t st;
 } dsp_t;
 
-/* lists */
 /* running unshared jobs of a partition, class (be: 1 for BE) and GPU count: colocation partners */
 static inline dsp_list_t *dsp_solo(dsp_t *s, int32_t part, int be, int32_t gpus)
 {
     return &s->solo[((size_t)part * 2 + (size_t)(be != 0)) * (size_t)(s->maxg + 1) + (size_t)gpus];
 }
+/* unordered lists with positions (pos[j] = -1 when absent) */
 void dsp_list_push(dsp_list_t *l, int32_t *pos, int32_t j);
 void dsp_list_remove(dsp_list_t *l, int32_t *pos, int32_t j);
 
@@ -119,7 +118,8 @@ void dsp_pend_remove(dsp_t *s, int32_t part, int32_t j);
 /* v: runs of one tenant each in (rem, submit, id) order, as classification writes them */
 void dsp_merge_qg(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n);
 void dsp_merge_qb(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n);
-/* any v: sets the keys as of now and sorts it into QG order (tests, tools) */
+/* any v: sets the keys as of now and sorts it into QG order (tests only: re-keying a pending job
+ * breaks the pending list's order) */
 void dsp_sort_qg(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t now);
 
 /* ds_coloc.c (SPEC 4.5) */
