@@ -46,16 +46,17 @@ static void test_tiresias_preempts(void **st)
     ds_trace_t t;
     /* j1 (8 GPUs) runs from t=0; at t=2280 its attained service is 18,240 GPU-s > 18,000: it drops to the
      * low queue. j2 arrived at 100 and waits in the high queue; at the tick t=2280 j2 takes the node and
-     * j1 is preempted (progress 2280 s kept, +40 s restart). j2 ends at 2280+500=2780; j1 restarts at the
-     * next tick 2820 with 5000-2280+40 = 2760 s left and ends at 5580. */
+     * j1 is preempted (progress 2280 s kept, +40 s restart). j2's work is done at 2280+500=2780 and, with
+     * the reference's one-second finish lag, it ends at 2781; j1 restarts at the next tick 2820 with
+     * 5000-2280+40 = 2760 s left: work done at 5580, end 5581. */
     tu_trace(&t, "A:8", "1 A 8 0 5000; 2 A 8 100 500");
     ds_sim_result_t r;
     tu_run(&t, "tiresias", DS_MODE_PARTITIONED, &r);
     assert_int_equal(r.start[0], 0);
     assert_int_equal(r.start[1], 2280);
-    assert_int_equal(r.end[1], 2780);
+    assert_int_equal(r.end[1], 2781);
     assert_int_equal(r.preempts[0], 1);
-    assert_int_equal(r.end[0], 5580);
+    assert_int_equal(r.end[0], 5581);
     assert_int_equal(r.queued[0], 2820 - 2280);
     ds_sim_result_free(&r);
     ds_trace_free(&t);
@@ -181,14 +182,14 @@ static void test_tiresias_ticks_and_skips(void **st)
     ds_trace_t t;
     /* t=0 is a tick: j1 (6 GPUs, 1000 s) starts. j2 (4 GPUs) arrives at 10 and j3 (2 GPUs, 30 s) at 20.
      * Tick 60: walk in submit order: j1 keeps 6 GPUs, j2 needs 4 of the 2 left: skipped; j3 takes the
-     * last 2 and runs [60,90). j1 (attained 6 x 1000 < 18,000 GPU-s, high queue) ends at 1000; j2
-     * starts at the next tick, 1020. */
+     * last 2 and works [60,90), ending at 91 (one-second finish lag). j1 (attained 6 x 1000 < 18,000
+     * GPU-s, high queue) ends at 1001; j2 starts at the next tick, 1020. */
     tu_trace(&t, "A:8", "1 A 6 0 1000; 2 A 4 10 100; 3 A 2 20 30");
     ds_sim_result_t r;
     tu_run(&t, "tiresias", DS_MODE_PARTITIONED, &r);
     assert_int_equal(r.start[0], 0);
     assert_int_equal(r.start[2], 60);
-    assert_int_equal(r.end[2], 90);
+    assert_int_equal(r.end[2], 91);
     assert_int_equal(r.start[1], 1020);
     assert_int_equal(r.queued[1], 1010);
     assert_int_equal(r.preemptions, 0);

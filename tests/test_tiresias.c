@@ -126,6 +126,7 @@ static void naive_schedule(ds_engine_t *e, void *state, int32_t part, int64_t no
     for (int32_t i = 0; i < npre; i++) {
         int32_t j = s->prerun[i];
         if (ds_engine_place(e, j, now)) {
+            e->js[j].finish_lag = 1; /* the reference's timing, as the policy's default */
             s->run_seq[j] = ++s->seq;
             s->npending_total--;
         }

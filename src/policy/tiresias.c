@@ -7,9 +7,15 @@
  * walk time. Entries are removed lazily (a job's current entry carries its stamp), and the pending
  * walk stops as soon as no remaining pending job could fit, so a tick costs about the number of
  * running jobs, not the length of the queue. A round that would see exactly what the last one saw
- * (no job came, went or changed queue, and the last round decided nothing) is skipped. */
+ * (no job came, went or changed queue, and the last round decided nothing) is skipped.
+ *
+ * The reference simulator, each second, first ends the jobs whose remaining work is zero and only
+ * then steps the others' work, so it notices a finished job one second after its work ran out and
+ * the job holds its GPUs for that second; --tiresias-finish-lag (1) reproduces it, and with it the
+ * reference's Venus averages to the second. */
 #include "deepshare/policy.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,7 +41,12 @@ typedef struct tpart {
     int64_t next_cross;               /* earliest time a running job leaves the high queue */
 } tpart_t;
 
+typedef struct tiresias_config {
+    int32_t finish_lag;  /* seconds a job holds its GPUs after its work is done */
+} tiresias_config_t;
+
 typedef struct tiresias {
+    tiresias_config_t cfg;
     tpart_t *parts;
     int32_t nparts;
     uint32_t *stamp;
@@ -118,11 +129,41 @@ static int64_t cross_time(const ds_engine_t *e, int32_t j)
     return js->last_start + (need - js->run_time);
 }
 
+static void *tiresias_config_new(void)
+{
+    tiresias_config_t *c = ds_xcalloc(1, sizeof *c);
+    c->finish_lag = 1;
+    return c;
+}
+
+static void tiresias_config_free(void *config) { free(config); }
+
+static int tiresias_config_set(void *config, const char *key, const char *value, ds_error_t *err)
+{
+    tiresias_config_t *c = config;
+    if (strcmp(key, "tiresias-finish-lag")) return DS_ENOTFOUND;
+    char *end;
+    long v = strtol(value, &end, 10);
+    if (!*value || *end || v < 0 || v > 255) {
+        ds_error_set(err, NULL, 0, NULL, "option --%s: '%s' is not an integer in [0, 255]", key, value);
+        return DS_EINVAL;
+    }
+    c->finish_lag = (int32_t)v;
+    return DS_OK;
+}
+
+static void tiresias_config_help(FILE *f)
+{
+    fprintf(f, "  --tiresias-finish-lag S      seconds a job keeps its GPUs after its work is done (1: the\n"
+               "                               reference notices a finished job one second late)\n");
+}
+
 static int tiresias_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
 {
-    (void)config;
     (void)err;
     tiresias_t *s = ds_xcalloc(1, sizeof *s);
+    s->cfg.finish_lag = 1;
+    if (config) s->cfg = *(const tiresias_config_t *)config;
     int32_t nj = e->trace->njobs ? e->trace->njobs : 1;
     s->nparts = e->nparts;
     s->parts = ds_xcalloc((size_t)(e->nparts ? e->nparts : 1), sizeof *s->parts);
@@ -235,6 +276,7 @@ static void tiresias_schedule(ds_engine_t *e, void *state, int32_t part, int64_t
     for (int32_t i = 0; i < npre; i++) {
         int32_t j = s->prerun[i];
         if (ds_engine_place(e, j, now)) {
+            e->js[j].finish_lag = (uint8_t)s->cfg.finish_lag;
             tp->changed = 1;
             tp->hist[hbucket(e->trace->jobs[j].gpus)]--;
             int level = attained(e, j, now) > TIRESIAS_THRESHOLD;
@@ -264,4 +306,8 @@ const ds_policy_ops_t ds_policy_tiresias = {
     .on_finish = tiresias_on_finish,
     .schedule = tiresias_schedule,
     .next_timer = tiresias_next_timer,
+    .config_new = tiresias_config_new,
+    .config_free = tiresias_config_free,
+    .config_set = tiresias_config_set,
+    .config_help = tiresias_config_help,
 };
