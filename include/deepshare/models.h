@@ -64,7 +64,7 @@ typedef struct ds_runtime_model_config {
     double eta;             /* 0.05 */
     double subsample;       /* 0.8 */
     double colsample;       /* colsample_bytree 0.8 */
-    int32_t nthread;        /* training threads, 0 = XGBoost default */
+    int32_t nthread;        /* training threads, 0 = XGBoost default (1: see runtime_model.c) */
     uint64_t seed;
     /* Called once per fallback situation (driver-provided: the engine does not print). */
     void (*log)(void *log_ctx, const char *msg);

@@ -1,16 +1,16 @@
-/* predictors.c: --predictor oracle|file: runtime from the true durations or from the --estimates file;
- * interference from the measured colocation profile (the oracle) until a model is chosen. */
+/* predictors.c: --predictor model|oracle|file: the learned models (default), the truth (true durations,
+ * measured colocation profile) or durations from the --estimates file with the measured profile. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/predictors.h"
-#include "deepshare/models.h"
+#include "cli/model_predictors.h"
 
 void ds_cli_predictors_default(ds_cli_predictors_t *p)
 {
     memset(p, 0, sizeof *p);
-    p->kind = "oracle";
+    p->kind = "model";
 }
 
 int ds_cli_predictors_opt(ds_cli_predictors_t *p, const char *name, const char *val)
@@ -30,62 +30,18 @@ int ds_cli_predictors_opt(ds_cli_predictors_t *p, const char *name, const char *
     return 1;
 }
 
-static void log_stderr(void *ctx, const char *msg)
-{
-    (void)ctx;
-    fprintf(stderr, "deepshare: %s\n", msg);
-}
-
-/* --predictor model: the online runtime model (learns from finishes, retrains daily in trace time)
- * and the interference forest trained on the colocation profile now; without a profile the
- * measured-retention oracle stands in (the simulator then runs every pair at retention 1 anyway). */
-static int setup_models(ds_cli_predictors_t *p, const ds_trace_t *t, const ds_coloc_t *coloc, ds_error_t *err)
-{
-    ds_runtime_model_config_t rc;
-    ds_runtime_model_config_default(&rc);
-    rc.log = log_stderr;
-    ds_runtime_model_t *rm = ds_runtime_model_create(t, &rc);
-    p->rt_model = rm;
-    ds_runtime_model_as_predictor(rm, &p->runtime);
-    if (!coloc) {
-        fprintf(stderr, "deepshare: --predictor model: no --coloc profile to train the interference model on: "
-                        "using the measured retention (1 everywhere without a profile)\n");
-        ds_interference_oracle(&p->interference, coloc);
-        return 0;
-    }
-    ds_single_profile_t single;
-    if (p->single) {
-        if (ds_single_read(&single, p->single, err)) return -1;
-    } else if (ds_single_from_trace(&single, t) == 0) {
-        ds_error_set(err, NULL, 0, "single", "--predictor model: the trace's jobs carry no workload profiles "
-                     "(model, gpu_util, gmem): give --single single_data.csv for the interference model");
-        return -1;
-    }
-    ds_interference_config_t ic;
-    ds_interference_config_default(&ic);
-    ds_interference_model_t *im;
-    int rc2 = ds_interference_model_train(&im, coloc, &single, &ic, NULL, err);
-    ds_single_free(&single);
-    if (rc2) return -1;
-    p->if_model = im;
-    ds_interference_model_as_predictor(im, t, &p->interference);
-    return 0;
-}
-
 void ds_cli_predictors_free(ds_cli_predictors_t *p)
 {
-    ds_runtime_model_destroy(p->rt_model);
-    ds_interference_model_destroy(p->if_model);
-    p->rt_model = p->if_model = NULL;
+    ds_model_predictors_free(p->rt_model);
+    p->rt_model = NULL;
 }
 
 int ds_cli_predictors_setup(ds_cli_predictors_t *p, const ds_trace_t *t, const ds_coloc_t *coloc, ds_error_t *err)
 {
     if (!strcmp(p->kind, "model")) {
-        if (setup_models(p, t, coloc, err)) {
-            ds_cli_predictors_free(p);
+        /* online runtime models (daily retrain in trace time) and the forest trained on --coloc now */
+        if (!(p->rt_model = ds_model_predictors_create(t, coloc, p->single, &p->runtime, &p->interference, err)))
             return -1;
-        }
         p->set.runtime = &p->runtime;
         p->set.interference = &p->interference;
         return 0;

@@ -13,7 +13,7 @@ typedef struct ds_cli_predictors {
     ds_interference_predictor_t interference;
     ds_predictors_t set;  /* what goes into ds_engine_config_t.predictors */
     const char *single;   /* --single FILE: workload profiles for the interference forest (model) */
-    void *rt_model, *if_model; /* the learned predictors of --predictor model (src/predict) */
+    void *rt_model;       /* --predictor model: ds_model_predictors_t (cli/model_predictors.h) */
 } ds_cli_predictors_t;
 
 void ds_cli_predictors_default(ds_cli_predictors_t *p);
