@@ -10,7 +10,7 @@ data=${DS_DATA_DIR:-../shared/data}
 [ -f "$data/venus/venus_sept_jobs.csv" ] || { echo "sweep: $data/venus is absent, nothing to do" >&2; exit 0; }
 venus=(--trace "$data/venus/venus_sept_jobs.csv" --vc-config "$data/venus/vc_config.csv"
        --coloc "$data/colocation/colocate_info.csv" --estimates "$data/estimates/Venus_Sept_ebm_weekly_updated.csv"
-       --window 13219200:15465600 --mode pooled --quiet)
+       --window 13219200:15465600 --mode pooled --predictor oracle --quiet)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
