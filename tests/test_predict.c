@@ -188,7 +188,7 @@ static void test_model_file_errors(void **state)
     assert_non_null(strstr(err.msg, "truncated"));
     p = tu_write_temp("kind.model", "deepshare-model interference 3\nabc");
     assert_int_equal(ds_model_file_read(p, "runtime", &buf, &len, &err), DS_EPARSE);
-    assert_non_null(strstr(err.msg, "expected a runtime model"));
+    assert_non_null(strstr(err.msg, "expected a 'runtime' model"));
     /* a well-formed file whose booster bytes are garbage */
     ds_trace_t t;
     synth_trace(&t, 10);

@@ -41,7 +41,7 @@ int ds_model_file_read(const char *path, const char *kind, char **buf, size_t *l
         return DS_EPARSE;
     }
     if (strcmp(k, kind)) {
-        ds_error_set(err, path, 1, NULL, "holds a %s model, expected a %s model", k, kind);
+        ds_error_set(err, path, 1, NULL, "holds a '%s' model, expected a '%s' model", k, kind);
         fclose(f);
         return DS_EPARSE;
     }

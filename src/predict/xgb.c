@@ -27,9 +27,10 @@ static void xgb_error(ds_error_t *err, const char *what)
     ds_error_set(err, NULL, 0, NULL, "%s: XGBoost: %s", what, line);
 }
 
+/* XGBoost's global configuration is per thread: silence each thread that trains or loads. */
 static void quiet_xgboost(void)
 {
-    static int done;
+    static _Thread_local int done;
     if (!done) {
         XGBSetGlobalConfig("{\"verbosity\": 0}");
         done = 1;
