@@ -195,7 +195,7 @@ static void test_model_file_errors(void **state)
     ds_runtime_model_config_t c;
     ds_runtime_model_config_default(&c);
     ds_runtime_model_t *m = ds_runtime_model_create(&t, &c);
-    const char bad[] = "deepshare-runtime 1 28 1\n* 9\nnot-ubj!!\n";
+    const char bad[] = "deepshare-runtime 2 28 1 0\n* 9\nnot-ubj!!\n";
     ds_error_clear(&err);
     assert_int_equal(ds_runtime_model_load_buf(m, bad, sizeof bad - 1, "bad.model", &err), DS_EPARSE);
     assert_string_equal(err.file, "bad.model");

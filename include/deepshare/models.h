@@ -26,6 +26,10 @@ void ds_xgb_param(ds_xgb_params_t *p, const char *key, const char *fmt, ...) __a
 /* Trains on n rows of d float features (row-major, NAN = missing) with labels y. */
 int ds_xgb_train(ds_xgb_t **out, const float *x, const float *y, int64_t n, int32_t d, const ds_xgb_params_t *p,
                  ds_error_t *err);
+/* The same, continuing from init's trees (init may be NULL): the result holds init's trees and
+ * p->rounds new ones fitted to what init leaves unexplained on these rows. */
+int ds_xgb_train_more(ds_xgb_t **out, ds_xgb_t *init, const float *x, const float *y, int64_t n, int32_t d,
+                      const ds_xgb_params_t *p, ds_error_t *err);
 /* One row (d features); NAN if XGBoost fails (it never should on a valid model). */
 double ds_xgb_predict1(ds_xgb_t *m, const float *x);
 int32_t ds_xgb_nfeatures(const ds_xgb_t *m);
@@ -52,11 +56,17 @@ void ds_reg_metrics(const double *pred, const double *actual, const uint8_t *mas
 
 #define DS_RT_NFEAT 28
 
+enum {
+    DS_RT_TENANT_NONE = 0,     /* the cluster model for everyone */
+    DS_RT_TENANT_SEPARATE = 1, /* an independent model per tenant, trained on its jobs only */
+    DS_RT_TENANT_RESIDUAL = 2  /* per tenant: the cluster model's trees plus correction trees boosted on its jobs */
+};
+
 typedef struct ds_runtime_model_config {
     int32_t min_history;    /* finished jobs a tenant needs for its own model (50) */
     int32_t min_train;      /* finished jobs the cluster model needs (20) */
     int64_t retrain_period; /* seconds between retrains, at multiples of the period (86400) */
-    int per_tenant;         /* 1: per-tenant models; 0: the cluster model for everyone */
+    int per_tenant;         /* DS_RT_TENANT_*: how tenants with enough history get a model of their own */
     int use_model;          /* 0: history heuristic only (the fallback), for comparison */
     int frozen;             /* 1: never retrain (models loaded from a file) */
     int32_t rounds;         /* boosting rounds (200) */

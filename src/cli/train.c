@@ -37,6 +37,8 @@ static void help(FILE *f)
             "  --min-history N       finished jobs a tenant needs for its own model (50)\n"
             "  --retrain-period S    seconds of trace time between retrains (86400)\n"
             "  --cluster-only        one cluster-wide model for every tenant (ablation)\n"
+            "  --separate-tenants    each tenant's model trained on its own jobs only (ablation; default: a tenant's\n"
+            "                        model is correction trees boosted on its jobs from the cluster model's output)\n"
             "  --rounds N (200)  --max-depth N (6)  --eta X (0.05)  --threads N (XGBoost default)\n"
             "\n"
             "interference: random forest (XGBoost, num_parallel_tree trees, row and column subsampling, one round)\n"
@@ -145,7 +147,8 @@ static int train_runtime(int argc, char **argv)
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help(stdout); return 0; }
         if (!strcmp(a, "--evaluate")) { evaluate = 1; continue; }
-        if (!strcmp(a, "--cluster-only")) { rc.per_tenant = 0; continue; }
+        if (!strcmp(a, "--cluster-only")) { rc.per_tenant = DS_RT_TENANT_NONE; continue; }
+        if (!strcmp(a, "--separate-tenants")) { rc.per_tenant = DS_RT_TENANT_SEPARATE; continue; }
         if (strncmp(a, "--", 2) || i + 1 >= argc) {
             fprintf(stderr, "deepshare train runtime: %s '%s' (see --help)\n",
                     strncmp(a, "--", 2) ? "unexpected argument" : "missing value for", a);
@@ -247,7 +250,10 @@ static int train_runtime(int argc, char **argv)
         printf("runtime prediction, online protocol: %s, %d jobs, %d tenants\n", t.source, n, t.ntenants);
         printf("finished-before-submit rule: end <= submit, end from %s\n", finish_desc);
         printf("models: %s, min_history %d, retrain every %llds, %d rounds, depth %d, eta %g (%.1f s)\n",
-               rc.per_tenant ? "per tenant + cluster fallback" : "cluster only", rc.min_history,
+               rc.per_tenant == DS_RT_TENANT_RESIDUAL   ? "per-tenant corrections of the cluster model"
+               : rc.per_tenant == DS_RT_TENANT_SEPARATE ? "separate per-tenant models + cluster fallback"
+                                                        : "cluster only",
+               rc.min_history,
                (long long)rc.retrain_period, rc.rounds, rc.max_depth, rc.eta, secs);
         printf("answered by: tenant model %lld, cluster model %lld, history heuristic %lld; latest observed finish - "
                "submit <= %lld s (must be <= 0)\n", (long long)by_src[0], (long long)by_src[1], (long long)by_src[2],
@@ -265,7 +271,10 @@ static int train_runtime(int argc, char **argv)
             printf("%s:\n", bname[b]);
             ds_reg_metrics_t m;
             ds_reg_metrics(pred, actual, mask, n, &m);
-            print_row(rc.per_tenant ? "deepshare model (per tenant)" : "deepshare model (cluster only)", &m);
+            print_row(rc.per_tenant == DS_RT_TENANT_RESIDUAL   ? "deepshare model (tenant corrections)"
+                      : rc.per_tenant == DS_RT_TENANT_SEPARATE ? "deepshare model (separate tenants)"
+                                                               : "deepshare model (cluster only)",
+                      &m);
             ds_reg_metrics(heur, actual, mask, n, &m);
             print_row("user's recent median (heuristic)", &m);
             for (int k = 0; k < ncmp; k++) {

@@ -46,7 +46,7 @@ void ds_runtime_model_config_default(ds_runtime_model_config_t *c)
     c->min_history = 50;
     c->min_train = 20;
     c->retrain_period = 86400;
-    c->per_tenant = 1;
+    c->per_tenant = DS_RT_TENANT_RESIDUAL;
     c->use_model = 1;
     c->rounds = 200;
     c->max_depth = 6;
@@ -170,9 +170,19 @@ int ds_runtime_model_retrain(ds_runtime_model_t *m, ds_error_t *err)
         ds_xgb_free(m->cluster);
         m->cluster = b;
     }
-    if (m->c.per_tenant) {
-        float *x = ds_xmalloc((size_t)(m->nrows ? m->nrows : 1) * DS_RT_NFEAT * sizeof *x);
-        float *y = ds_xmalloc((size_t)(m->nrows ? m->nrows : 1) * sizeof *y);
+    if (m->c.per_tenant && m->nrows) {
+        int residual = m->c.per_tenant == DS_RT_TENANT_RESIDUAL;
+        if (residual && !m->cluster) goto done; /* nothing to correct yet */
+        float *x = ds_xmalloc((size_t)m->nrows * DS_RT_NFEAT * sizeof *x);
+        float *y = ds_xmalloc((size_t)m->nrows * sizeof *y);
+        ds_xgb_params_t tp;
+        params(m, &tp);
+        if (residual) {
+            /* corrections: fewer, shallower trees after the cluster model's (one booster: one call) */
+            tp.rounds = DS_MAX(1, m->c.rounds / 10);
+            for (int i = 0; i < tp.n; i++)
+                if (!strcmp(tp.key[i], "max_depth")) snprintf(tp.val[i], sizeof tp.val[i], "%d", DS_MAX(1, m->c.max_depth - 2));
+        }
         for (int32_t ten = 0; ten < m->ntenants && !rc; ten++) {
             if (m->tenant_rows[ten] < m->c.min_history || m->tenant_rows[ten] < 1) continue;
             int64_t k = 0;
@@ -182,7 +192,7 @@ int ds_runtime_model_retrain(ds_runtime_model_t *m, ds_error_t *err)
                     y[k++] = m->y[i];
                 }
             ds_xgb_t *b;
-            rc = ds_xgb_train(&b, x, y, k, DS_RT_NFEAT, &p, err);
+            rc = ds_xgb_train_more(&b, residual ? m->cluster : NULL, x, y, k, DS_RT_NFEAT, residual ? &tp : &p, err);
             if (!rc) {
                 ds_xgb_free(m->tenant[ten]);
                 m->tenant[ten] = b;
@@ -191,6 +201,7 @@ int ds_runtime_model_retrain(ds_runtime_model_t *m, ds_error_t *err)
         free(x);
         free(y);
     }
+done:
     m->version++;
     return rc;
 }
@@ -358,7 +369,8 @@ int ds_runtime_model_save_buf(ds_runtime_model_t *m, char **buf, size_t *len, ds
 {
     size_t cap = 256, n = 0;
     char *out = ds_xmalloc(cap);
-    n = (size_t)snprintf(out, cap, "deepshare-runtime 1 %d %d\n", DS_RT_NFEAT, ds_runtime_model_ntrained(m));
+    n = (size_t)snprintf(out, cap, "deepshare-runtime 2 %d %d %d\n", DS_RT_NFEAT, ds_runtime_model_ntrained(m),
+                         m->c.per_tenant);
     for (int32_t i = -1; i < m->ntenants; i++) {
         ds_xgb_t *b = i < 0 ? m->cluster : m->tenant[i];
         if (!b) continue;
@@ -401,13 +413,14 @@ int ds_runtime_model_load_buf(ds_runtime_model_t *m, const char *buf, size_t len
 {
     size_t pos = 0;
     char line[256];
-    int ver, nf, nm;
-    if (!next_line(buf, len, &pos, line, sizeof line) || sscanf(line, "deepshare-runtime %d %d %d", &ver, &nf, &nm) != 3) {
+    int ver, nf, nm, mode = -1;
+    if (!next_line(buf, len, &pos, line, sizeof line) ||
+        sscanf(line, "deepshare-runtime %d %d %d %d", &ver, &nf, &nm, &mode) < 3) {
         ds_error_set(err, what, 0, NULL, "not a deepshare runtime model (bad header)");
         return DS_EPARSE;
     }
-    if (ver != 1 || nf != DS_RT_NFEAT || nm < 0) {
-        ds_error_set(err, what, 0, NULL, "runtime model version %d with %d features: this deepshare reads version 1 "
+    if (ver != 2 || nf != DS_RT_NFEAT || nm < 0 || mode < DS_RT_TENANT_NONE || mode > DS_RT_TENANT_RESIDUAL) {
+        ds_error_set(err, what, 0, NULL, "runtime model version %d with %d features: this deepshare reads version 2 "
                      "with %d features", ver, nf, DS_RT_NFEAT);
         return DS_EPARSE;
     }
@@ -442,6 +455,7 @@ int ds_runtime_model_load_buf(ds_runtime_model_t *m, const char *buf, size_t len
             m->tenant[ten] = b;
         }
     }
+    m->c.per_tenant = mode;
     m->c.frozen = 1;
     m->version++;
     return DS_OK;

@@ -70,6 +70,12 @@ static ds_xgb_t *wrap(BoosterHandle b, int32_t d)
 int ds_xgb_train(ds_xgb_t **out, const float *x, const float *y, int64_t n, int32_t d, const ds_xgb_params_t *p,
                  ds_error_t *err)
 {
+    return ds_xgb_train_more(out, NULL, x, y, n, d, p, err);
+}
+
+int ds_xgb_train_more(ds_xgb_t **out, ds_xgb_t *init, const float *x, const float *y, int64_t n, int32_t d,
+                      const ds_xgb_params_t *p, ds_error_t *err)
+{
     *out = NULL;
     quiet_xgboost();
     if (n <= 0 || d <= 0) {
@@ -91,6 +97,20 @@ int ds_xgb_train(ds_xgb_t **out, const float *x, const float *y, int64_t n, int3
         xgb_error(err, "creating a booster");
         goto out;
     }
+    int first = 0;
+    if (init) {
+        /* continue boosting from init's trees: the new trees fit what init leaves unexplained */
+        char *ib;
+        size_t il;
+        if ((rc = ds_xgb_save(init, &ib, &il, err))) goto out;
+        int bad = XGBoosterLoadModelFromBuffer(b, ib, (bst_ulong)il) || XGBoosterBoostedRounds(b, &first);
+        free(ib);
+        rc = DS_EINVAL;
+        if (bad) {
+            xgb_error(err, "continuing from a model");
+            goto out;
+        }
+    }
     char nt[16];
     snprintf(nt, sizeof nt, "%d", p->nthread);
     if (p->nthread > 0 && XGBoosterSetParam(b, "nthread", nt)) {
@@ -102,7 +122,7 @@ int ds_xgb_train(ds_xgb_t **out, const float *x, const float *y, int64_t n, int3
             xgb_error(err, p->key[i]);
             goto out;
         }
-    for (int it = 0; it < p->rounds; it++)
+    for (int it = first; it < first + p->rounds; it++)
         if (XGBoosterUpdateOneIter(b, it, dm)) {
             xgb_error(err, "training");
             goto out;
