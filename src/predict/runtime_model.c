@@ -362,7 +362,7 @@ int32_t ds_runtime_model_ntrained(const ds_runtime_model_t *m)
     return n;
 }
 
-/* ---- serialization: "deepshare-runtime 1 <nfeat> <nmodels>\n" then per model
+/* ---- serialization: "deepshare-runtime 2 <nfeat> <nmodels> <tenant mode>\n" then per model
  * "<tenant name or *> <bytes>\n<bytes>\n". */
 
 int ds_runtime_model_save_buf(ds_runtime_model_t *m, char **buf, size_t *len, ds_error_t *err)
