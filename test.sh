@@ -5,6 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 bash scripts/deps.sh
+# As root with Debian's Slurm packages installable, the end-to-end test of deepshared runs on a real local
+# Slurm cluster after the unit tests (DS_SKIP_SLURM=1 skips it).
+slurm_e2e=0
+if [ "$(id -u)" -eq 0 ] && [ -z "${DS_SKIP_SLURM:-}" ]; then
+  if bash scripts/deps.sh --with-slurm; then slurm_e2e=1; else echo "== Slurm packages not installable: e2e skipped" >&2; fi
+fi
 jobs=$(nproc)
 status=0
 for cfg in release asan; do
@@ -18,4 +24,8 @@ for cfg in release asan; do
   echo "== $cfg tests" >&2
   (cd "$dir" && ctest --output-on-failure -j"$jobs") || status=1
 done
+if [ $slurm_e2e = 1 ]; then
+  echo "== Slurm end-to-end test (deepshared on a local cluster)" >&2
+  bash tests/e2e_slurm.sh build-test-release || status=1
+fi
 exit $status

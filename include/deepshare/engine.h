@@ -164,6 +164,10 @@ void ds_engine_finish(ds_engine_t *e, int32_t job, int64_t now);
  * from the cluster): it becomes running with class klass without ever having been pending, and the
  * policy hears of it through ops->adopt when it has one. job must not have arrived yet. */
 void ds_engine_adopt(ds_engine_t *e, int32_t job, const int32_t *gpus, int klass, int64_t now);
+/* Moves a running job that shares no GPU to other GPUs holding no job (as many as it has), keeping its
+ * run state; the policy is not involved. For drivers whose cluster can only run a job on particular GPUs
+ * (the Slurm daemon: a job keeps the GPU indices pinned at its first start). Returns DS_OK or DS_EINVAL. */
+int ds_engine_move(ds_engine_t *e, int32_t job, const int32_t *gpus);
 /* Runs the policy on every dirty partition (all partitions when timer is set). */
 void ds_engine_schedule(ds_engine_t *e, int64_t now, int timer);
 /* Next time the policy wants to run regardless of events, DS_TIME_NEVER if none. */

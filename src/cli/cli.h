@@ -21,6 +21,7 @@ int ds_workload_opt(ds_workload_opts_t *o, const char *name, const char *arg);
 int ds_workload_load(const ds_workload_opts_t *o, ds_trace_t *t, ds_coloc_t *coloc, int *have_coloc, ds_error_t *err);
 
 int ds_cmd_simulate(int argc, char **argv);
+int ds_cmd_explain(int argc, char **argv);
 int ds_cmd_train(int argc, char **argv);
 int ds_cmd_predict(int argc, char **argv);
 int ds_cmd_compare(int argc, char **argv);

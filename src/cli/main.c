@@ -17,6 +17,7 @@ static void usage(FILE *f)
             "\n"
             "commands:\n"
             "  simulate   replay a trace (or the built-in synthetic workload) under one or more policies\n"
+            "  explain    ask a running deepshared (Slurm daemon) why a job waits\n"
             "  train      train and evaluate the runtime and interference predictors (XGBoost)\n"
             "  predict    predict job durations or pair retentions with saved models\n"
             "  compare    run several policies side by side and write a report folder with plots and index.html\n"
@@ -45,6 +46,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "simulate")) return ds_cmd_simulate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "explain")) return ds_cmd_explain(argc - 1, argv + 1);
     if (!strcmp(cmd, "train")) return ds_cmd_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "predict")) return ds_cmd_predict(argc - 1, argv + 1);
     if (!strcmp(cmd, "compare")) return ds_cmd_compare(argc - 1, argv + 1);

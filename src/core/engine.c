@@ -365,6 +365,42 @@ void ds_engine_adopt(ds_engine_t *e, int32_t j, const int32_t *gpus, int klass, 
     if (e->ops->adopt) e->ops->adopt(e, e->pstate, j, now);
 }
 
+int ds_engine_move(ds_engine_t *e, int32_t j, const int32_t *gpus)
+{
+    ds_jstate_t *s = &e->js[j];
+    if (s->status != DS_JS_RUNNING || s->shared) return DS_EINVAL;
+    int32_t *mine = &e->jgpus[e->jgpu_off[j]];
+    for (int32_t i = 0; i < s->nplaced; i++) {
+        const ds_gpu_t *g = &e->gpus[gpus[i]];
+        if (g->nres > 1 || (g->nres == 1 && g->res[0] != j)) return DS_EINVAL;
+        for (int32_t k = 0; k < i; k++)
+            if (gpus[k] == gpus[i]) return DS_EINVAL;
+    }
+    const ds_job_t *job = &e->trace->jobs[j];
+    ds_placement_charge(e, j, -1);
+    for (int32_t i = 0; i < s->nplaced; i++) {
+        ds_gpu_t *g = &e->gpus[mine[i]];
+        util_account(e, g, -1);
+        g->nres = 0;
+        g->gmem_used -= job->gmem_mib;
+        g->util_sum = g->gmem_util_sum = 0;
+        ds_placement_take(e, g->node, -1);
+    }
+    for (int32_t i = 0; i < s->nplaced; i++) {
+        ds_gpu_t *g = &e->gpus[gpus[i]];
+        ds_placement_take(e, g->node, 1);
+        g->res[g->nres++] = j;
+        g->gmem_used += job->gmem_mib;
+        g->util_sum = job->gpu_util;
+        g->gmem_util_sum = job->gmem_util;
+        util_account(e, g, +1);
+        mine[i] = gpus[i];
+    }
+    ds_placement_charge(e, j, +1);
+    mark_rate(e, j);
+    return DS_OK;
+}
+
 void ds_engine_set_class(ds_engine_t *e, int32_t j, int klass)
 {
     ds_jstate_t *s = &e->js[j];

@@ -21,6 +21,8 @@ typedef struct dslot {
     uint8_t requeued;       /* requeued by us: move back to staging once pending */
     uint8_t seen_running;
     uint8_t undo;           /* started by the engine on a colocation Slurm cannot do */
+    int8_t npin;            /* GPU indices pinned at its first dispatch (Slurm 22.05 cannot re-pin) */
+    int8_t pin[SL_MAX_GPUS];
     double t_dispatch;      /* monotonic seconds of the last dispatch, 0 none */
     char why[160];          /* last daemon-side note for /explain */
 } dslot_t;

@@ -25,6 +25,7 @@ void dconfig_default(dconfig_t *c)
     c->gmem_mib = 24576;
     c->default_gmem_mib = 8192;
     c->k = 2;
+    c->gpu_sharing = 1;
     c->qad_lambda = 0.3;
     c->qad_theta = 0.95;
     c->job_capacity = 4096;
@@ -96,6 +97,7 @@ static int set_key(dconfig_t *c, const char *path, long line, const char *k, con
     NUM("gpu_mem_mib", gmem_mib, 1, 1e7);
     NUM("default_job_gpu_mem_mib", default_gmem_mib, 0, 1e7);
     NUM("k", k, 1, 4);
+    NUM("gpu_sharing", gpu_sharing, 0, 1);
     NUM("qad_lambda", qad_lambda, 0, 1);
     NUM("qad_theta", qad_theta, 0, 1);
     NUM("job_capacity", job_capacity, 16, 1e7);

@@ -30,6 +30,7 @@ typedef struct dconfig {
     int gmem_mib;            /* GPU memory per GPU */
     int default_gmem_mib;    /* a job's GPU memory when its comment does not say */
     int k;                   /* residents per GPU */
+    int gpu_sharing;         /* dispatch one-GPU jobs on shards (1) or whole GPUs only (0) */
     double qad_lambda, qad_theta;
     int job_capacity;        /* job slots before the engine is rebuilt */
     double dispatch_timeout; /* a dispatched job not running after this goes back to staging */

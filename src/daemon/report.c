@@ -227,7 +227,7 @@ char *daemon_explain(daemon_t *d, uint32_t id)
         double rho_min = pparam(d, "rho-min", 0.7), gamma = pparam(d, "gamma", 0.5);
         double pending = 0;
         for (int i = 0; i < d->cfg.ntenants; i++) pending += (double)e->tenant_pending_gpus[i];
-        double press = pow(pending / ((double)free_total + 1e-6), gamma);
+        double press = pow(pending / ((double)free_total + pparam(d, "eps", 1e-6)), gamma);
         double tau = DS_MIN(1.0, rho_min + (1 - rho_min) * press / (1 + press));
         double tau_j = d->ten[t].S < theta ? DS_MIN(1.0, tau + (1 - tau) * (theta - d->ten[t].S) / theta) : tau;
         double best = -1;

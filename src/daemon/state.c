@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 int dlog_verbose;
@@ -38,9 +39,12 @@ double daemon_now_mono(void)
 
 int32_t daemon_slot_of(const daemon_t *d, uint32_t id) { return ds_idmap_get(&d->byid, id); }
 
+/* Tenant index (the config's order, which is also the trace's) of a Slurm account, -1 when unknown. */
 static int32_t tenant_of(const daemon_t *d, const char *account)
 {
-    return ds_trace_find_tenant(&d->trace, account);
+    for (int i = 0; i < d->cfg.ntenants; i++)
+        if (!strcasecmp(d->cfg.tenants[i].name, account)) return i;
+    return -1;
 }
 
 /* Workload facts users may give in --comment: "gpus=2 model=resnet50 dataset=imagenet batch=64 amp=1
@@ -168,6 +172,19 @@ static int32_t add_slot(daemon_t *d, const sl_job_t *j)
     sl->id = j->id;
     /* Slurm 22.05 refuses a shard on a job that asked for a GPU GRES at submit, and a shard holds one GPU */
     sl->shareable = job->gpus == 1 && j->untyped_gpus == 0 && !(j->ngpu_idx > 0 && !j->on_shard);
+    /* our own record in the admin comment: "deepshare class=G gres=shard pin=2" */
+    const char *g = strstr(j->admin_comment, "gres=");
+    if (g) sl->shareable = job->gpus == 1 && !strncmp(g + 5, "shard", 5);
+    if (!d->cfg.gpu_sharing && !g) sl->shareable = 0;
+    const char *pin = strstr(j->admin_comment, "pin=");
+    if (pin) {
+        pin += 4;
+        while (sl->npin < SL_MAX_GPUS && *pin >= '0' && *pin <= '9') {
+            char *end;
+            sl->pin[sl->npin++] = (int8_t)strtol(pin, &end, 10);
+            pin = *end == ',' ? end + 1 : end;
+        }
+    }
     ds_idmap_put(&d->byid, j->id, s);
     return s;
 }
@@ -318,6 +335,14 @@ int daemon_setup(daemon_t *d, ds_error_t *err)
         return DS_ENOTFOUND;
     }
     if (d->ops->config_new) d->pconfig = d->ops->config_new();
+    /* The daemon decides when a cycle happens (a timer pass every 'cycle' seconds of wall time), so a
+     * policy's own period is one second; running jobs cannot be shrunk in Slurm, so no CPU reclamation.
+     * Policies without these parameters ignore them; the config file may still override them. */
+    static const char *const fixed[][2] = {{"cycle", "1"}, {"cpu-reclaim", "0"}};
+    for (size_t i = 0; d->ops->config_set && i < sizeof fixed / sizeof fixed[0]; i++) {
+        ds_error_t ignored;
+        d->ops->config_set(d->pconfig, fixed[i][0], fixed[i][1], &ignored);
+    }
     for (int i = 0; i < d->cfg.nparams; i++) {
         int rc = d->ops->config_set ? d->ops->config_set(d->pconfig, d->cfg.pkeys[i], d->cfg.pvals[i], err) : DS_ENOTFOUND;
         if (rc) {
@@ -443,6 +468,10 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
             ds_engine_preempt(d->e, s, d->now, 0);
             d->e->n_preemptions--;
             js->preemptions = j->restarts;
+            if (j->state == SL_PENDING && is_ours(d, j->partition) && j->held && !j->completing) {
+                if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) dlog(0, "%s", err), d->errors++;
+                else sl->requeued = 0;
+            }
         } else {
             int32_t g[SL_MAX_GPUS];
             int n = job_engine_gpus(d, j, g);
@@ -555,12 +584,22 @@ static int coloc_ok(const daemon_t *d, int32_t j)
     return !shared || ok;
 }
 
+static const sl_job_t *find_job(const daemon_t *d, uint32_t id)
+{
+    for (int i = 0; i < d->nsj; i++)
+        if (d->sj[i].id == id) return &d->sj[i];
+    return NULL;
+}
+
 static void dispatch(daemon_t *d, int32_t j, int32_t other)
 {
     ds_engine_t *e = d->e;
-    const sl_job_t *sj = NULL;
-    for (int i = 0; i < d->nsj; i++)
-        if (d->sj[i].id == d->slot[j].id) { sj = &d->sj[i]; break; }
+    const sl_job_t *sj = find_job(d, d->slot[j].id);
+    if (sj && sj->held && sj->state == SL_PENDING) {
+        /* requeued by us (or held while dispatched): release it first, or Slurm refuses the update */
+        char e1[300];
+        if (sl_restage(d->slot[j].id, d->cfg.staging, e1, sizeof e1)) dlog(1, "%s", e1);
+    }
     if (!coloc_ok(d, j)) {
         snprintf(d->slot[j].why, sizeof d->slot[j].why,
                  "the policy chose to share a GPU with job %u, but only one-GPU jobs submitted without --gres can "
@@ -572,13 +611,41 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
     int idx[SL_MAX_GPUS], n = e->js[j].nplaced;
     int32_t node = e->gpus[g[0]].node;
     for (int i = 0; i < n; i++) idx[i] = g[i] - e->nodes[node].gpu0;
+    dslot_t *sl = &d->slot[j];
+    if (sl->npin > 0) {
+        /* Slurm 22.05 keeps the GPU types of a job's first dispatch: it can run again only on the same
+         * GPU indices (of any node). Move it there on the chosen node when those GPUs are free. */
+        int same = sl->npin == n;
+        for (int i = 0; same && i < n; i++) same = sl->pin[i] == idx[i];
+        if (!same) {
+            int32_t tgt[SL_MAX_GPUS];
+            int ok = sl->npin == n && !e->js[j].shared;
+            for (int i = 0; ok && i < n; i++) {
+                ok = sl->pin[i] >= 0 && sl->pin[i] < e->nodes[node].ngpus;
+                tgt[i] = e->nodes[node].gpu0 + (ok ? sl->pin[i] : 0);
+            }
+            if (!ok || ds_engine_move(e, j, tgt) != DS_OK) {
+                snprintf(sl->why, sizeof sl->why,
+                         "Slurm 22.05 can restart it only on GPU index %d (pinned at its first start), busy on %s",
+                         sl->pin[0], d->nodes[node].name);
+                sl->undo = 1;
+                return;
+            }
+            for (int i = 0; i < n; i++) idx[i] = sl->pin[i];
+        }
+    }
     int be = e->js[j].klass == DS_CLASS_BE;
-    char ac[64], err[300];
-    snprintf(ac, sizeof ac, "deepshare class=%s", be ? "BE" : "G");
-    int clear = sj && sj->tres_per_node[0];
+    char ac[128], err[300];
+    size_t off = (size_t)snprintf(ac, sizeof ac, "deepshare class=%s gres=%s pin=", be ? "BE" : "G",
+                                  sl->shareable ? "shard" : "gpu");
+    for (int i = 0; i < n && off < sizeof ac; i++) off += (size_t)snprintf(ac + off, sizeof ac - off, "%s%d", i ? "," : "", idx[i]);
+    /* a GRES asked at submit must go before the pin */
+    int clear = sl->npin == 0 && sj && sj->untyped_gpus > 0;
     double t0 = daemon_now_mono();
-    if (sl_dispatch(d->slot[j].id, be ? d->cfg.be_partition : d->cfg.g_partition, d->nodes[node].name, idx, n,
-                    d->slot[j].shareable, clear, ac, be ? 10000 : 20000, err, sizeof err)) {
+    /* the GPU types go to Slurm once in a job's life: a second update adds to the first (22.05) */
+    if (sl_dispatch(d->slot[j].id, be ? d->cfg.be_partition : d->cfg.g_partition, d->nodes[node].name, idx,
+                    sl->npin ? 0 : n, d->slot[j].shareable, clear, sj && sj->num_tasks == 0, ac, be ? 10000 : 20000,
+                    err, sizeof err)) {
         dlog(0, "%s", err);
         d->errors++;
         snprintf(d->slot[j].why, sizeof d->slot[j].why, "last dispatch failed: %.120s", err);
@@ -587,6 +654,10 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
     }
     d->slot[j].t_dispatch = daemon_now_mono();
     d->slot[j].why[0] = 0;
+    if (sl->npin == 0) {
+        sl->npin = (int8_t)n;
+        for (int i = 0; i < n; i++) sl->pin[i] = (int8_t)idx[i];
+    }
     d->dispatches++;
     d->ten[d->trace.jobs[j].tenant].dispatched++;
     if (other >= 0) d->colocations++;
@@ -612,9 +683,19 @@ void daemon_pass(daemon_t *d, int timer)
             if (e->js[j].status == DS_JS_RUNNING) dispatch(d, j, dec->other);
             nundo += d->slot[j].undo;
             break;
-        case DS_DEC_PREEMPT:
+        case DS_DEC_PREEMPT: {
             if (d->slot[j].undo) break; /* never reached Slurm */
-            if (sl_requeue_hold(d->slot[j].id, err, sizeof err)) {
+            const sl_job_t *sj = find_job(d, d->slot[j].id);
+            int rc;
+            if (sj && sj->state == SL_PENDING) {
+                /* dispatched but not started yet: taking the dispatch back is enough */
+                rc = sl_restage(d->slot[j].id, d->cfg.staging, err, sizeof err);
+            } else {
+                rc = sl_requeue_hold(d->slot[j].id, err, sizeof err);
+                /* a requeue of a job that had not started holds it anyway: release it in staging */
+                if (rc && !sl_restage(d->slot[j].id, d->cfg.staging, err, sizeof err)) rc = 0;
+            }
+            if (rc) {
                 dlog(0, "%s", err);
                 d->errors++;
             } else {
@@ -625,8 +706,16 @@ void daemon_pass(daemon_t *d, int timer)
                      e->js[j].klass == DS_CLASS_BE ? "BE" : "G", dec->reason);
             }
             break;
+        }
         case DS_DEC_PROMOTE:
-            if (sl_set_admin_comment(d->slot[j].id, "deepshare class=G", err, sizeof err)) dlog(0, "%s", err), d->errors++;
+            {
+                char ac[128];
+                size_t off = (size_t)snprintf(ac, sizeof ac, "deepshare class=G gres=%s pin=",
+                                              d->slot[j].shareable ? "shard" : "gpu");
+                for (int i = 0; i < d->slot[j].npin && off < sizeof ac; i++)
+                    off += (size_t)snprintf(ac + off, sizeof ac - off, "%s%d", i ? "," : "", d->slot[j].pin[i]);
+                if (sl_set_admin_comment(d->slot[j].id, ac, err, sizeof err)) dlog(0, "%s", err), d->errors++;
+            }
             break;
         default: break;
         }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static job_info_msg_t *last_jobs;
 static time_t last_update;
@@ -123,6 +124,7 @@ int sl_load_jobs(sl_job_t **jobs, int *njobs, int *changed, char *err, size_t er
         j->end = s->end_time;
         j->restarts = s->restart_cnt;
         j->cpus = (int)s->num_cpus;
+        j->num_tasks = (int)s->num_tasks;
         uint64_t m = s->pn_min_memory;
         if (m == NO_VAL64) m = 0;
         if (m & MEM_PER_CPU) m = (m & ~MEM_PER_CPU) * (uint64_t)(j->cpus ? j->cpus : 1);
@@ -192,7 +194,8 @@ static int update(job_desc_msg_t *d, char *err, size_t errn, const char *what)
 }
 
 int sl_dispatch(uint32_t id, const char *partition, const char *node, const int *idx, int n, int shard,
-                int clear_first, const char *admin_comment, uint32_t priority, char *err, size_t errn)
+                int clear_first, int fix_tasks, const char *admin_comment, uint32_t priority, char *err,
+                size_t errn)
 {
     job_desc_msg_t d;
     if (clear_first) {
@@ -215,6 +218,9 @@ int sl_dispatch(uint32_t id, const char *partition, const char *node, const int 
     if (n > 0) d.tres_per_node = tres;
     d.admin_comment = ac;
     d.priority = priority;
+    if (fix_tasks) d.num_tasks = 1;
+    /* a requeued job is not eligible for 120 s (Slurm's begin time): we start it now */
+    d.begin_time = time(NULL);
     return update(&d, err, errn, "dispatch");
 }
 
@@ -239,6 +245,7 @@ int sl_restage(uint32_t id, const char *staging, char *err, size_t errn)
     d.partition = part;
     d.req_nodes = "";
     d.priority = INFINITE; /* releases the hold of the requeue */
+    d.begin_time = time(NULL);
     return update(&d, err, errn, "move back to staging");
 }
 

@@ -28,6 +28,7 @@ typedef struct sl_job {
     int64_t submit, start, end;
     int restarts;
     int cpus;
+    int num_tasks;         /* 0 seen after a requeue and a slurmctld restart: the job never runs then */
     int64_t mem_mib;       /* per node */
     char tres_per_node[256];
     char comment[256];
@@ -62,10 +63,12 @@ int sl_load_nodes(sl_node_t **nodes, int *nnodes, char *err, size_t errn);
 void sl_jobs_reset(void);
 
 /* Moves a pending job to partition on node with the GPUs idx pinned (gpu:gN:1 each, or shard:gN:1
- * when shard is set), sets its admin comment and priority. clear_first drops a GRES request made at
- * submit time first (Slurm 22.05 merges a new typed request into an old one). */
+ * when shard is set; n = 0 leaves the job's GRES as it is), sets its admin comment and priority.
+ * clear_first drops a GRES request made at submit time first. Slurm 22.05 adds a new GRES request to
+ * the job's earlier one (types and counts), so a job must be pinned once in its life. */
 int sl_dispatch(uint32_t id, const char *partition, const char *node, const int *idx, int n, int shard,
-                int clear_first, const char *admin_comment, uint32_t priority, char *err, size_t errn);
+                int clear_first, int fix_tasks, const char *admin_comment, uint32_t priority, char *err,
+                size_t errn);
 /* Requeues a running job and holds it, so Slurm does not restart it on its own. */
 int sl_requeue_hold(uint32_t id, char *err, size_t errn);
 /* Moves a pending job back to the staging partition, drops its node and GPU pins and releases it. */
