@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void hist_init(hist_t *h, int min_history, double default_runtime)
@@ -97,6 +98,13 @@ int hist_open(hist_t *h, const char *path, void (*warn)(const char *msg), ds_err
             h->records++;
         }
         fclose(f);
+    }
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = 0;
+        if (mkdir(dir, 0755) && errno != EEXIST) { /* reported by the open below */ }
     }
     h->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (h->fd < 0) {

@@ -251,7 +251,9 @@ char *daemon_explain(daemon_t *d, uint32_t id)
             bprintf(&b, "  colocation needs a best-effort job in the pair\n");
     }
     if (!fits) {
-        if (A + job->gpus <= q && d->ten[t].S < theta)
+        if (job->klass == DS_CLASS_BE)
+            bprintf(&b, "  preemption: none, best-effort work never preempts\n");
+        else if (A + job->gpus <= q && d->ten[t].S < theta)
             bprintf(&b, "  preemption: its tenant is under-served, so best-effort jobs may be requeued for it\n");
         else if (A + job->gpus <= q)
             bprintf(&b, "  preemption: none, its tenant is served (smoothed QAD %.2f >= %.2f)\n", d->ten[t].S, theta);
