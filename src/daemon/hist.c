@@ -111,9 +111,19 @@ int hist_open(hist_t *h, const char *path, void (*warn)(const char *msg), ds_err
         ds_error_set(err, path, 0, "journal", "cannot open for appending: %s", strerror(errno));
         return -1;
     }
-    if (lseek(h->fd, 0, SEEK_END) == 0) {
+    off_t size = lseek(h->fd, 0, SEEK_END);
+    if (size == 0) {
         static const char hdr[] = "slurm_job_id,tenant,user,gpus,seconds,end\n";
         if (write(h->fd, hdr, sizeof hdr - 1) < 0) { /* reported at the first record */ }
+    } else if (size > 0) {
+        /* a record torn by a crash must not swallow the next one */
+        int rfd = open(path, O_RDONLY | O_CLOEXEC);
+        char last = '\n';
+        if (rfd >= 0) {
+            if (pread(rfd, &last, 1, size - 1) != 1) last = '\n';
+            close(rfd);
+        }
+        if (last != '\n' && write(h->fd, "\n", 1) < 0) { /* reported at the first record */ }
     }
     return 0;
 }

@@ -1,0 +1,192 @@
+/* test_daemon.c: the parts of deepshared that need no Slurm: its config file (every error names file,
+ * line and key), the runtime history and its journal, and the engine calls it relies on (adopt, move). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "daemon/dconfig.h"
+#include "daemon/hist.h"
+#include "deepshare/engine.h"
+#include "deepshare/policy.h"
+
+static void test_sample_config(void **state)
+{
+    (void)state;
+    const char *src = getenv("DS_SRC");
+    if (!src) skip();
+    char path[512];
+    snprintf(path, sizeof path, "%s/docs/deepshared.conf.sample", src);
+    dconfig_t c;
+    ds_error_t err;
+    ds_error_clear(&err);
+    dconfig_default(&c);
+    assert_int_equal(dconfig_read(&c, path, &err), DS_OK);
+    assert_int_equal(c.ntenants, 2);
+    assert_string_equal(c.tenants[0].name, "vision");
+    assert_int_equal(c.tenants[1].quota, 8);
+    assert_string_equal(c.policy, "deepshare");
+    assert_true(c.cycle == 60);
+    assert_int_equal(c.listen_port, 9464);
+    assert_string_equal(c.listen_addr, "127.0.0.1");
+    assert_int_equal(c.gpu_sharing, 1);
+}
+
+static void expect_error(const char *text, long line, const char *field, const char *what)
+{
+    const char *p = tu_write_temp("d.conf", text);
+    dconfig_t c;
+    ds_error_t err;
+    ds_error_clear(&err);
+    dconfig_default(&c);
+    assert_int_not_equal(dconfig_read(&c, p, &err), DS_OK);
+    assert_string_equal(err.file, p);
+    assert_int_equal(err.line, line);
+    assert_string_equal(err.field, field);
+    if (!strstr(err.msg, what)) fail_msg("message '%s' lacks '%s'", err.msg, what);
+}
+
+static void test_config_errors(void **state)
+{
+    (void)state;
+    expect_error("tenant a 4\ncycel = 3\n", 2, "cycel", "unknown key");
+    expect_error("tenant a 4\n\n# c\ncycle = fast\n", 4, "cycle", "expected a number");
+    expect_error("tenant a 4\ncycle = 0\n", 2, "cycle", "expected a number");
+    expect_error("tenant a\n", 1, "tenant", "tenant ACCOUNT QUOTA_GPUS");
+    expect_error("tenant a 4\ntenant A 2\n", 2, "tenant", "defined twice");
+    expect_error("cycle = 5\n", 0, "tenant", "no tenants");
+    expect_error("tenant a 4\nlisten = 9464\n", 2, "listen", "ADDRESS:PORT");
+    expect_error("tenant a 4\njust words\n", 2, "", "key = value");
+    /* accounts are lower-cased as Slurm stores them; policy parameters are kept for the policy */
+    const char *p = tu_write_temp("d.conf", "tenant Vision 8\npolicy.rho-min = 0.8\nlisten = off\n");
+    dconfig_t c;
+    ds_error_t err;
+    dconfig_default(&c);
+    assert_int_equal(dconfig_read(&c, p, &err), DS_OK);
+    assert_string_equal(c.tenants[0].name, "vision");
+    assert_int_equal(c.nparams, 1);
+    assert_string_equal(c.pkeys[0], "rho-min");
+    assert_string_equal(c.pvals[0], "0.8");
+    assert_int_equal(c.listen_port, 0);
+}
+
+static void test_history(void **state)
+{
+    (void)state;
+    hist_t h;
+    hist_init(&h, 2, 3600);
+    assert_true(hist_predict(&h, "a", "u") == 3600);   /* nothing learned yet */
+    hist_learn(&h, "a", "u", 100);
+    /* one job: not enough for the user or the tenant, the cluster mean is used */
+    assert_true(fabs(hist_predict(&h, "b", "x") - 100) < 1e-6);
+    hist_learn(&h, "a", "u", 400);
+    hist_learn(&h, "b", "v", 10);
+    /* the user's geometric mean once it has min_history jobs */
+    assert_true(fabs(hist_predict(&h, "a", "u") - 200) < 1e-6);
+    /* a new user of tenant a gets the tenant's mean */
+    assert_true(fabs(hist_predict(&h, "a", "new") - 200) < 1e-6);
+    /* tenant b has one job: cluster mean of 100, 400, 10 */
+    assert_true(fabs(hist_predict(&h, "b", "v") - exp((log(100) + log(400) + log(10)) / 3)) < 1e-6);
+    hist_free(&h);
+}
+
+static int nwarn;
+static void count_warn(const char *msg)
+{
+    (void)msg;
+    nwarn++;
+}
+
+static void test_journal(void **state)
+{
+    (void)state;
+    const char *p = tu_write_temp("journal.csv", "slurm_job_id,tenant,user,gpus,seconds,end\n"
+                                                 "11,a,u,1,100,1000\n"
+                                                 "12,a,u,2,400,1100\n"
+                                                 "12,a,u,2,400,1100\n" /* written twice: learned once */
+                                                 "13,a,u,1,4");        /* torn by a crash */
+    hist_t h;
+    ds_error_t err;
+    hist_init(&h, 1, 3600);
+    nwarn = 0;
+    assert_int_equal(hist_open(&h, p, count_warn, &err), 0);
+    assert_int_equal(h.records, 2);
+    assert_int_equal(nwarn, 1);
+    assert_true(hist_seen(&h, 11) && hist_seen(&h, 12) && !hist_seen(&h, 13));
+    char e[200];
+    assert_int_equal(hist_record(&h, 12, "a", "u", 2, 999, 2000, e, sizeof e), 0); /* already there */
+    assert_int_equal(h.records, 2);
+    assert_int_equal(hist_record(&h, 14, "a", "u", 1, 50, 2100, e, sizeof e), 0);
+    hist_free(&h);
+    hist_init(&h, 1, 3600);
+    assert_int_equal(hist_open(&h, p, NULL, &err), 0);
+    assert_int_equal(h.records, 3); /* the new record survived the reopen */
+    assert_true(hist_seen(&h, 14));
+    hist_free(&h);
+}
+
+/* The daemon adopts running jobs after a restart and moves requeued jobs to their pinned GPUs. */
+static void test_engine_adopt_move(void **state)
+{
+    (void)state;
+    ds_trace_t t;
+    tu_trace(&t, "a:8 b:8", "1 a 1 0 100; 2 b 2 0 100; 3 a 1 5 100");
+    ds_engine_config_t c;
+    ds_engine_config_default(&c);
+    c.mode = DS_MODE_POOLED;
+    c.gpus_per_node = 4;
+    c.cpus_per_node = 8;
+    c.pool_nodes = 3; /* the cluster's size, not the quotas' (which would give 4 nodes) */
+    ds_engine_t *e;
+    ds_error_t err;
+    assert_int_equal(ds_engine_create(&e, &t, &c, ds_policy_find("fifo"), NULL, &err), DS_OK);
+    assert_int_equal(e->nnodes, 3);
+    int32_t g0[] = {1}, g1[] = {4, 5};
+    ds_engine_adopt(e, 0, g0, DS_CLASS_G, 10);
+    ds_engine_adopt(e, 1, g1, DS_CLASS_BE, 10);
+    assert_int_equal(e->js[0].status, DS_JS_RUNNING);
+    assert_int_equal(e->tenant_g_gpus[0], 1);
+    assert_int_equal(e->tenant_be_gpus[1], 2);
+    assert_int_equal(e->tenant_pending_gpus[0], 0);
+    assert_int_equal(e->nodes[0].nfree, 3);
+    assert_int_equal(e->nodes[1].nfree, 2);
+    char msg[200];
+    assert_int_equal(ds_engine_check(e, msg, sizeof msg), 0);
+    /* move job 1 (GPU 1 of node 0) to GPU 3 of node 2; a busy target is refused */
+    int32_t busy[] = {4}, to[] = {11};
+    assert_int_equal(ds_engine_move(e, 0, busy), DS_EINVAL);
+    assert_int_equal(ds_engine_move(e, 0, to), DS_OK);
+    assert_int_equal(e->jgpus[e->jgpu_off[0]], 11);
+    assert_int_equal(e->nodes[0].nfree, 4);
+    assert_int_equal(e->nodes[2].nfree, 3);
+    assert_int_equal(e->gpus[1].nres, 0);
+    assert_int_equal(e->gpus[11].nres, 1);
+    assert_int_equal(e->nodes[0].cpus_used, 0);
+    assert_int_equal(ds_engine_check(e, msg, sizeof msg), 0);
+    /* the policy places new work around adopted jobs */
+    ds_engine_arrive(e, 2, 20);
+    ds_engine_schedule(e, 20, 0);
+    assert_int_equal(e->js[2].status, DS_JS_RUNNING);
+    int32_t g = e->jgpus[e->jgpu_off[2]];
+    assert_true(g != 11 && g != 4 && g != 5);
+    ds_engine_finish(e, 0, 30);
+    ds_engine_finish(e, 1, 30);
+    assert_int_equal(e->tenant_g_gpus[0], 1);
+    assert_int_equal(e->tenant_be_gpus[1], 0);
+    assert_int_equal(ds_engine_check(e, msg, sizeof msg), 0);
+    ds_engine_destroy(e);
+    ds_trace_free(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sample_config),
+        cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_history),
+        cmocka_unit_test(test_journal),
+        cmocka_unit_test(test_engine_adopt_move),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
