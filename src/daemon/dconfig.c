@@ -166,7 +166,7 @@ int dconfig_read(dconfig_t *c, const char *path, ds_error_t *err)
                     rc = DS_EPARSE;
                 }
             if (rc) break;
-            snprintf(c->tenants[c->ntenants].name, sizeof c->tenants[0].name, "%s", name);
+            snprintf(c->tenants[c->ntenants].name, sizeof c->tenants[0].name, "%.63s", name);
             c->tenants[c->ntenants++].quota = (int)q;
             continue;
         }
