@@ -741,6 +741,23 @@ void daemon_pass(daemon_t *d, int timer)
     }
 }
 
+/* Shows the policy's view in squeue: a pending job's priority rises as its tenant's smoothed QAD falls
+ * (10 points per QAD band of 0.05). Staging is down, so this orders nothing in Slurm itself. */
+static void show_priorities(daemon_t *d)
+{
+    char err[300];
+    for (int i = 0; i < d->nsj; i++) {
+        const sl_job_t *j = &d->sj[i];
+        if (j->state != SL_PENDING || j->held || strcmp(j->partition, d->cfg.staging)) continue;
+        int32_t s = daemon_slot_of(d, j->id);
+        if (s < 0 || d->e->js[s].status != DS_JS_PENDING) continue;
+        double S = d->ten[d->trace.jobs[s].tenant].S;
+        uint32_t want = 1000 + 10 * (uint32_t)(20 - DS_MIN(20, (int)floor(S / 0.05)));
+        if (j->priority == want) continue;
+        if (sl_set_priority(j->id, want, err, sizeof err)) dlog(1, "%s", err);
+    }
+}
+
 void daemon_cycle_figures(daemon_t *d)
 {
     const ds_engine_t *e = d->e;
@@ -755,4 +772,5 @@ void daemon_cycle_figures(daemon_t *d)
     }
     d->s_init = 1;
     d->cycles++;
+    show_priorities(d);
 }
