@@ -23,7 +23,7 @@ static void usage(FILE *f)
             "  compare    run several policies side by side and write a report folder with plots and index.html\n"
             "\n"
             "With no command, runs the built-in synthetic workload under every policy and prints the table\n"
-            "(the same as 'deepshare simulate --policy all').\n"
+            "(the same as 'deepshare simulate --policy all --mode both').\n"
             "\n"
             "policies:\n");
     for (const ds_policy_ops_t *const *p = ds_policy_list(); *p; p++) fprintf(f, "  %-10s %s\n", (*p)->name, (*p)->summary);
@@ -33,8 +33,10 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        char *def[] = {"simulate", "--policy", "all", NULL};
-        return ds_cmd_simulate(3, def);
+        /* Each policy in both cluster modes: the baselines' reference setting is partitioned,
+         * DeepShare's is pooled, and the table shows both for every policy. */
+        char *def[] = {"simulate", "--policy", "all", "--mode", "both", NULL};
+        return ds_cmd_simulate(5, def);
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {

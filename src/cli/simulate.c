@@ -41,8 +41,8 @@ static void help(FILE *f)
             "\n"
             "cluster and run:\n"
             "  --policy LIST       comma-separated policies, or 'all' (default: all)\n"
-            "  --mode M            partitioned (each tenant owns its nodes) or pooled (one shared cluster);\n"
-            "                      default partitioned\n"
+            "  --mode M            partitioned (each tenant owns its nodes), pooled (one shared cluster),\n"
+            "                      or both (every policy in each mode, one table); default partitioned\n"
             "  --gpus-per-node N   8          --cpus-per-node N  96\n"
             "  --k N               residents per GPU (2)\n"
             "  --no-cpu-check      do not enforce node CPUs (the reference simulator ignores them)\n"
@@ -71,7 +71,7 @@ int ds_cmd_simulate(int argc, char **argv)
     ds_sim_config_t sc;
     ds_sim_config_default(&sc);
     const char *policy = "all", *json = NULL, *out = NULL, *config_file = NULL;
-    int tenants = 0, quiet = 0;
+    int tenants = 0, quiet = 0, both = 0;
     /* Policy parameters are applied once the policies are known. */
     const char **pkeys = calloc((size_t)argc + 1, sizeof *pkeys), **pvals = calloc((size_t)argc + 1, sizeof *pvals);
     int np = 0, rc = 2;
@@ -102,6 +102,7 @@ int ds_cmd_simulate(int argc, char **argv)
             }
             val = argv[++i];
         }
+        if (!strcmp(name, "mode") && !strcmp(val, "both")) { both = 1; continue; }
         int w = ds_workload_opt(&wo, name, val);
         if (w == 0) w = ds_run_opt(&sc, "simulate", name, val);
         if (w == 0) w = ds_cli_predictors_opt(&pred, name, val);
@@ -117,6 +118,16 @@ int ds_cmd_simulate(int argc, char **argv)
         }
     }
     if (ds_runs_pick(policy, "--policy", &runs, &nruns)) goto done;
+    if (both) {
+        /* --mode both: every policy partitioned, then every policy pooled, in one table */
+        ds_run_t *more = NULL;
+        int nmore = 0;
+        if (ds_runs_pick(policy, "--policy", &more, &nmore)) goto done;
+        runs = ds_xrealloc(runs, (size_t)(nruns + nmore) * sizeof *runs);
+        memcpy(runs + nruns, more, (size_t)nmore * sizeof *runs);
+        free(more);
+        nruns += nmore;
+    }
     for (int k = 0; k < np; k++) {
         int r = ds_runs_set_param(runs, nruns, pkeys[k], pvals[k], NULL);
         if (r < 0) goto done;
@@ -153,6 +164,7 @@ int ds_cmd_simulate(int argc, char **argv)
     int nok = 0, failed = 0;
     for (int i = 0; i < nruns; i++) {
         ds_error_clear(&err);
+        if (both) sc.engine.mode = i < nruns / 2 ? DS_MODE_PARTITIONED : DS_MODE_POOLED;
         if (ds_run_one(&trace, &sc, &runs[i], &err)) {
             char buf[1200];
             ds_error_format(&err, buf, sizeof buf);
@@ -195,7 +207,11 @@ int ds_cmd_simulate(int argc, char **argv)
                     failed = 1;
                     break;
                 }
-                snprintf(dir, sizeof dir, "%s/%s", out, ok[i]->policy);
+                if (both)
+                    snprintf(dir, sizeof dir, "%s/%s-%s", out, ok[i]->policy,
+                             ok[i]->mode == DS_MODE_POOLED ? "pooled" : "partitioned");
+                else
+                    snprintf(dir, sizeof dir, "%s/%s", out, ok[i]->policy);
             }
             ds_error_clear(&err);
             if (ds_report_write_csv(dir, &trace, ok[i], &err)) {
