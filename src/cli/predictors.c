@@ -36,8 +36,14 @@ void ds_cli_predictors_free(ds_cli_predictors_t *p)
     p->rt_model = NULL;
 }
 
-int ds_cli_predictors_setup(ds_cli_predictors_t *p, const ds_trace_t *t, const ds_coloc_t *coloc, ds_error_t *err)
+int ds_cli_predictors_setup(ds_cli_predictors_t *p, const ds_trace_t *t, const ds_coloc_t *coloc, int needed,
+                            ds_error_t *err)
 {
+    if (!needed) {
+        p->set.runtime = NULL;
+        p->set.interference = NULL;
+        return 0;
+    }
     if (!strcmp(p->kind, "model")) {
         /* online runtime models (daily retrain in trace time) and the forest trained on --coloc now */
         if (!(p->rt_model = ds_model_predictors_create(t, coloc, p->single, &p->runtime, &p->interference, err)))

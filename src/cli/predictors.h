@@ -20,8 +20,10 @@ void ds_cli_predictors_default(ds_cli_predictors_t *p);
 /* Handles --predictor VALUE: 1 when it was this option, 0 when not, -1 after printing a bad value. */
 int ds_cli_predictors_opt(ds_cli_predictors_t *p, const char *name, const char *val);
 /* Builds the predictors once the workload is loaded (coloc may be NULL: retention 1 everywhere).
- * Returns 0, or an error with err filled. */
-int ds_cli_predictors_setup(ds_cli_predictors_t *p, const ds_trace_t *t, const ds_coloc_t *coloc, ds_error_t *err);
+ * needed: whether any selected policy predicts; when 0 nothing is built (no training, no messages)
+ * and the policies get the oracles. Returns 0, or an error with err filled. */
+int ds_cli_predictors_setup(ds_cli_predictors_t *p, const ds_trace_t *t, const ds_coloc_t *coloc, int needed,
+                            ds_error_t *err);
 /* Frees what setup built (the models of --predictor model). */
 void ds_cli_predictors_free(ds_cli_predictors_t *p);
 

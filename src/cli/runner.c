@@ -182,3 +182,10 @@ int ds_run_one(const ds_trace_t *t, const ds_sim_config_t *sc, ds_run_t *r, ds_e
     r->ok = 1;
     return 0;
 }
+
+int ds_runs_use_predictors(const ds_run_t *runs, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (runs[i].ops->uses_predictors) return 1;
+    return 0;
+}

@@ -22,6 +22,8 @@ int ds_runs_pick(const char *list, const char *opt, ds_run_t **out, int *n);
 int ds_runs_set_param(ds_run_t *runs, int n, const char *key, const char *val, const char *where);
 /* Applies a 'name = value' file ('#' starts a comment). Returns 0 or -1 after printing why. */
 int ds_runs_read_config(ds_run_t *runs, int n, const char *path);
+/* 1 when any of the runs' policies uses predictors (ops->uses_predictors). */
+int ds_runs_use_predictors(const ds_run_t *runs, int n);
 /* Frees results and parameter objects, then the array. */
 void ds_runs_free(ds_run_t *runs, int n);
 
