@@ -21,6 +21,9 @@ typedef struct ds_csv {
 int ds_csv_open(ds_csv_t *c, const char *path, ds_error_t *err);
 /* Returns 1 when a row was read, 0 at end of file, negative on error (err filled). Skips blank lines. */
 int ds_csv_next(ds_csv_t *c, ds_error_t *err);
+/* ds_csv_next for a data row that must have ncols fields (as the header): 1 row, 0 end, negative on
+ * error, including "expected N fields as in the header, found M (truncated line?)". */
+int ds_csv_row(ds_csv_t *c, int ncols, ds_error_t *err);
 void ds_csv_close(ds_csv_t *c);
 /* Index of a header column (case-insensitive), -1 when absent. */
 int ds_csv_col(const ds_csv_t *c, const char *name);

@@ -26,12 +26,7 @@ int ds_single_read(ds_single_profile_t *s, const char *path, ds_error_t *err)
             return DS_EPARSE;
         }
     int ncols = f.nfields, cap = 0;
-    while ((rc = ds_csv_next(&f, err)) > 0) {
-        if (f.nfields != ncols) {
-            ds_error_set(err, path, f.line, NULL, "expected %d fields as in the header, found %d", ncols, f.nfields);
-            rc = DS_EPARSE;
-            break;
-        }
+    while ((rc = ds_csv_row(&f, ncols, err)) > 0) {
         if (s->n == cap) {
             cap = cap ? 2 * cap : 64;
             s->w = ds_xrealloc(s->w, (size_t)cap * sizeof *s->w);

@@ -40,12 +40,7 @@ int ds_coloc_read(ds_coloc_t *c, const char *path, ds_error_t *err)
         }
     }
     int ncols = f.nfields, cap = 0;
-    while ((rc = ds_csv_next(&f, err)) > 0) {
-        if (f.nfields != ncols) {
-            ds_error_set(err, path, f.line, NULL, "expected %d fields as in the header, found %d", ncols, f.nfields);
-            rc = DS_EPARSE;
-            break;
-        }
+    while ((rc = ds_csv_row(&f, ncols, err)) > 0) {
         if (c->npairs == cap) {
             cap = cap ? cap * 2 : 256;
             c->pairs = ds_xrealloc(c->pairs, (size_t)cap * sizeof *c->pairs);

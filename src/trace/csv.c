@@ -150,3 +150,12 @@ int ds_csv_f64(const ds_csv_t *c, int col, const char *name, double min, double 
     *out = v;
     return DS_OK;
 }
+
+int ds_csv_row(ds_csv_t *c, int ncols, ds_error_t *err)
+{
+    int rc = ds_csv_next(c, err);
+    if (rc <= 0 || c->nfields == ncols) return rc;
+    ds_error_set(err, c->path, c->line, NULL, "expected %d fields as in the header, found %d%s", ncols, c->nfields,
+                 c->ended_with_newline ? "" : " (truncated line?)");
+    return DS_EPARSE;
+}

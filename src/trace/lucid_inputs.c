@@ -126,12 +126,7 @@ int ds_lucid_read_labels(ds_lucid_config_t *c, const char *path, ds_error_t *err
     ds_lucid_label_t *rows = NULL;
     int32_t n = 0, cap = 0;
     int ncols = f.nfields;
-    while ((rc = ds_csv_next(&f, err)) > 0) {
-        if (f.nfields != ncols) {
-            ds_error_set(err, path, f.line, NULL, "expected %d fields as in the header, found %d", ncols, f.nfields);
-            rc = DS_EPARSE;
-            break;
-        }
+    while ((rc = ds_csv_row(&f, ncols, err)) > 0) {
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
             rows = ds_xrealloc(rows, (size_t)cap * sizeof *rows);
@@ -187,12 +182,7 @@ int ds_lucid_read_series(ds_lucid_config_t *c, const char *path, ds_error_t *err
     memset(&s, 0, sizeof s);
     int32_t cap = 0;
     int ncols = f.nfields, kind = -1; /* 1: date-times, 0: seconds */
-    while ((rc = ds_csv_next(&f, err)) > 0) {
-        if (f.nfields != ncols) {
-            ds_error_set(err, path, f.line, NULL, "expected %d fields as in the header, found %d", ncols, f.nfields);
-            rc = DS_EPARSE;
-            break;
-        }
+    while ((rc = ds_csv_row(&f, ncols, err)) > 0) {
         if (s.n == cap) {
             cap = cap ? cap * 2 : 1024;
             s.time = ds_xrealloc(s.time, (size_t)cap * sizeof *s.time);

@@ -98,13 +98,7 @@ int ds_trace_read_tenants(ds_trace_t *t, const char *path, int gpus_per_node, ds
     else if (qcol == 0) name_col = 1;
     char qname[64];
     snprintf(qname, sizeof qname, "%s", c.fields[qcol][0] ? c.fields[qcol] : "num");
-    while ((rc = ds_csv_next(&c, err)) > 0) {
-        if (c.nfields != ncols) {
-            ds_error_set(err, path, c.line, NULL, "expected %d fields as in the header, found %d%s", ncols, c.nfields,
-                         c.ended_with_newline ? "" : " (truncated line?)");
-            rc = DS_EPARSE;
-            break;
-        }
+    while ((rc = ds_csv_row(&c, ncols, err)) > 0) {
         const char *name = c.fields[name_col];
         if (!*name) {
             ds_error_set(err, path, c.line, "tenant", "empty tenant name");

@@ -63,13 +63,7 @@ int ds_trace_read_jobs(ds_trace_t *t, const char *path, ds_error_t *err)
     ds_idmap_init(&ids);
     int32_t first = t->njobs;
     int sorted = 1;
-    while ((rc = ds_csv_next(&c, err)) > 0) {
-        if (c.nfields != ncols) {
-            ds_error_set(err, path, c.line, NULL, "expected %d fields as in the header, found %d%s", ncols, c.nfields,
-                         c.ended_with_newline ? "" : " (truncated line?)");
-            rc = DS_EPARSE;
-            break;
-        }
+    while ((rc = ds_csv_row(&c, ncols, err)) > 0) {
         ds_job_t *j = ds_trace_add_job(t);
         j->line = c.line;
         int64_t v;
@@ -183,13 +177,7 @@ int ds_trace_read_estimates(ds_trace_t *t, const char *path, double neg_floor, i
     for (int32_t i = 0; i < t->njobs; i++) ds_idmap_put(&ids, t->jobs[i].id, i);
     uint8_t *seen = ds_xcalloc((size_t)t->njobs, 1);
     int32_t n = 0;
-    while ((rc = ds_csv_next(&c, err)) > 0) {
-        if (c.nfields != ncols) {
-            ds_error_set(err, path, c.line, NULL, "expected %d fields as in the header, found %d%s", ncols, c.nfields,
-                         c.ended_with_newline ? "" : " (truncated line?)");
-            rc = DS_EPARSE;
-            break;
-        }
+    while ((rc = ds_csv_row(&c, ncols, err)) > 0) {
         int64_t id;
         double v;
         if ((rc = ds_csv_i64(&c, idc, "job_id", INT64_MIN, &id, err))) break;
