@@ -77,10 +77,9 @@ int ds_coloc_read(ds_coloc_t *c, const char *path, ds_error_t *err)
 }
 
 /* Config index of a workload within the trace's interned names; configs are numbered densely. */
-static int32_t cfg_index(ds_trace_t *scratch_unused, const ds_trace_t *t, const char *model, const char *dataset,
+static int32_t cfg_index(const ds_trace_t *t, const char *model, const char *dataset,
                          int32_t batch, int32_t amp, int32_t *keys, int32_t *nkeys)
 {
-    (void)scratch_unused;
     int32_t m = ds_strtab_find(&t->models, model), d = ds_strtab_find(&t->datasets, dataset);
     if (m < 0 || d < 0) return -1;
     for (int32_t i = 0; i < *nkeys; i++)
@@ -102,8 +101,8 @@ void ds_coloc_bind(ds_coloc_t *c, const ds_trace_t *t)
     int32_t *a = ds_xmalloc((size_t)(c->npairs + 1) * sizeof *a), *b = ds_xmalloc((size_t)(c->npairs + 1) * sizeof *b);
     for (int32_t i = 0; i < c->npairs; i++) {
         const ds_coloc_pair_t *p = &c->pairs[i];
-        a[i] = cfg_index(NULL, t, p->model1, p->dataset1, p->batch1, p->amp1, keys, &nkeys);
-        b[i] = cfg_index(NULL, t, p->model2, p->dataset2, p->batch2, p->amp2, keys, &nkeys);
+        a[i] = cfg_index(t, p->model1, p->dataset1, p->batch1, p->amp1, keys, &nkeys);
+        b[i] = cfg_index(t, p->model2, p->dataset2, p->batch2, p->amp2, keys, &nkeys);
     }
     c->ncfg = nkeys;
     c->rho = ds_xmalloc((size_t)(nkeys ? nkeys * nkeys : 1) * sizeof *c->rho);
