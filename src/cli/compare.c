@@ -274,29 +274,17 @@ int ds_cmd_compare(int argc, char **argv)
     ds_cli_predictors_t pred;
     ds_cli_predictors_default(&pred);
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help(stdout); rc = 0; goto done; }
-        if (strncmp(a, "--", 2) != 0) {
-            fprintf(stderr, "deepshare compare: unexpected argument '%s' (see --help)\n", a);
-            goto done;
-        }
         char name[128];
-        const char *val = NULL;
-        const char *eq = strchr(a + 2, '=');
-        snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - a - 2) : (int)strlen(a + 2), a + 2);
-        if (eq) val = eq + 1;
+        const char *val;
+        int k = ds_cli_split("compare", argv[i], name, sizeof name, &val);
+        if (k == 0) { help(stdout); rc = 0; goto done; }
+        if (k < 0) goto done;
         if (ds_run_flag(&sc, name)) continue;
         if (!strcmp(name, "sweep")) { sweep = 1; continue; }
         if (!strcmp(name, "no-plots")) { plots = 0; continue; }
         if (!strcmp(name, "details")) { details = 1; continue; }
         if (!strcmp(name, "quiet")) { quiet = 1; continue; }
-        if (!val) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "deepshare compare: option --%s needs a value\n", name);
-                goto done;
-            }
-            val = argv[++i];
-        }
+        if (ds_cli_value("compare", argc, argv, &i, name, &val)) goto done;
         int w = ds_workload_opt(&wo, name, val);
         if (w == 0) w = ds_run_opt(&sc, "compare", name, val);
         if (w == 0) w = ds_cli_predictors_opt(&pred, name, val);

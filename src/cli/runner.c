@@ -125,6 +125,30 @@ void ds_runs_free(ds_run_t *runs, int n)
     free(runs);
 }
 
+int ds_cli_split(const char *cmd, const char *arg, char *name, size_t n, const char **val)
+{
+    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) return 0;
+    if (strncmp(arg, "--", 2) != 0) {
+        fprintf(stderr, "deepshare %s: unexpected argument '%s' (see --help)\n", cmd, arg);
+        return -1;
+    }
+    const char *eq = strchr(arg + 2, '=');
+    snprintf(name, n, "%.*s", eq ? (int)(eq - arg - 2) : (int)strlen(arg + 2), arg + 2);
+    *val = eq ? eq + 1 : NULL;
+    return 1;
+}
+
+int ds_cli_value(const char *cmd, int argc, char **argv, int *i, const char *name, const char **val)
+{
+    if (*val) return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "deepshare %s: option --%s needs a value\n", cmd, name);
+        return -1;
+    }
+    *val = argv[++*i];
+    return 0;
+}
+
 int ds_run_flag(ds_sim_config_t *sc, const char *name)
 {
     if (!strcmp(name, "check-invariants")) sc->check_invariants = 1;

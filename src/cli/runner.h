@@ -33,6 +33,12 @@ int ds_run_flag(ds_sim_config_t *sc, const char *name);
  * --window): 1 if it was one, 0 if not, -1 after printing why the value is bad. cmd prefixes messages. */
 int ds_run_opt(ds_sim_config_t *sc, const char *cmd, const char *name, const char *val);
 
+/* Splits one command-line word "--name" or "--name=value" into name (size n) and *val (NULL when the
+ * value is the next word). Returns 1 for an option, 0 for --help/-h, -1 after printing why not. */
+int ds_cli_split(const char *cmd, const char *arg, char *name, size_t n, const char **val);
+/* Takes the next word as the value of --name when *val is NULL. Returns 0, or -1 after printing. */
+int ds_cli_value(const char *cmd, int argc, char **argv, int *i, const char *name, const char **val);
+
 /* Runs r's policy on the trace with sc (policy fields are filled from r), timing it into
  * r->res.wall_seconds. Safe to call from several threads on the same trace and sc. Returns 0 or an error
  * (err filled, r->ok stays 0). */
