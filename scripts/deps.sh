@@ -2,7 +2,7 @@
 # deps.sh: installs the Debian packages deepshare builds and tests with; does nothing when present.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libjansson-dev libcmocka-dev libxgboost-dev gnuplot-nox valgrind)
-[ "${1:-}" = "--with-slurm" ] && pkgs+=(slurmctld slurmd slurm-client munge libslurm-dev libmicrohttpd-dev)
+[ "${1:-}" = "--with-slurm" ] && pkgs+=(slurmctld slurmd slurm-client munge libslurm-dev libmicrohttpd-dev curl)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
