@@ -14,21 +14,6 @@ static char tmpdir[512];
 
 static const char *bin(void) { return getenv("DS_BIN"); }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    assert_non_null(b);
-    size_t got = fread(b, 1, (size_t)n, f);
-    b[got] = '\0';
-    fclose(f);
-    if (len) *len = got;
-    return b;
-}
 
 /* Runs "deepshare ARGS" with stdout and stderr captured; returns the exit status. */
 static int run(const char *args, char **out, char **err)
@@ -39,8 +24,8 @@ static int run(const char *args, char **out, char **err)
     snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", bin(), args, o, e);
     int st = system(cmd);
     assert_true(st != -1 && WIFEXITED(st));
-    if (out) *out = slurp(o, NULL);
-    if (err) *err = slurp(e, NULL);
+    if (out) *out = tu_slurp(o, NULL);
+    if (err) *err = tu_slurp(e, NULL);
     return WEXITSTATUS(st);
 }
 
@@ -145,7 +130,7 @@ static void test_help_mentions_every_flag(void **st)
     for (int fi = 0; fi < 4; fi++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", getenv("DS_SRC"), files[fi]);
-        char *src = slurp(path, NULL);
+        char *src = tu_slurp(path, NULL);
         if (!src && fi >= 2) continue; /* option parsers other sessions added */
         assert_non_null(src);
         for (char *p = src; (p = strstr(p, "strcmp(name, \"")) != NULL;) {
@@ -175,7 +160,7 @@ static void test_help_mentions_every_flag(void **st)
 static void compare_files(const char *a, const char *b)
 {
     size_t na, nb;
-    char *x = slurp(a, &na), *y = slurp(b, &nb);
+    char *x = tu_slurp(a, &na), *y = tu_slurp(b, &nb);
     if (!x || !y) fprintf(stderr, "missing %s or %s\n", a, b);
     assert_non_null(x);
     assert_non_null(y);

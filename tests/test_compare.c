@@ -20,21 +20,6 @@ static char tmpdir[512];
 
 static const char *bin(void) { return getenv("DS_BIN"); }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    assert_non_null(b);
-    size_t got = fread(b, 1, (size_t)n, f);
-    b[got] = '\0';
-    fclose(f);
-    if (len) *len = got;
-    return b;
-}
 
 /* Runs "[env] deepshare ARGS" with stdout and stderr captured; returns the exit status. */
 static int run_env(const char *env, const char *args, char **out, char **err)
@@ -45,8 +30,8 @@ static int run_env(const char *env, const char *args, char **out, char **err)
     snprintf(cmd, sizeof cmd, "%s '%s' %s >'%s' 2>'%s'", env ? env : "", bin(), args, o, e);
     int st = system(cmd);
     assert_true(st != -1 && WIFEXITED(st));
-    if (out) *out = slurp(o, NULL);
-    if (err) *err = slurp(e, NULL);
+    if (out) *out = tu_slurp(o, NULL);
+    if (err) *err = tu_slurp(e, NULL);
     return WEXITSTATUS(st);
 }
 
@@ -128,7 +113,7 @@ static void assert_same_summaries(json_t *a, json_t *b)
 static void check_png(const char *p)
 {
     size_t n = 0;
-    char *b = slurp(p, &n);
+    char *b = tu_slurp(p, &n);
     if (!b) fprintf(stderr, "missing %s\n", p);
     assert_non_null(b);
     assert_true(n > 1000);
@@ -138,7 +123,7 @@ static void check_png(const char *p)
 
 static void check_svg(const char *p)
 {
-    char *b = slurp(p, NULL);
+    char *b = tu_slurp(p, NULL);
     if (!b) fprintf(stderr, "missing %s\n", p);
     assert_non_null(b);
     assert_true(!strncmp(b, "<?xml", 5) || !strncmp(b, "<svg", 4));
@@ -163,7 +148,7 @@ static void test_report_files(void **st)
     json_t *sum = load_json(path_in("r", "summary.json"));
     size_t np = json_array_size(sum);
     assert_true(np >= 4);
-    char *csv = slurp(path_in("r", "summary.csv"), NULL);
+    char *csv = tu_slurp(path_in("r", "summary.csv"), NULL);
     assert_non_null(csv);
     assert_int_equal(count_lines(csv), (int)np + 1);
     assert_true(!strncmp(csv, "policy,mode,jobs,avg_jct", 24));
@@ -175,7 +160,7 @@ static void test_report_files(void **st)
         assert_non_null(strstr(out, pol));
     }
 
-    char *html = slurp(path_in("r", "index.html"), NULL);
+    char *html = tu_slurp(path_in("r", "index.html"), NULL);
     assert_non_null(html);
     assert_null(strstr(html, "http://"));
     assert_null(strstr(html, "https://"));
@@ -232,7 +217,7 @@ static void test_numbers_equal_simulate(void **st)
     json_t *a = load_json(path_in("eq", "summary.json")), *b = load_json(simp);
     assert_same_summaries(a, b);
     /* and summary.csv carries the same averages */
-    char *csv = slurp(path_in("eq", "summary.csv"), NULL);
+    char *csv = tu_slurp(path_in("eq", "summary.csv"), NULL);
     json_t *first = json_array_get(b, 0);
     char row[256];
     snprintf(row, sizeof row, "\n%s,%s,%lld,%.3f,", json_string_value(json_object_get(first, "policy")),
@@ -290,7 +275,7 @@ static void test_parallel_equals_serial(void **st)
     const char *files[] = {"summary.json", "summary.csv", "data/cdf_3.dat", "data/series_3.dat", "data/qad_3.dat"};
     for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
         size_t n1, n4;
-        char *a = slurp(path_in("j1", files[k]), &n1), *b = slurp(path_in("j4", files[k]), &n4);
+        char *a = tu_slurp(path_in("j1", files[k]), &n1), *b = tu_slurp(path_in("j4", files[k]), &n4);
         if (!a || !b) fprintf(stderr, "missing %s\n", files[k]);
         assert_non_null(a);
         assert_non_null(b);
@@ -314,10 +299,10 @@ static void check_no_plot_run(const char *env, const char *dir, const char *need
     json_t *j = load_json(path_in(dir, "summary.json"));
     assert_true(json_array_size(j) >= 4);
     json_decref(j);
-    char *csv = slurp(path_in(dir, "summary.csv"), NULL);
+    char *csv = tu_slurp(path_in(dir, "summary.csv"), NULL);
     assert_non_null(csv);
     assert_true(count_lines(csv) >= 5);
-    char *html = slurp(path_in(dir, "index.html"), NULL);
+    char *html = tu_slurp(path_in(dir, "index.html"), NULL);
     assert_non_null(html);
     assert_null(strstr(html, "<img"));
     assert_non_null(strstr(html, "gnuplot was not found"));
@@ -359,7 +344,7 @@ static void test_sweep(void **st)
     int rc = run(args, &out, &err);
     if (rc) fprintf(stderr, "%s\n", err);
     assert_int_equal(rc, 0);
-    char *csv = slurp(path_in("sw", "sweep.csv"), NULL);
+    char *csv = tu_slurp(path_in("sw", "sweep.csv"), NULL);
     assert_non_null(csv);
     assert_int_equal(count_lines(csv), 1 + 5 + 5 + 3);
     assert_non_null(strstr(csv, "\nrho-min,0.5,1,"));

@@ -41,12 +41,7 @@ static void run_ds(const ds_trace_t *t, void *cfg, ds_mode_t mode, ds_sim_result
     c.engine.mode = mode;
     c.policy = ops();
     c.policy_config = cfg;
-    c.check_invariants = 1;
-    ds_error_t err;
-    ds_error_clear(&err);
-    int rc = ds_sim_run(t, &c, r, &err);
-    if (rc) fprintf(stderr, "sim failed: %s\n", err.msg);
-    assert_int_equal(rc, 0);
+    tu_sim(t, &c, r);
 }
 
 static double stat_of(const ds_sim_result_t *r, const char *name)

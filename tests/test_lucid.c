@@ -65,12 +65,7 @@ static void run(const ds_trace_t *t, void *cfg, const ds_coloc_t *coloc, ds_sim_
     c.policy = ds_policy_find("lucid");
     c.policy_config = cfg;
     c.coloc = coloc;
-    c.check_invariants = 1;
-    ds_error_t err;
-    ds_error_clear(&err);
-    int rc = ds_sim_run(t, &c, r, &err);
-    if (rc) fprintf(stderr, "sim failed: %s\n", err.msg);
-    assert_int_equal(rc, 0);
+    tu_sim(t, &c, r);
 }
 
 /* Sharing scores: model M0 scores 0, M1 1, M2 2 (dataset D, batch 32, amp 0). */

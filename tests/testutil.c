@@ -72,10 +72,31 @@ void tu_run(const ds_trace_t *t, const char *policy, ds_mode_t mode, ds_sim_resu
     c.engine.mode = mode;
     c.policy = ds_policy_find(policy);
     assert_non_null(c.policy);
-    c.check_invariants = 1;
+    tu_sim(t, &c, r);
+}
+
+void tu_sim(const ds_trace_t *t, ds_sim_config_t *c, ds_sim_result_t *r)
+{
+    c->check_invariants = 1;
     ds_error_t err;
     ds_error_clear(&err);
-    int rc = ds_sim_run(t, &c, r, &err);
+    int rc = ds_sim_run(t, c, r, &err);
     if (rc) fprintf(stderr, "sim failed: %s\n", err.msg);
     assert_int_equal(rc, 0);
+}
+
+char *tu_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    assert_non_null(b);
+    size_t got = fread(b, 1, (size_t)n, f);
+    b[got] = '\0';
+    fclose(f);
+    if (len) *len = got;
+    return b;
 }

@@ -17,6 +17,10 @@ const char *tu_write_temp(const char *name, const char *text);
 const char *tu_data(const char *rel);
 /* Builds a trace from "tenant:quota" pairs and job rows "id tenant gpus submit duration". */
 void tu_trace(ds_trace_t *t, const char *tenants, const char *jobs);
+/* Reads a whole file (NUL-terminated, length in *len when len is not NULL); NULL when unreadable. */
+char *tu_slurp(const char *path, size_t *len);
+/* Runs c (invariants checked) on t; asserts success. */
+void tu_sim(const ds_trace_t *t, ds_sim_config_t *c, ds_sim_result_t *r);
 /* Runs one policy with invariants checked; asserts success. */
 void tu_run(const ds_trace_t *t, const char *policy, ds_mode_t mode, ds_sim_result_t *r);
 
