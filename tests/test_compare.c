@@ -346,7 +346,7 @@ static void test_sweep(void **st)
     assert_int_equal(rc, 0);
     char *csv = tu_slurp(path_in("sw", "sweep.csv"), NULL);
     assert_non_null(csv);
-    assert_int_equal(count_lines(csv), 1 + 5 + 5 + 3);
+    assert_int_equal(count_lines(csv), 1 + 5 + 5 + 4);
     assert_non_null(strstr(csv, "\nrho-min,0.5,1,"));
     assert_non_null(strstr(csv, "\nalpha,0.9,1,"));
     assert_non_null(strstr(csv, "\nm,2,1,"));
@@ -354,7 +354,7 @@ static void test_sweep(void **st)
     assert_non_null(strstr(csv, "\nalpha,0.9,1,"));
     assert_non_null(strstr(csv, ",beta=0.1\n"));
     /* the three points at the defaults are one configuration: identical numbers, equal to the compared run */
-    const char *at[] = {"\nrho-min,0.7,", "\nalpha,0.5,", "\nm,1,"};
+    const char *at[] = {"\nrho-min,0.7,", "\nalpha,0.5,", "\nm,4,"};
     char rows[3][512];
     for (int k = 0; k < 3; k++) {
         const char *r = strstr(csv, at[k]);

@@ -33,8 +33,9 @@ typedef struct ds_tenant_result {
     int32_t quota_gpus;
     int64_t jobs;
     ds_dist_t jct, queue;
-    double qad_mean;         /* mean smoothed QAD over cycles with guaranteed demand */
-    double qad_compliance;   /* share of those cycles with smoothed QAD >= theta */
+    double qad_mean;         /* mean smoothed reported QAD (all GPUs held) over cycles with demand */
+    double qad_compliance;   /* share of those cycles with smoothed reported QAD >= theta */
+    double qad_compliance_g; /* the same with G GPUs only (DeepShare's internal signal) */
     int64_t preemptions;
 } ds_tenant_result_t;
 
@@ -55,7 +56,7 @@ typedef struct ds_sim_result {
     int64_t makespan;           /* last end - window start */
     double gpu_alloc, sm_util, gmem_util;
     int64_t preemptions, colocated_jobs, colocations, revocations;
-    double qad_mean, qad_compliance, qad_compliance_all;
+    double qad_mean, qad_compliance, qad_compliance_all, qad_compliance_g;
     int64_t total_gpus;
     int64_t window_start, window_end;
     double wall_seconds;        /* filled by the caller if it times the run */

@@ -13,6 +13,9 @@ typedef struct ds_synth_config {
     double days;            /* 0: span follows from load with durations unscaled; > 0: fixed span, durations scaled */
     double load;            /* 1.0: offered GPU-time / capacity over the span */
     double be_share;        /* 0.0: fraction of jobs submitted explicitly as BE */
+    double noisy;           /* 0: off; F > 0: the smallest tenant offers F x its quota in bursts (half of
+                               each day), the others 0.8 x load of theirs each */
+    double large_share;     /* 0: off; share of GPU-time in jobs of 16-64 GPUs (tenants with quota >= 16) */
 } ds_synth_config_t;
 
 void ds_synth_config_default(ds_synth_config_t *c);

@@ -74,5 +74,7 @@ int ds_trace_read_estimates(ds_trace_t *t, const char *path, double neg_floor, i
 
 /* Sum of tenant quotas. */
 int64_t ds_trace_total_quota(const ds_trace_t *t);
+/* Divides every inter-arrival gap by x (> 0), keeping the first submit time and the order. */
+void ds_trace_scale_arrivals(ds_trace_t *t, double x);
 
 #endif

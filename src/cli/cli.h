@@ -12,6 +12,7 @@ typedef struct ds_workload_opts {
     const char *trace, *vc_config, *estimates, *coloc;
     ds_synth_config_t synth;
     int synth_given;
+    double arrival_scale;   /* inter-arrival gaps divided by this (1: as given) */
 } ds_workload_opts_t;
 
 void ds_workload_opts_default(ds_workload_opts_t *o);

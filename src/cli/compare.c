@@ -39,7 +39,7 @@ static void help(FILE *f)
             "  --jobs N            run N simulations in parallel threads (1); results are identical to serial\n"
             "  --out DIR           report folder (created if needed; files in it are overwritten)\n"
             "  --sweep             also run the 'deepshare' policy with rho-min in {0.5,0.6,0.7,0.8,0.9},\n"
-            "                      alpha in {0.1,0.3,0.5,0.7,0.9} and m in {0.5,1,2}, one at a time\n"
+            "                      alpha in {0.1,0.3,0.5,0.7,0.9} and m in {1,2,4,8}, one at a time\n"
             "  --details           also write each policy's per-job, per-cycle, QAD and tenant CSVs in DIR/<policy>/\n"
             "  --no-plots          do not run gnuplot (data/ and plots.gp are still written)\n"
             "  --quiet             no table on stdout, no progress on stderr\n"
@@ -63,7 +63,7 @@ static const struct {
 } sweeps[] = {
     {"rho-min", {0.5, 0.6, 0.7, 0.8, 0.9}, 5},
     {"alpha", {0.1, 0.3, 0.5, 0.7, 0.9}, 5},
-    {"m", {0.5, 1, 2}, 3},
+    {"m", {1, 2, 4, 8}, 4},
 };
 
 typedef struct pool {

@@ -9,6 +9,7 @@ void ds_workload_opts_default(ds_workload_opts_t *o)
 {
     memset(o, 0, sizeof *o);
     ds_synth_config_default(&o->synth);
+    o->arrival_scale = 1.0;
 }
 
 int ds_workload_opt(ds_workload_opts_t *o, const char *name, const char *arg)
@@ -40,6 +41,15 @@ int ds_workload_opt(ds_workload_opts_t *o, const char *name, const char *arg)
     } else if (!strcmp(name, "synth-be-share")) {
         if (ds_parse_f64("--synth-be-share", arg, 0, 1, &d)) return -1;
         o->synth.be_share = d, o->synth_given = 1;
+    } else if (!strcmp(name, "synth-noisy")) {
+        if (ds_parse_f64("--synth-noisy", arg, 0, 1000, &d)) return -1;
+        o->synth.noisy = d, o->synth_given = 1;
+    } else if (!strcmp(name, "synth-large-share")) {
+        if (ds_parse_f64("--synth-large-share", arg, 0, 0.95, &d)) return -1;
+        o->synth.large_share = d, o->synth_given = 1;
+    } else if (!strcmp(name, "arrival-scale")) {
+        if (ds_parse_f64("--arrival-scale", arg, 0.01, 1000, &d)) return -1;
+        o->arrival_scale = d;
     } else
         return 0;
     return 1;
@@ -67,6 +77,7 @@ int ds_workload_load(const ds_workload_opts_t *o, ds_trace_t *t, ds_coloc_t *col
         }
         if ((rc = ds_synth_generate(t, &o->synth, err))) return rc;
     }
+    if (o->arrival_scale != 1.0) ds_trace_scale_arrivals(t, o->arrival_scale);
     if (o->estimates) {
         int32_t matched = 0;
         /* Lucid's convention for its estimate files: a negative estimate becomes 1000 s. */

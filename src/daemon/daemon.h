@@ -31,8 +31,9 @@ typedef struct dslot {
 #define D_SAMPLES 4096
 
 typedef struct dtenant {
-    double S;               /* smoothed QAD */
+    double S;               /* smoothed QAD, G GPUs only (the policy's signal) */
     double Q;
+    double Sr, Qr;          /* reported QAD (all GPUs held, any class) and its smoothing */
     int64_t preempted;      /* this tenant's jobs requeued by the daemon */
     int64_t dispatched;
 } dtenant_t;

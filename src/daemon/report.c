@@ -72,15 +72,18 @@ char *daemon_metrics(daemon_t *d)
         else borrowed += held - q;
     }
     static const char *const names[] = {"qad", "qad_smoothed", "gpus_g", "gpus_be", "gpus_lent", "gpus_borrowed",
-                                        "pending_gpus", "quota_gpus", "preemptions_total", "dispatches_total"};
-    static const char *const help[] = {"Quota Assurance Degree this cycle (SPEC 4.1).", "Smoothed QAD (lambda).",
+                                        "pending_gpus", "quota_gpus", "preemptions_total", "dispatches_total",
+                                        "qad_reported", "qad_reported_smoothed"};
+    static const char *const help[] = {"Quota Assurance Degree this cycle, G GPUs only (the policy's signal).", "Smoothed QAD (lambda).",
                                        "GPUs held by guaranteed jobs.", "GPUs held by best-effort jobs.",
                                        "Unused quota GPUs that other tenants borrow (shared in proportion to unused quota).",
                                        "GPUs held beyond quota.", "GPUs asked by pending jobs.", "Quota in GPUs.",
-                                       "Jobs of the tenant requeued by deepshared.", "Jobs of the tenant dispatched."};
-    for (int m = 0; e && m < 10; m++) {
+                                       "Jobs of the tenant requeued by deepshared.", "Jobs of the tenant dispatched.",
+                                       "Reported QAD this cycle: all GPUs held, any class, capped at quota.",
+                                       "Smoothed reported QAD (the compliance figure of the simulator)."};
+    for (int m = 0; e && m < 12; m++) {
         bprintf(&b, "# HELP deepshare_tenant_%s %s\n# TYPE deepshare_tenant_%s %s\n", names[m], help[m], names[m],
-                m >= 8 ? "counter" : "gauge");
+                m == 8 || m == 9 ? "counter" : "gauge");
         for (int i = 0; i < nt; i++) {
             int64_t held = e->tenant_g_gpus[i] + e->tenant_be_gpus[i], q = d->cfg.tenants[i].quota;
             double v = 0;
@@ -95,6 +98,8 @@ char *daemon_metrics(daemon_t *d)
             case 7: v = (double)q; break;
             case 8: v = (double)d->ten[i].preempted; break;
             case 9: v = (double)d->ten[i].dispatched; break;
+            case 10: v = d->ten[i].Qr; break;
+            case 11: v = d->ten[i].Sr; break;
             }
             bprintf(&b, "deepshare_tenant_%s{tenant=\"%s\"} %g\n", names[m], d->cfg.tenants[i].name, v);
         }

@@ -1,6 +1,7 @@
 /* state.c: mirrors Slurm into the engine (a growing table of job slots, rebuilt from Slurm alone after
  * a restart) and applies the engine's decisions back: dispatch with pinned GPUs, requeue, promotion. */
 #include "daemon/daemon.h"
+#include "deepshare/qad.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -763,12 +764,12 @@ void daemon_cycle_figures(daemon_t *d)
     const ds_engine_t *e = d->e;
     if (!e) return;
     for (int i = 0; i < d->cfg.ntenants; i++) {
-        int64_t A = e->tenant_g_gpus[i], D = A + e->tenant_pending_gpus[i];
-        int64_t den = DS_MIN((int64_t)d->cfg.tenants[i].quota, D);
-        double q = den <= 0 ? 1.0 : (double)A / (double)den;
-        if (q > 1) q = 1;
+        /* the policy's signal (G GPUs only) and the reported, class-blind figure: one definition each */
+        double q = ds_engine_qad(e, i, DS_QAD_G), qr = ds_engine_qad(e, i, DS_QAD_ALL);
         d->ten[i].Q = q;
-        d->ten[i].S = d->s_init ? d->cfg.qad_lambda * q + (1 - d->cfg.qad_lambda) * d->ten[i].S : q;
+        d->ten[i].S = d->s_init ? ds_qad_smooth(d->ten[i].S, q, d->cfg.qad_lambda) : q;
+        d->ten[i].Qr = qr;
+        d->ten[i].Sr = d->s_init ? ds_qad_smooth(d->ten[i].Sr, qr, d->cfg.qad_lambda) : qr;
     }
     d->s_init = 1;
     d->cycles++;

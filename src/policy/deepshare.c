@@ -113,6 +113,7 @@ static void dsp_enqueue(ds_engine_t *e, void *state, int32_t j, int64_t now)
         /* a preemption: G jobs are never victims (checked as an invariant) */
         if (e->js[j].klass != DS_CLASS_BE) s->st.g_preempted++;
         stopped(e, s, j);
+        s->wc[j] = 0;
     }
     int32_t part = e->js[j].part;
     dsp_set_key(e, s, j, now);
@@ -150,6 +151,8 @@ static void dsp_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now,
             if (e->js[s->qg[k]].status == DS_JS_PENDING) dsp_place(e, s, s->qg[k], now);
         for (int32_t k = 0; k < nb; k++)
             if (e->js[s->qb[k]].status == DS_JS_PENDING) dsp_place(e, s, s->qb[k], now);
+        if (s->cfg.work_conserving && s->cfg.borrowing && e->parts[part].gpus_free > 0)
+            dsp_work_conserve(e, s, part, now);
     }
     for (int32_t i = 0; i < s->nt; i++) s->q_last[i] = dsp_qad_now(e, i);
 }
@@ -200,6 +203,11 @@ static int dsp_init(ds_engine_t *e, const void *config, void **state, ds_error_t
     s->qg = ds_xmalloc(nj * sizeof *s->qg);
     s->qb = ds_xmalloc(nj * sizeof *s->qb);
     s->krem = ds_xcalloc(nj, sizeof *s->krem);
+    s->cls_pass = ds_xmalloc(nj * sizeof *s->cls_pass);
+    for (size_t j = 0; j < nj; j++) s->cls_pass[j] = -1;
+    s->wc = ds_xcalloc(nj, 1);
+    s->wcv = ds_xmalloc(nj * sizeof *s->wcv);
+    s->wc_end = ds_xmalloc(((size_t)s->nt + 1) * sizeof *s->wc_end);
     s->run_at = ds_xmalloc(((size_t)s->nt + 1) * sizeof *s->run_at);
     s->heap = ds_xmalloc(((size_t)s->nt + 1) * sizeof *s->heap);
     s->cursor = ds_xmalloc(((size_t)s->nt + 1) * sizeof *s->cursor);
@@ -214,22 +222,27 @@ static void dsp_fini(void *state)
     for (size_t k = 0; k < 2 * (size_t)s->nparts * (size_t)(s->maxg + 1); k++) free(s->solo[k].v);
     free(s->run.v);
     void *ptrs[] = {s->pred, s->seen, s->S, s->q_last, s->pend, s->ppend_gpus, s->solo, s->rpos, s->spos, s->pair,
-                    s->banned, s->low, s->admit_tau, s->order, s->qg, s->qb, s->krem, s->mon_base, s->pre_fail_cpus, s->pre_fail_mem, s->run_at, s->heap, s->cursor};
+                    s->banned, s->low, s->admit_tau, s->order, s->qg, s->qb, s->krem, s->mon_base, s->pre_fail_cpus, s->pre_fail_mem, s->run_at, s->heap, s->cursor,
+                    s->cls_pass, s->wc, s->wcv, s->wc_end};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++) free(ptrs[k]);
     free(s);
 }
 
-/* Whether tenant i's BE GPUs are one job larger than its caps (the classification's exception). */
-static int oversize_alone(const ds_engine_t *e, const dsp_t *s, int32_t i, int64_t cap)
+/* Tenant i's BE GPUs outside the work-conserving stage, and whether they are a single job larger than
+ * cap (the classification's exception for a job no cap could ever hold). */
+static int64_t be_classified(const ds_engine_t *e, const dsp_t *s, int32_t i, int64_t cap, int *oversize_alone)
 {
     int32_t n = 0, big = 0;
+    int64_t sum = 0;
     for (int32_t k = 0; k < s->run.n; k++) {
         int32_t j = s->run.v[k];
-        if (e->trace->jobs[j].tenant != i || e->js[j].klass != DS_CLASS_BE) continue;
+        if (e->trace->jobs[j].tenant != i || e->js[j].klass != DS_CLASS_BE || s->wc[j]) continue;
         n++;
+        sum += e->trace->jobs[j].gpus;
         big = e->trace->jobs[j].gpus > cap;
     }
-    return n == 1 && big;
+    *oversize_alone = n == 1 && big;
+    return sum;
 }
 
 /* SPEC 6 invariants only the policy can see. */
@@ -246,9 +259,11 @@ static int dsp_check(const ds_engine_t *e, const void *state, char *msg, size_t 
         }
         /* BE within m x quota; without borrowing, G plus colocated BE within the quota */
         int64_t cap = s->cfg.borrowing ? (int64_t)floor(s->cfg.m * (double)q + 1e-9) : q - e->tenant_g_gpus[i];
-        if (e->tenant_be_gpus[i] > cap && !oversize_alone(e, s, i, s->cfg.borrowing ? cap : q)) {
-            snprintf(msg, n, "tenant %s holds %lld BE GPUs over its cap %lld", e->trace->tenants[i].name,
-                     (long long)e->tenant_be_gpus[i], (long long)cap);
+        int alone;
+        int64_t be = be_classified(e, s, i, s->cfg.borrowing ? cap : q, &alone);
+        if (be > cap && !alone) {
+            snprintf(msg, n, "tenant %s holds %lld BE GPUs outside the work-conserving stage, over its cap %lld",
+                     e->trace->tenants[i].name, (long long)be, (long long)cap);
             return -1;
         }
         double qad = dsp_qad_now(e, i);
@@ -282,6 +297,8 @@ static int dsp_stats(const ds_engine_t *e, const void *state, ds_policy_stat_t *
         {"coloc_rejected_cpu", x->rej_cpu}, {"coloc_rejected_retention", x->rej_retention},
         {"coloc_rejected_revoked_pair", x->rej_revoked}, {"coloc_revoked", x->preempt_revoke},
         {"cpu_reclaims", x->cpu_reclaims}, {"cpu_shrunk_jobs", x->cpu_shrunk_jobs},
+        {"work_conserving_starts", x->wc_starts}, {"work_conserving_gpus", x->wc_gpus},
+        {"reservations", x->reservations}, {"backfills", x->backfills},
     };
     int k = 0;
     for (size_t i = 0; i < sizeof v / sizeof v[0] && k < max; i++, k++) {

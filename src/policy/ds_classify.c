@@ -44,11 +44,13 @@ void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t
         if (!explicit_be && g <= gbud) {
             gbud -= g;
             ds_engine_set_class(e, j, DS_CLASS_G);
+            s->cls_pass[j] = s->st.passes;
             s->qg[g_n++] = j;
         } else if (g <= bbud || oversize) {
             bbud -= g;
             be_taken = 1;
             ds_engine_set_class(e, j, DS_CLASS_BE);
+            s->cls_pass[j] = s->st.passes;
             s->qb[b_n++] = j;
         }
     }

@@ -9,7 +9,7 @@ double dsp_tau_base(const ds_engine_t *e, const dsp_t *s, int32_t part)
     const dsp_config_t *c = &s->cfg;
     double gp = (double)s->ppend_gpus[part], gf = (double)e->parts[part].gpus_free;
     double P = gp > 0 ? pow(gp / (gf + c->eps), c->gamma) : 0.0;
-    return DS_MIN(1.0, c->rho_min + (1.0 - c->rho_min) * (isinf(P) ? 1.0 : P / (1.0 + P)));
+    return DS_MIN(c->tau_max, c->rho_min + (1.0 - c->rho_min) * (isinf(P) ? 1.0 : P / (1.0 + P)));
 }
 
 double dsp_tau_tenant(const dsp_t *s, double tau, int32_t ten)
@@ -17,7 +17,7 @@ double dsp_tau_tenant(const dsp_t *s, double tau, int32_t ten)
     const dsp_config_t *c = &s->cfg;
     /* An under-served tenant's job tolerates less slowdown: it is recovering its quota. */
     if (dsp_underserved(s, ten) && c->theta > 0)
-        tau = DS_MIN(1.0, tau + (1.0 - tau) * (c->theta - s->S[ten]) / c->theta);
+        tau = DS_MIN(c->tau_max, tau + (1.0 - tau) * (c->theta - s->S[ten]) / c->theta);
     return tau;
 }
 

@@ -16,7 +16,11 @@ void dsp_config_default(dsp_config_t *c)
     c->lambda = 0.3;
     c->theta = 0.95;
     c->band = 0.05;
-    c->m = 1.0;
+    c->m = 4.0;
+    c->tau_max = 0.95;
+    c->work_conserving = 1;
+    c->reserve_after = 0;
+    c->reserve_max = 1;
     c->cpu_floor = 0.5;
     c->cpu_slowdown = 0.0;
     c->alpha = 0.5;
@@ -47,7 +51,11 @@ static const param_t params[] = {
     {"lambda", P_DBL, F(lambda), 0, 1, "0.3", "weight of the newest QAD in the smoothed QAD (higher: reacts faster)"},
     {"theta", P_DBL, F(theta), 0, 1, "0.95", "a tenant is under-served when its smoothed QAD is below this"},
     {"band", P_DBL, F(band), 1e-6, 1, "0.05", "width of a QAD band; prediction orders jobs only inside a band"},
-    {"m", P_DBL, F(m), 0, 1000, "1.0", "BE cap: a tenant's BE GPUs (running + classified) stay within m x quota"},
+    {"m", P_DBL, F(m), 0, 1000, "4", "BE cap: a tenant's BE GPUs classified in normal order stay within m x quota"},
+    {"work-conserving", P_BOOL, F(work_conserving), 0, 1, "1", "GPUs still idle after G and BE placement go to the jobs left over, as BE (0: leave them idle)"},
+    {"tau-max", P_DBL, F(tau_max), 0, 1, "0.95", "cap of the colocation retention threshold under load"},
+    {"reserve-after", P_I64, F(reserve_after), 0, 1e9, "0", "a job waiting longer than this (s) reserves the nodes freeing soonest; 0: off"},
+    {"reserve-max", P_INT, F(reserve_max), 1, 1000000, "1", "new reservations per pass at most"},
     {"cpu-floor", P_DBL, F(cpu_floor), 0.01, 1, "0.5", "CPU/memory reclamation shrinks BE jobs to this share of their request"},
     {"cpu-slowdown", P_DBL, F(cpu_slowdown), 0, 0, "0", "progress lost by shrunk jobs; only 0 (Venus has no CPU-sensitivity data)"},
     {"alpha", P_DBL, F(alpha), 0, 1, "0.5", "preemption cost weight of prior disruption (victim's preemptions / 3)"},
@@ -133,6 +141,10 @@ int dsp_config_set(void *config, const char *key, const char *value, ds_error_t 
 
 int dsp_config_validate(const dsp_config_t *c, ds_error_t *err)
 {
+    if (c->tau_max < c->rho_min) {
+        ds_error_set(err, NULL, 0, "tau-max", "tau-max (%g) must be at least rho-min (%g)", c->tau_max, c->rho_min);
+        return DS_EINVAL;
+    }
     if (c->alpha + c->beta > 1.0 + 1e-12) {
         ds_error_set(err, NULL, 0, "alpha", "alpha + beta must be at most 1 (got %g + %g)", c->alpha, c->beta);
         return DS_EINVAL;

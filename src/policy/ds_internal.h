@@ -18,7 +18,11 @@ typedef struct dsp_config {
     double lambda;          /* QAD smoothing weight (0.3) */
     double theta;           /* under-served below this smoothed QAD (0.95) */
     double band;            /* width of a QAD ordering band (0.05) */
-    double m;               /* BE cap, multiple of the quota (1.0) */
+    double m;               /* BE cap, multiple of the quota (4) */
+    double tau_max;         /* cap of the colocation threshold (0.95) */
+    int work_conserving;    /* idle GPUs go to unclassified jobs as BE (1) */
+    int64_t reserve_after;  /* reservation after this wait, s (0: off) */
+    int32_t reserve_max;    /* new reservations per pass (1) */
     double cpu_floor;       /* CPU/memory reclamation floor, share of request (0.5) */
     double cpu_slowdown;    /* progress lost by shrunk jobs (0: not modelled) */
     double alpha, beta;     /* preemption cost weights (0.5, 0.3) */
@@ -48,6 +52,8 @@ typedef struct dsp_stats {
     int64_t coloc_admitted, coloc_attempts, coloc_no_candidate;
     int64_t rej_memory, rej_cpu, rej_retention, rej_revoked;
     int64_t cpu_reclaims, cpu_shrunk_jobs;
+    int64_t wc_starts, wc_gpus;     /* BE starts of the work-conserving stage */
+    int64_t reservations, backfills; /* reservations made; starts on reserved GPUs before their start */
     int64_t g_preempted;    /* must stay 0: a G job was preempted */
 } dsp_stats_t;
 
@@ -78,6 +84,9 @@ typedef struct dsp {
     int32_t *banned;        /* partner whose colocation with j was revoked, -1 */
     /* pass scratch */
     int32_t *order, *qg, *qb;
+    int64_t *cls_pass;      /* the pass that last classified a job (its G/BE queue this pass) */
+    uint8_t *wc;            /* 1 while a job runs as BE from the work-conserving stage */
+    int32_t *wcv, *wc_end;  /* work-conserving stage: candidates, and its tenant runs' ends */
     int32_t *run_at, *heap, *cursor;  /* merge of tenant runs, one entry per tenant (+1) */
     int64_t *ppend_gpus;    /* pending GPU demand per partition */
     double *mon_base;       /* per partition: tau at the start of the monitoring round */
@@ -110,6 +119,9 @@ double dsp_retention(const ds_engine_t *e, int32_t a, int32_t b);
 /* ds_classify.c (SPEC 4.2) */
 void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t *ng, int32_t *nb);
 void dsp_promote(ds_engine_t *e, dsp_t *s);
+
+/* ds_workcons.c: idle GPUs to the jobs classification left over, as BE */
+void dsp_work_conserve(ds_engine_t *e, dsp_t *s, int32_t part, int64_t now);
 
 /* ds_order.c (SPEC 4.3) */
 void dsp_set_key(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);

@@ -1,15 +1,15 @@
-/* ds_qad.c: the Quota Assurance Degree (SPEC 4.1): instantaneous Q_i from G allocations only, its
- * exponential smoothing S_i per cycle, and the bands and under-service test built on it. */
+/* ds_qad.c: DeepShare's QAD signal: Q_i over G allocations only (through the core's one definition,
+ * deepshare/qad.h), its exponential smoothing S_i per cycle, and the bands and under-service test. */
 #include "ds_internal.h"
+
+#include "deepshare/qad.h"
 
 #include <math.h>
 
 double dsp_qad_now(const ds_engine_t *e, int32_t i)
 {
-    /* A_i: GPUs of i's running G jobs; D_i adds all of i's pending GPUs. BE GPUs never count. */
-    int64_t A = e->tenant_g_gpus[i], D = A + e->tenant_pending_gpus[i];
-    int64_t den = DS_MIN((int64_t)e->trace->tenants[i].quota_gpus, D);
-    return den <= 0 ? 1.0 : (double)A / (double)den;
+    /* A_i / min(q_i, A_i + pending): BE GPUs never count in the policy's own signal. */
+    return ds_engine_qad(e, i, DS_QAD_G);
 }
 
 void dsp_qad_cycle(ds_engine_t *e, dsp_t *s, int64_t now)
@@ -24,7 +24,7 @@ void dsp_qad_cycle(ds_engine_t *e, dsp_t *s, int64_t now)
             s->S[i] = q; /* warm start: no stored state */
         } else {
             double prev = s->q_last[i] + (s->S[i] - s->q_last[i]) * decay;
-            s->S[i] = l * q + (1.0 - l) * prev;
+            s->S[i] = ds_qad_smooth(prev, q, l);
         }
     }
     s->s_init = 1;

@@ -39,6 +39,7 @@ static json_t *summary(const ds_sim_result_t *r, const ds_report_meta_t *m)
     json_object_set_new(o, "qad_mean", json_real(r->qad_mean));
     json_object_set_new(o, "qad_compliance", json_real(r->qad_compliance));
     json_object_set_new(o, "qad_compliance_all", json_real(r->qad_compliance_all));
+    json_object_set_new(o, "qad_compliance_g", json_real(r->qad_compliance_g));
     json_object_set_new(o, "window_start", json_integer(r->window_start));
     json_object_set_new(o, "window_end", json_integer(r->window_end));
     if (r->npstats) {
@@ -61,6 +62,7 @@ static json_t *summary(const ds_sim_result_t *r, const ds_report_meta_t *m)
         json_object_set_new(x, "preemptions", json_integer(t->preemptions));
         json_object_set_new(x, "qad_mean", json_real(t->qad_mean));
         json_object_set_new(x, "qad_compliance", json_real(t->qad_compliance));
+        json_object_set_new(x, "qad_compliance_g", json_real(t->qad_compliance_g));
         json_array_append_new(ts, x);
     }
     json_object_set_new(o, "tenants", ts);

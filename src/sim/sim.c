@@ -1,6 +1,7 @@
 /* sim.c: the event-driven simulator: arrivals, completions and policy timers drive the engine; the
  * execution model turns residency into progress rates; metrics integrate between events. */
 #include "deepshare/sim.h"
+#include "deepshare/qad.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -218,10 +219,10 @@ typedef struct acc {
     int64_t last_t;
     double busy, sm, gmem;      /* integrals inside the window */
     int64_t next_sample;
-    double *qs;                 /* smoothed QAD per tenant */
+    double *qs, *qs_g;          /* smoothed QAD per tenant: reported (all GPUs) and G-only */
     int qs_init;
     double *qad_sum;
-    int64_t *qad_n, *qad_ok, *qad_all_ok, *qad_all_n;
+    int64_t *qad_n, *qad_ok, *qad_all_ok, *qad_all_n, *qad_g_n, *qad_g_ok;
     int64_t cap_series;
 } acc_t;
 
@@ -238,21 +239,25 @@ static void sample(sim_t *s, acc_t *a, ds_sim_result_t *res, int64_t t)
         res->qad = ds_xrealloc(res->qad, (size_t)a->cap_series * (size_t)nt * sizeof *res->qad);
         res->qad_smooth = ds_xrealloc(res->qad_smooth, (size_t)a->cap_series * (size_t)nt * sizeof *res->qad_smooth);
     }
-    if (!a->qs) a->qs = ds_xcalloc((size_t)nt, sizeof *a->qs);
+    if (!a->qs) a->qs = ds_xcalloc((size_t)nt, sizeof *a->qs), a->qs_g = ds_xcalloc((size_t)nt, sizeof *a->qs_g);
+    double l = s->cfg->qad_lambda, th = s->cfg->qad_theta;
     for (int32_t i = 0; i < nt; i++) {
-        int64_t A = e->tenant_g_gpus[i], D = A + e->tenant_pending_gpus[i];
-        int64_t den = DS_MIN((int64_t)tr->tenants[i].quota_gpus, D);
-        double q = den <= 0 ? 1.0 : (double)A / (double)den;
-        if (q > 1.0) q = 1.0; /* a tenant above quota (pooled baselines) is fully served, not more */
-        double sm = a->qs_init ? s->cfg->qad_lambda * q + (1 - s->cfg->qad_lambda) * a->qs[i] : q;
+        double q = ds_engine_qad(e, i, DS_QAD_ALL), qg = ds_engine_qad(e, i, DS_QAD_G);
+        double sm = a->qs_init ? ds_qad_smooth(a->qs[i], q, l) : q;
+        double smg = a->qs_init ? ds_qad_smooth(a->qs_g[i], qg, l) : qg;
         a->qs[i] = sm;
-        if (D > 0) {
+        a->qs_g[i] = smg;
+        if (ds_engine_qad_demand(e, i, DS_QAD_ALL)) {
             a->qad_sum[i] += sm;
             a->qad_n[i]++;
-            a->qad_ok[i] += sm >= s->cfg->qad_theta;
+            a->qad_ok[i] += sm >= th;
+        }
+        if (ds_engine_qad_demand(e, i, DS_QAD_G)) {
+            a->qad_g_n[i]++;
+            a->qad_g_ok[i] += smg >= th;
         }
         a->qad_all_n[i]++;
-        a->qad_all_ok[i] += sm >= s->cfg->qad_theta;
+        a->qad_all_ok[i] += sm >= th;
         if (keep) {
             res->qad[res->nseries * nt + i] = (float)q;
             res->qad_smooth[res->nseries * nt + i] = (float)sm;
@@ -325,7 +330,7 @@ static void finish_result(sim_t *s, acc_t *a, ds_sim_result_t *res)
     res->ntenants = tr->ntenants;
     res->tenants = ds_xcalloc((size_t)tr->ntenants, sizeof *res->tenants);
     double qsum = 0;
-    int64_t qn = 0, qok = 0, qall = 0, qallok = 0;
+    int64_t qn = 0, qok = 0, qall = 0, qallok = 0, qgn = 0, qgok = 0;
     for (int32_t i = 0; i < tr->ntenants; i++) {
         ds_tenant_result_t *t = &res->tenants[i];
         snprintf(t->name, sizeof t->name, "%s", tr->tenants[i].name);
@@ -343,6 +348,9 @@ static void finish_result(sim_t *s, acc_t *a, ds_sim_result_t *res)
         t->queue = ds_dist_of(que, m);
         t->qad_mean = a->qad_n[i] ? a->qad_sum[i] / (double)a->qad_n[i] : 1.0;
         t->qad_compliance = a->qad_n[i] ? (double)a->qad_ok[i] / (double)a->qad_n[i] : 1.0;
+        t->qad_compliance_g = a->qad_g_n[i] ? (double)a->qad_g_ok[i] / (double)a->qad_g_n[i] : 1.0;
+        qgn += a->qad_g_n[i];
+        qgok += a->qad_g_ok[i];
         qsum += a->qad_sum[i];
         qn += a->qad_n[i];
         qok += a->qad_ok[i];
@@ -352,6 +360,7 @@ static void finish_result(sim_t *s, acc_t *a, ds_sim_result_t *res)
     res->qad_mean = qn ? qsum / (double)qn : 1.0;
     res->qad_compliance = qn ? (double)qok / (double)qn : 1.0;
     res->qad_compliance_all = qall ? (double)qallok / (double)qall : 1.0;
+    res->qad_compliance_g = qgn ? (double)qgok / (double)qgn : 1.0;
     if (e->ops->stats) res->npstats = e->ops->stats(e, e->pstate, res->pstats, (int)(sizeof res->pstats / sizeof res->pstats[0]));
     free(jct);
     free(que);
@@ -379,6 +388,19 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
     int rc = ds_engine_create(&s.e, trace, &cfg->engine, cfg->policy, cfg->policy_config, err);
     if (rc) return rc;
     ds_engine_t *e = s.e;
+    /* A job larger than every GPU its queue can reach would wait forever: say which, before running. */
+    for (int32_t j = 0; j < trace->njobs; j++) {
+        const ds_job_t *jb = &trace->jobs[j];
+        int32_t p = e->tenant_part[jb->tenant];
+        if (jb->gpus <= e->parts[p].gpus_total) continue;
+        ds_error_set(err, trace->source, jb->line, "gpus",
+                     "job %lld of tenant %s asks %d GPUs, more than the %d GPUs its %s can ever offer%s",
+                     (long long)jb->id, trace->tenants[jb->tenant].name, jb->gpus, e->parts[p].gpus_total,
+                     cfg->engine.mode == DS_MODE_PARTITIONED ? "partition (its quota)" : "cluster",
+                     cfg->engine.mode == DS_MODE_PARTITIONED ? "; in pooled mode it could run as best effort" : "");
+        ds_engine_destroy(e);
+        return DS_EINVAL;
+    }
     e->hooks.ctx = &s;
     e->hooks.observe_retention = hook_observe;
     e->hooks.oracle_remaining = hook_remaining;
@@ -411,6 +433,8 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
     a.qad_ok = ds_xcalloc((size_t)nt, sizeof *a.qad_ok);
     a.qad_all_n = ds_xcalloc((size_t)nt, sizeof *a.qad_all_n);
     a.qad_all_ok = ds_xcalloc((size_t)nt, sizeof *a.qad_all_ok);
+    a.qad_g_n = ds_xcalloc((size_t)nt, sizeof *a.qad_g_n);
+    a.qad_g_ok = ds_xcalloc((size_t)nt, sizeof *a.qad_g_ok);
     a.last_t = first;
     a.next_sample = first - first % cfg->cycle;
     if (a.next_sample < first) a.next_sample += cfg->cycle;
@@ -459,11 +483,14 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
         finish_result(&s, &a, res);
     }
     free(a.qs);
+    free(a.qs_g);
     free(a.qad_sum);
     free(a.qad_n);
     free(a.qad_ok);
     free(a.qad_all_n);
     free(a.qad_all_ok);
+    free(a.qad_g_n);
+    free(a.qad_g_ok);
     free(s.left);
     free(s.rate);
     free(s.tupd);

@@ -18,6 +18,8 @@ void ds_synth_config_default(ds_synth_config_t *c)
     c->days = 0.0;   /* 0: the span that gives the requested load */
     c->load = 1.0;
     c->be_share = 0.0;
+    c->noisy = 0.0;
+    c->large_share = 0.0;
 }
 
 typedef struct rng { uint64_t s; } rng_t;
@@ -81,12 +83,44 @@ static double draw_duration(rng_t *r, const user_t *u, int kind)
 
 static int cmp_submit_line(const void *a, const void *b);
 
+/* Large-jobs mix: medium and long runs of tenants whose quota holds 16 GPUs, picked in a seeded random
+ * order, become jobs of 16, 32 or 64 GPUs (at most the quota) until they hold large_share of GPU-time. */
+static void make_large(ds_trace_t *t, const ds_synth_config_t *c, int32_t gpn)
+{
+    rng_t r = {c->seed * 0xD1B54A32D192ED03ULL + 4242};
+    int32_t n = t->njobs, *idx = ds_xmalloc((size_t)n * sizeof *idx), m = 0;
+    double total = 0, large = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const ds_job_t *j = &t->jobs[i];
+        total += (double)j->duration * j->gpus;
+        if (j->duration >= 3600 && t->tenants[j->tenant].quota_gpus >= 16) idx[m++] = i;
+    }
+    for (int32_t i = m - 1; i > 0; i--) { /* Fisher-Yates */
+        int32_t k = (int32_t)(unif(&r) * (i + 1)), x = idx[i];
+        if (k > i) k = i;
+        idx[i] = idx[k], idx[k] = x;
+    }
+    for (int32_t i = 0; i < m && large < c->large_share * total; i++) {
+        ds_job_t *j = &t->jobs[idx[i]];
+        int32_t q = t->tenants[j->tenant].quota_gpus, g = 16 << (int32_t)(unif(&r) * 3);
+        while (g > q && g > 16) g /= 2;
+        total += (double)j->duration * (g - j->gpus);
+        large += (double)j->duration * g;
+        j->gpus = g;
+        j->cpus = 4 * g;
+    }
+    (void)gpn;
+    free(idx);
+}
+
 int ds_synth_generate(ds_trace_t *t, const ds_synth_config_t *c, ds_error_t *err)
 {
     if (c->jobs < 1 || c->jobs > INT32_MAX / 2 || c->tenants < 1 || c->nodes < c->tenants || c->days < 0 ||
-        c->load <= 0 || c->gpus_per_node < 1) {
+        c->load <= 0 || c->gpus_per_node < 1 || !(c->noisy >= 0 && c->noisy <= 1000) ||
+        !(c->large_share >= 0 && c->large_share < 1)) {
         ds_error_set(err, "synthetic", 0, NULL,
-                     "bad generator parameters: need jobs >= 1, tenants >= 1, nodes >= tenants, days >= 0, load > 0");
+                     "bad generator parameters: need jobs >= 1, tenants >= 1, nodes >= tenants, days >= 0, load > 0, "
+                     "noisy in [0, 1000], large share in [0, 1)");
         return DS_EINVAL;
     }
     rng_t r = {c->seed * 0x2545F4914F6CDD1DULL + 12345};
@@ -119,8 +153,11 @@ int ds_synth_generate(ds_trace_t *t, const ds_synth_config_t *c, ds_error_t *err
     /* Tenant demand follows its quota, scaled by a per-tenant factor in [0.5, 1.5]: some tenants want
      * more than they own and others leave GPUs idle, the imbalance quota-based sharing is about. */
     double *tw = ds_xcalloc((size_t)c->tenants, sizeof *tw), twsum = 0;
+    /* Noisy neighbour: the last (smallest) tenant; its weight is its load over the half day it submits. */
+    int32_t noisy = c->noisy > 0 && c->tenants > 1 ? c->tenants - 1 : -1;
     for (int32_t i = 0; i < c->tenants; i++) {
-        tw[i] = (double)nodes[i] * (0.5 + unif(&r));
+        double f = 0.5 + unif(&r);
+        tw[i] = (double)nodes[i] * (noisy < 0 ? f : i == noisy ? c->noisy / 2 : 0.8 * c->load);
         twsum += tw[i];
     }
     for (int32_t i = 0; i < c->tenants; i++) {
@@ -186,14 +223,17 @@ int ds_synth_generate(ds_trace_t *t, const ds_synth_config_t *c, ds_error_t *err
             n++;
         }
     }
+    if (c->large_share > 0) make_large(t, c, gpn);
     double offered = 0, gpus_total = (double)c->nodes * gpn;
     for (int32_t i = 0; i < t->njobs; i++) offered += (double)t->jobs[i].duration * t->jobs[i].gpus;
     /* The span follows from the load, so durations keep their absolute shape; a fixed span (days > 0)
-     * scales durations instead, which moves the class shares. */
-    double span = c->days > 0 ? c->days * 86400.0 : offered / (c->load * gpus_total);
+     * scales durations instead, which moves the class shares. With a noisy neighbour the weights are
+     * each tenant's load on its own quota, so the span is the one that gives each exactly that. */
+    double load = noisy >= 0 ? twsum / (double)c->nodes : c->load;
+    double span = c->days > 0 ? c->days * 86400.0 : offered / (load * gpus_total);
     if (span < 3600) span = 3600;
     if (c->days > 0) {
-        double scale = c->load * gpus_total * span / offered;
+        double scale = load * gpus_total * span / offered;
         for (int32_t i = 0; i < t->njobs; i++) {
             ds_job_t *j = &t->jobs[i];
             j->duration = (int64_t)DS_MAX(1.0, round((double)j->duration * scale));
@@ -212,6 +252,8 @@ int ds_synth_generate(ds_trace_t *t, const ds_synth_config_t *c, ds_error_t *err
         }
         int32_t end = s + 1 < nsess ? sess_first[s + 1] : t->njobs;
         double at = now;
+        /* the noisy tenant submits only in the first half of each day, at twice its average rate */
+        if (t->jobs[sess_first[s]].tenant == noisy) at = floor(now / 86400.0) * 86400.0 + fmod(now, 86400.0) / 2;
         for (int32_t i = sess_first[s]; i < end; i++) {
             t->jobs[i].submit = (int64_t)at;
             at += expo(&rt, 90.0);

@@ -134,3 +134,12 @@ int ds_trace_read_tenants(ds_trace_t *t, const char *path, int gpus_per_node, ds
     }
     return DS_OK;
 }
+
+void ds_trace_scale_arrivals(ds_trace_t *t, double x)
+{
+    if (t->njobs == 0 || !(x > 0)) return;
+    int64_t s0 = t->jobs[0].submit;
+    /* Rounding a non-decreasing sequence keeps it non-decreasing: trace order and ties survive. */
+    for (int32_t j = 0; j < t->njobs; j++)
+        t->jobs[j].submit = s0 + (int64_t)llround((double)(t->jobs[j].submit - s0) / x);
+}
