@@ -186,6 +186,8 @@ int32_t ds_engine_add_part(ds_engine_t *e, const char *name, int32_t nnodes);
  * fullest node that fits, ties lowest index; larger: whole free nodes, the remainder on the next
  * node with most free GPUs). Writes GPU indices to out (size >= job gpus). Returns 1 if found. */
 int ds_engine_find_free(const ds_engine_t *e, int32_t job, int32_t part, int32_t *out);
+/* The same, never using a node n with blocked[n] set (a policy's reservations); blocked may be NULL. */
+int ds_engine_find_free_masked(const ds_engine_t *e, int32_t job, int32_t part, const uint8_t *blocked, int32_t *out);
 /* Starts a job on the given GPUs (which may hold residents: colocation). Records DS_DEC_START. */
 void ds_engine_start(ds_engine_t *e, int32_t job, const int32_t *gpus, int64_t now);
 /* find_free + start. Returns 1 when placed. */

@@ -13,6 +13,7 @@ typedef struct ds_workload_opts {
     ds_synth_config_t synth;
     int synth_given;
     double arrival_scale;   /* inter-arrival gaps divided by this (1: as given) */
+    int drop_estimates;     /* forget the trace's own estimates (policies then use --predictor's source) */
 } ds_workload_opts_t;
 
 void ds_workload_opts_default(ds_workload_opts_t *o);
@@ -26,6 +27,7 @@ int ds_cmd_explain(int argc, char **argv);
 int ds_cmd_train(int argc, char **argv);
 int ds_cmd_predict(int argc, char **argv);
 int ds_cmd_compare(int argc, char **argv);
+int ds_cmd_suite(int argc, char **argv);
 
 /* Parses integers/floats of options with a clear message on failure. */
 int ds_parse_i64(const char *opt, const char *s, int64_t min, int64_t max, int64_t *out);

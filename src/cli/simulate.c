@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/verdict.h"
 #include "cli/predictors.h"
 #include "cli/runner.h"
 #include "deepshare/policy.h"
@@ -41,6 +42,8 @@ static void help(FILE *f)
             "  --synth-noisy F     synthetic: a noisy neighbour: the smallest tenant offers F x its quota in\n"
             "                      bursts (the first half of each day), the others 0.8 x load of theirs (0: off)\n"
             "  --synth-large-share X  synthetic: share of GPU-time in jobs of 16-64 GPUs (0: off)\n"
+            "  --trace-estimates keep|drop  drop: forget the estimates a trace carries (the synthetic\n"
+            "                      generator's noisy ones), so every policy takes runtimes from --predictor\n"
             "  --arrival-scale X   any workload: divide every inter-arrival gap by X (1.5: arrivals 1.5x as\n"
             "                      dense); durations and quotas unchanged\n"
             "\n"
@@ -178,6 +181,18 @@ int ds_cmd_simulate(int argc, char **argv)
                 printf("\n%s per tenant:\n", ok[i]->policy);
                 ds_report_tenant_table(stdout, ok[i]);
             }
+        /* With DeepShare and baselines pooled in one table, say how it fares against the suite's goal. */
+        ds_vrow_t *rows = calloc((size_t)nok, sizeof *rows);
+        for (int i = 0; i < nok && rows; i++) {
+            snprintf(rows[i].policy, sizeof rows[i].policy, "%s", ok[i]->policy);
+            rows[i].pooled = ok[i]->mode == DS_MODE_POOLED;
+            rows[i].avg_queue = ok[i]->queue.avg, rows[i].p99_queue = ok[i]->queue.p99;
+            rows[i].compliance = ok[i]->qad_compliance, rows[i].avg_jct = ok[i]->jct.avg;
+        }
+        ds_verdict_t v;
+        if (rows) ds_verdict_judge(rows, nok, sc.qad_theta, &v);
+        if (rows && v.have_ds && v.have_pooled_base) ds_verdict_print(stdout, &v);
+        free(rows);
     }
     if (json && nok) {
         FILE *f = strcmp(json, "-") ? fopen(json, "w") : stdout;

@@ -47,6 +47,12 @@ int ds_workload_opt(ds_workload_opts_t *o, const char *name, const char *arg)
     } else if (!strcmp(name, "synth-large-share")) {
         if (ds_parse_f64("--synth-large-share", arg, 0, 0.95, &d)) return -1;
         o->synth.large_share = d, o->synth_given = 1;
+    } else if (!strcmp(name, "trace-estimates")) {
+        if (strcmp(arg, "keep") && strcmp(arg, "drop")) {
+            fprintf(stderr, "deepshare: option --trace-estimates: '%s' is not keep or drop\n", arg);
+            return -1;
+        }
+        o->drop_estimates = !strcmp(arg, "drop");
     } else if (!strcmp(name, "arrival-scale")) {
         if (ds_parse_f64("--arrival-scale", arg, 0.01, 1000, &d)) return -1;
         o->arrival_scale = d;
@@ -78,6 +84,8 @@ int ds_workload_load(const ds_workload_opts_t *o, ds_trace_t *t, ds_coloc_t *col
         if ((rc = ds_synth_generate(t, &o->synth, err))) return rc;
     }
     if (o->arrival_scale != 1.0) ds_trace_scale_arrivals(t, o->arrival_scale);
+    if (o->drop_estimates)
+        for (int32_t j = 0; j < t->njobs; j++) t->jobs[j].estimate = NAN;
     if (o->estimates) {
         int32_t matched = 0;
         /* Lucid's convention for its estimate files: a negative estimate becomes 1000 s. */

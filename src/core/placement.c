@@ -154,6 +154,11 @@ static int32_t take_free_gpus(const ds_engine_t *e, int32_t node, int32_t want, 
 
 int ds_engine_find_free(const ds_engine_t *e, int32_t j, int32_t part, int32_t *out)
 {
+    return ds_engine_find_free_masked(e, j, part, NULL, out);
+}
+
+int ds_engine_find_free_masked(const ds_engine_t *e, int32_t j, int32_t part, const uint8_t *blocked, int32_t *out)
+{
     const ds_job_t *job = &e->trace->jobs[j];
     const ds_part_t *p = &e->parts[part];
     int32_t need = job->gpus, gpn = e->cfg.gpus_per_node;
@@ -165,7 +170,7 @@ int ds_engine_find_free(const ds_engine_t *e, int32_t j, int32_t part, int32_t *
             for (int32_t w = 0; w < pi->words; w++) {
                 for (uint64_t m = b[w]; m; m &= m - 1) {
                     int32_t node = p->node0 + w * 64 + __builtin_ctzll(m);
-                    if (!fits_share(e, node, job, need)) continue;
+                    if ((blocked && blocked[node]) || !fits_share(e, node, job, need)) continue;
                     take_free_gpus(e, node, need, out);
                     return 1;
                 }
@@ -182,7 +187,7 @@ int ds_engine_find_free(const ds_engine_t *e, int32_t j, int32_t part, int32_t *
     for (int32_t w = 0; w < pi->words && got < whole; w++) {
         for (uint64_t m = full[w]; m && got < whole; m &= m - 1) {
             int32_t node = p->node0 + w * 64 + __builtin_ctzll(m);
-            if (!fits_share(e, node, job, gpn)) continue;
+            if ((blocked && blocked[node]) || !fits_share(e, node, job, gpn)) continue;
             taken[got++] = node;
             n += take_free_gpus(e, node, gpn, out + n);
         }
@@ -194,7 +199,7 @@ int ds_engine_find_free(const ds_engine_t *e, int32_t j, int32_t part, int32_t *
         for (int32_t w = 0; w < pi->words; w++) {
             for (uint64_t m = b[w]; m; m &= m - 1) {
                 int32_t node = p->node0 + w * 64 + __builtin_ctzll(m);
-                int dup = 0;
+                int dup = blocked && blocked[node];
                 if (c == gpn)
                     for (int32_t t = 0; t < got; t++) dup |= taken[t] == node;
                 if (dup) continue;

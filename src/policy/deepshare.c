@@ -49,6 +49,7 @@ void dsp_start(ds_engine_t *e, dsp_t *s, int32_t j, const int32_t *gpus, int32_t
 {
     int32_t part = e->js[j].part, g = e->trace->jobs[j].gpus;
     if (partner >= 0) dsp_list_remove(solo_of(s, e, partner), s->spos, partner);
+    if (s->nresv && dsp_resv_backfilled(e, s, j, gpus, g)) s->st.backfills++;
     ds_engine_start(e, j, gpus, now);
     dsp_pend_remove(s, part, j);
     s->ppend_gpus[part] -= g;
@@ -141,6 +142,7 @@ static void dsp_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now,
         dsp_promote(e, s);
     }
     dsp_list_t *pl = &s->pend[part];
+    if (s->cfg.reserve_after > 0) dsp_resv_refresh(e, s, part, now);
     if (pl->n) {
         int32_t ng, nb;
         dsp_classify(e, s, pl->v, pl->n, &ng, &nb);
@@ -148,9 +150,11 @@ static void dsp_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now,
         dsp_merge_qb(e, s, s->qb, nb);
         dsp_preempt_memo_reset(s);
         for (int32_t k = 0; k < ng; k++)
-            if (e->js[s->qg[k]].status == DS_JS_PENDING) dsp_place(e, s, s->qg[k], now);
+            if (e->js[s->qg[k]].status == DS_JS_PENDING && !dsp_place(e, s, s->qg[k], now))
+                dsp_resv_try(e, s, s->qg[k], now);
         for (int32_t k = 0; k < nb; k++)
-            if (e->js[s->qb[k]].status == DS_JS_PENDING) dsp_place(e, s, s->qb[k], now);
+            if (e->js[s->qb[k]].status == DS_JS_PENDING && !dsp_place(e, s, s->qb[k], now))
+                dsp_resv_try(e, s, s->qb[k], now);
         if (s->cfg.work_conserving && s->cfg.borrowing && e->parts[part].gpus_free > 0)
             dsp_work_conserve(e, s, part, now);
     }
@@ -208,6 +212,14 @@ static int dsp_init(ds_engine_t *e, const void *config, void **state, ds_error_t
     s->wc = ds_xcalloc(nj, 1);
     s->wcv = ds_xmalloc(nj * sizeof *s->wcv);
     s->wc_end = ds_xmalloc(((size_t)s->nt + 1) * sizeof *s->wc_end);
+    size_t nn = (size_t)(e->nnodes ? e->nnodes : 1);
+    s->node_resv = ds_xmalloc(nn * sizeof *s->node_resv);
+    for (size_t n = 0; n < nn; n++) s->node_resv[n] = -1;
+    s->resv_node = ds_xmalloc(nn * sizeof *s->resv_node);
+    s->resv_time = ds_xmalloc(nn * sizeof *s->resv_time);
+    s->blocked = ds_xcalloc(nn, 1);
+    s->resv_fail = ds_xmalloc(nj * sizeof *s->resv_fail);
+    for (size_t j = 0; j < nj; j++) s->resv_fail[j] = -1;
     s->run_at = ds_xmalloc(((size_t)s->nt + 1) * sizeof *s->run_at);
     s->heap = ds_xmalloc(((size_t)s->nt + 1) * sizeof *s->heap);
     s->cursor = ds_xmalloc(((size_t)s->nt + 1) * sizeof *s->cursor);
@@ -223,7 +235,9 @@ static void dsp_fini(void *state)
     free(s->run.v);
     void *ptrs[] = {s->pred, s->seen, s->S, s->q_last, s->pend, s->ppend_gpus, s->solo, s->rpos, s->spos, s->pair,
                     s->banned, s->low, s->admit_tau, s->order, s->qg, s->qb, s->krem, s->mon_base, s->pre_fail_cpus, s->pre_fail_mem, s->run_at, s->heap, s->cursor,
-                    s->cls_pass, s->wc, s->wcv, s->wc_end};
+                    s->cls_pass, s->wc, s->wcv, s->wc_end, s->node_resv, s->resv_node, s->resv_time,
+                    s->blocked, s->resv_fail};
+    dsp_resv_free(s);
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++) free(ptrs[k]);
     free(s);
 }

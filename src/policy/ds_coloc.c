@@ -48,6 +48,7 @@ int dsp_try_colocate(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
         for (int32_t i = L->n - 1; i >= 0 && examined < c->max_candidates; i--) {
             int32_t p = L->v[i];
             examined++;
+            if (s->blocked[e->gpus[e->jgpus[e->jgpu_off[p]]].node]) continue; /* a reservation j keeps off */
             if (s->banned[j] == p || s->banned[p] == j) { s->st.rej_revoked++; continue; }
             if (job->gmem_mib + e->trace->jobs[p].gmem_mib > e->cfg.gmem_per_gpu) { s->st.rej_memory++; continue; }
             if (!ds_engine_gpus_fit(e, j, &e->jgpus[e->jgpu_off[p]])) { s->st.rej_cpu++; continue; }

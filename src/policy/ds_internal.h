@@ -21,6 +21,8 @@ typedef struct dsp_config {
     double m;               /* BE cap, multiple of the quota (4) */
     double tau_max;         /* cap of the colocation threshold (0.95) */
     int work_conserving;    /* idle GPUs go to unclassified jobs as BE (1) */
+    int g_prefix;           /* G is a prefix of the tenant's order: a job that does not fit the quota now
+                               keeps later ones of its tenant out of G (1) */
     int64_t reserve_after;  /* reservation after this wait, s (0: off) */
     int32_t reserve_max;    /* new reservations per pass (1) */
     double cpu_floor;       /* CPU/memory reclamation floor, share of request (0.5) */
@@ -44,6 +46,13 @@ typedef struct dsp_list {
     int32_t *v;
     int32_t n, cap;
 } dsp_list_t;
+
+/* A reservation: the nodes a waiting job will start on and when they are predicted to be free. */
+typedef struct dsp_resv {
+    int32_t job, part, nn;
+    int32_t *nodes;
+    int64_t start;
+} dsp_resv_t;
 
 typedef struct dsp_stats {
     int64_t passes, cycles;
@@ -94,6 +103,13 @@ typedef struct dsp {
      * much, since within the G placement stage evictable capacity only shrinks */
     int32_t *pre_fail_cpus; /* by GPU count; INT32_MAX: no failure yet */
     int64_t *pre_fail_mem;
+    /* reservations (reserve_after > 0), oldest first; node_resv: a node's reservation or -1 */
+    dsp_resv_t *resv;
+    int32_t nresv, capresv, resv_new;
+    int32_t *node_resv, *resv_node;
+    double *resv_time;
+    uint8_t *blocked;       /* nodes the job being placed must keep off */
+    int64_t *resv_fail;     /* the pass in which a job found nothing to reserve */
     dsp_stats_t st;
 } dsp_t;
 
@@ -122,6 +138,16 @@ void dsp_promote(ds_engine_t *e, dsp_t *s);
 
 /* ds_workcons.c: idle GPUs to the jobs classification left over, as BE */
 void dsp_work_conserve(ds_engine_t *e, dsp_t *s, int32_t part, int64_t now);
+
+/* ds_reserve.c: reservations with backfill */
+void dsp_resv_refresh(ds_engine_t *e, dsp_t *s, int32_t part, int64_t now);
+void dsp_resv_try(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
+/* marks in s->blocked the nodes j must keep off now; 1 when any (then call dsp_resv_unmask) */
+int dsp_resv_mask(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
+void dsp_resv_unmask(dsp_t *s);
+/* whether starting j on these GPUs uses another job's reservation (a backfill) */
+int dsp_resv_backfilled(const ds_engine_t *e, const dsp_t *s, int32_t j, const int32_t *gpus, int32_t n);
+void dsp_resv_free(dsp_t *s);
 
 /* ds_order.c (SPEC 4.3) */
 void dsp_set_key(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);

@@ -49,7 +49,7 @@ int dsp_try_cpu_reclaim(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
     const ds_part_t *p = &e->parts[part];
     int32_t best = -1, be[DS_MAX_GPUS_PER_NODE * DS_MAX_K];
     for (int32_t n = p->node0; n < p->node0 + p->nnodes; n++) {
-        if (e->nodes[n].nfree < g || (best >= 0 && e->nodes[n].nfree >= e->nodes[best].nfree)) continue;
+        if (s->blocked[n] || e->nodes[n].nfree < g || (best >= 0 && e->nodes[n].nfree >= e->nodes[best].nfree)) continue;
         int32_t nb = be_on_node(e, n, be, (int32_t)(sizeof be / sizeof be[0])), cs = 0;
         int64_t ms = 0;
         for (int32_t k = 0; k < nb; k++) {
@@ -76,13 +76,14 @@ int dsp_try_cpu_reclaim(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
     return 1;
 }
 
-int dsp_place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
+/* The escalation itself; reserved nodes j must keep off are marked in s->blocked. */
+static int place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, const uint8_t *blocked)
 {
     int32_t g = e->trace->jobs[j].gpus, part = e->js[j].part;
     if (e->parts[part].gpus_free >= g) {
         int32_t buf[256];
         int32_t *out = g <= 256 ? buf : ds_xmalloc((size_t)g * sizeof *out);
-        int ok = ds_engine_find_free(e, j, part, out);
+        int ok = ds_engine_find_free_masked(e, j, part, blocked, out);
         if (ok) dsp_start(e, s, j, out, -1, now);
         if (out != buf) free(out);
         if (ok) return 1;
@@ -93,4 +94,13 @@ int dsp_place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
         dsp_underserved(s, e->trace->jobs[j].tenant))
         return dsp_try_preempt(e, s, j, now);
     return 0;
+}
+
+int dsp_place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
+{
+    if (!s->nresv) return place(e, s, j, now, NULL);
+    int masked = dsp_resv_mask(e, s, j, now);
+    int ok = place(e, s, j, now, masked ? s->blocked : NULL);
+    if (masked) dsp_resv_unmask(s);
+    return ok;
 }

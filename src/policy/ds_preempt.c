@@ -137,7 +137,8 @@ static int preempt_small(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
     const ds_part_t *p = &e->parts[e->js[j].part];
     choice_t best;
     best.ok = 0;
-    for (int32_t n = p->node0; n < p->node0 + p->nnodes; n++) best_on_node(e, s, j, n, now, &best);
+    for (int32_t n = p->node0; n < p->node0 + p->nnodes; n++)
+        if (!s->blocked[n]) best_on_node(e, s, j, n, now, &best);
     if (!best.ok) return 0;
     evict(e, s, best.units, best.nunits, now);
     int32_t gpus[DS_MAX_GPUS_PER_NODE];
@@ -157,6 +158,7 @@ static int preempt_large(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
     int32_t ne = 0;
     for (int32_t n = p->node0; n < p->node0 + p->nnodes; n++) {
         unit_t u[MAX_UNITS];
+        if (s->blocked[n]) continue;
         int32_t nu = node_units(e, s, n, u, now), on = e->nodes[n].nfree, cpus = 0;
         int64_t mem = 0;
         double c = 0;
@@ -175,7 +177,7 @@ static int preempt_large(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
             evict(e, s, u, nu, now);
         }
         int32_t *gpus = ds_xmalloc((size_t)g * sizeof *gpus);
-        ok = ds_engine_find_free(e, j, e->js[j].part, gpus);
+        ok = ds_engine_find_free_masked(e, j, e->js[j].part, s->blocked, gpus);
         if (ok) dsp_start(e, s, j, gpus, -1, now);
         free(gpus);
     }

@@ -1,0 +1,32 @@
+/* verdict.h: the goal of the benchmark suite (docs/results.md, "Benchmark suite") judged on one workload's
+ * results: DeepShare against the best pooled and the best partitioned baseline. */
+#ifndef DS_CLI_VERDICT_H
+#define DS_CLI_VERDICT_H
+
+#include <stdio.h>
+
+/* One policy's figures in one mode. */
+typedef struct ds_vrow {
+    char policy[32];
+    int pooled;
+    double avg_queue, p99_queue, compliance, avg_jct;
+} ds_vrow_t;
+
+typedef struct ds_verdict {
+    int have_ds, have_pooled_base, have_part_base;
+    ds_vrow_t ds;               /* DeepShare, pooled */
+    ds_vrow_t best_pooled;      /* the pooled baseline with the lowest average queueing delay */
+    ds_vrow_t best_part;        /* the partitioned baseline with the lowest average queueing delay */
+    double min_pooled_p99;      /* lowest p99 queueing delay of any pooled baseline */
+    double best_compliance;     /* highest compliance of any baseline in either mode */
+    double compliance_target;   /* max(theta, best) where some run attains theta, else the best */
+    int theta_attained;         /* some run (any policy, any mode) reaches theta */
+    int queue_ok, p99_ok, compliance_ok, ok;
+} ds_verdict_t;
+
+/* Judges rows (every policy, both modes if available); theta is the compliance goal (0.95). */
+void ds_verdict_judge(const ds_vrow_t *rows, int n, double theta, ds_verdict_t *v);
+/* One line: DeepShare's figures, the best baselines', and met / missed per criterion. */
+void ds_verdict_print(FILE *f, const ds_verdict_t *v);
+
+#endif
