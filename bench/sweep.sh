@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# bench/sweep.sh: DeepShare on the Venus trace (pooled, quota = 8 x nodes, oracle predictors): the
-# baselines and ablations side by side, and the sensitivity sweep of rho_min, alpha and m (one at a
-# time around the defaults). Prints CSV tables. Usage: bench/sweep.sh [compare|sweep|all] [BIN]
+# bench/sweep.sh: DeepShare on the Venus trace (pooled, quota = 8 x nodes): the baselines and
+# ablations side by side, and the sensitivity sweep of rho_min, alpha and m (one at a time around the
+# defaults). Prints CSV tables. Usage: bench/sweep.sh [compare|sweep|all] [BIN]
+# Environment: PRED=oracle|model|file (runtimes of DeepShare, default oracle), SCALE=1.5 (arrivals
+# 1.5x as dense, the suite's venus-x1.5; default 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
 bin=${2:-build/deepshare}
 data=${DS_DATA_DIR:-../shared/data}
 [ -f "$data/venus/venus_sept_jobs.csv" ] || { echo "sweep: $data/venus is absent, nothing to do" >&2; exit 0; }
+pred=${PRED:-oracle}
+scale=${SCALE:-1}
+end=$(awk -v s="$scale" 'BEGIN { printf "%d", 13219200 + (15465600 - 13219200) / s }')
 venus=(--trace "$data/venus/venus_sept_jobs.csv" --vc-config "$data/venus/vc_config.csv"
        --coloc "$data/colocation/colocate_info.csv" --estimates "$data/estimates/Venus_Sept_ebm_weekly_updated.csv"
-       --window 13219200:15465600 --mode pooled --predictor oracle --quiet)
+       --window "13219200:$end" --arrival-scale "$scale" --mode pooled --predictor "$pred" --quiet)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -44,6 +49,9 @@ if [ "$what" = compare ] || [ "$what" = all ]; then
     row "deepshare-$a" --policy deepshare --ablation "$a"
   done
   row deepshare-monitor-admit --policy deepshare --monitor-threshold admit
+  row deepshare-no-work-conserving --policy deepshare --work-conserving 0
+  row deepshare-no-g-prefix --policy deepshare --g-prefix 0
+  row deepshare-reserve-1800 --policy deepshare --reserve-after 1800
   echo
 fi
 if [ "$what" = sweep ] || [ "$what" = all ]; then
@@ -56,5 +64,6 @@ if [ "$what" = sweep ] || [ "$what" = all ]; then
     awk -v a="$v" 'BEGIN { exit !(a + 0.3 > 1) }' && b=$(awk -v a="$v" 'BEGIN { printf "%.1f", 1 - a }')
     row "alpha=$v(beta=$b)" --policy deepshare --alpha "$v" --beta "$b"
   done
-  for v in 0.5 1 2; do row "m=$v" --policy deepshare --m "$v"; done
+  for v in 1 2 4 8; do row "m=$v" --policy deepshare --m "$v"; done
+  for v in 0.9 0.95 1; do row "tau-max=$v" --policy deepshare --tau-max "$v"; done
 fi

@@ -451,6 +451,64 @@ static void test_skip_unfit_policy(void **st)
     free(err);
 }
 
+
+/* deepshare suite on the synthetic workloads (invariants checked on every pass): the report folders,
+ * suite.json with every policy in both modes, and verdicts that agree with the results they judge. */
+static void test_suite(void **st)
+{
+    (void)st;
+    char args[2048], *out = NULL, *err = NULL;
+    snprintf(args, sizeof args, "suite --workloads synthetic,noisy-neighbour,large-jobs --predictor oracle --no-plots "
+             "--check-invariants --data /nonexistent --jobs 2 --quiet --out '%s/suite'", tmpdir);
+    int rc = run(args, &out, &err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "== noisy-neighbour"));
+    assert_non_null(strstr(out, "verdict: GOAL"));
+    assert_true(exists(path_in("suite", "suite.md")));
+    assert_true(exists(path_in("suite", "index.html")));
+    assert_true(exists(path_in("suite/large-jobs/pooled", "summary.json")));
+    assert_true(exists(path_in("suite/large-jobs/partitioned", "index.html")));
+    json_t *sj = load_json(path_in("suite", "suite.json"));
+    json_t *wl = json_object_get(sj, "workloads");
+    assert_int_equal(json_array_size(wl), 3);
+    for (size_t w = 0; w < json_array_size(wl); w++) {
+        json_t *o = json_array_get(wl, w), *res = json_object_get(o, "results");
+        const ds_policy_ops_t *const *pl = ds_policy_list();
+        size_t npol = 0;
+        while (pl[npol]) npol++;
+        assert_int_equal(json_array_size(res), 2 * npol);
+        double ds_q = -1, ds_p99 = -1, best = -1, minp99 = -1;
+        for (size_t i = 0; i < json_array_size(res); i++) {
+            json_t *r = json_array_get(res, i);
+            const char *pol = json_string_value(json_object_get(r, "policy"));
+            int pooled = !strcmp(json_string_value(json_object_get(r, "mode")), "pooled");
+            double q = json_number_value(json_object_get(r, "avg_queue")), p99 = json_number_value(json_object_get(r, "p99_queue"));
+            if (!pooled) continue;
+            if (!strcmp(pol, "deepshare")) ds_q = q, ds_p99 = p99;
+            else {
+                if (best < 0 || q < best) best = q;
+                if (minp99 < 0 || p99 < minp99) minp99 = p99;
+            }
+        }
+        json_t *v = json_object_get(o, "verdict");
+        assert_true(json_is_true(json_object_get(v, "judged")));
+        assert_true(json_number_value(json_object_get(v, "best_pooled_avg_queue")) == best);
+        assert_true(json_is_true(json_object_get(v, "queue_ok")) == (ds_q <= best));
+        assert_true(json_is_true(json_object_get(v, "p99_ok")) == (ds_p99 <= 1.5 * minp99));
+        assert_true(json_number_value(json_object_get(v, "deepshare_avg_queue")) == ds_q);
+    }
+    json_decref(sj);
+    free(out);
+    free(err);
+    /* a workload that is not one is a usage error naming it */
+    snprintf(args, sizeof args, "suite --workloads synthetic,nope --out '%s/suite2'", tmpdir);
+    assert_int_equal(run(args, &out, &err), 2);
+    assert_non_null(strstr(err, "'nope' is not a workload"));
+    free(out);
+    free(err);
+}
+
 int main(void)
 {
     if (!bin()) {
@@ -466,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_sweep),
         cmocka_unit_test(test_bad_usage),
         cmocka_unit_test(test_skip_unfit_policy),
+        cmocka_unit_test(test_suite),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

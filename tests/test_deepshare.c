@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "deepshare/policy.h"
+#include "deepshare/qad.h"
 #include "deepshare/synth.h"
 #include "policy/ds_internal.h"
 
@@ -386,6 +387,174 @@ static void test_config(void **st)
     ds_trace_free(&t);
 }
 
+
+/* The one QAD definition: min(q, held) / min(q, held + pending), 1 without demand, never above 1. */
+static void test_qad_definition(void **st)
+{
+    (void)st;
+    assert_true(ds_qad_ratio(0, 0, 8) == 1.0);
+    assert_true(ds_qad_ratio(4, 4, 8) == 0.5);
+    assert_true(ds_qad_ratio(12, 0, 8) == 1.0);
+    assert_true(ds_qad_ratio(12, 20, 8) == 1.0);
+    assert_true(ds_qad_ratio(2, 10, 8) == 0.25);
+    assert_true(ds_qad_ratio(0, 5, 0) == 1.0);
+    /* A holds 8 G GPUs and 8 BE GPUs with 8 pending: the reported QAD counts both classes, the policy's only G */
+    ds_trace_t t;
+    tu_trace(&t, "A:16 B:16", "1 A 8 0 1000; 2 A 8 0 1000; 3 A 8 0 1000; 4 A 8 0 1000");
+    void *c = cfg_with("m=0.5,work-conserving=0");
+    ds_engine_t *e = engine_for(&t, 8, c);
+    for (int32_t j = 0; j < 4; j++) ds_engine_arrive(e, j, 0);
+    ds_engine_schedule(e, 0, 1);
+    /* G: jobs 1 and 2 (16); BE cap 8: job 3; job 4 waits (no work-conserving stage) */
+    assert_int_equal(e->tenant_g_gpus[0], 16);
+    assert_int_equal(e->tenant_be_gpus[0], 8);
+    assert_true(ds_engine_qad(e, 0, DS_QAD_G) == 1.0);
+    assert_true(ds_engine_qad(e, 0, DS_QAD_ALL) == 1.0);
+    ds_engine_finish(e, 0, 10);
+    /* G 8, BE 8, pending 8: G-only 8/16, reported min(16, 16)/min(16, 24) = 1 */
+    assert_true(ds_engine_qad(e, 0, DS_QAD_G) == 0.5);
+    assert_true(ds_engine_qad(e, 0, DS_QAD_ALL) == 1.0);
+    assert_true(ds_engine_qad(e, 1, DS_QAD_ALL) == 1.0 && !ds_engine_qad_demand(e, 1, DS_QAD_ALL));
+    ds_engine_destroy(e);
+    ops()->config_free(c);
+    ds_trace_free(&t);
+}
+
+/* Work conservation: A (quota 8) and B (quota 16) on four 8-GPU nodes, no BE class (m = 0). A's first job
+ * and B's shorter one are G; A's second and B's 16-GPU job (it would overrun B's quota) are left over.
+ * Two nodes stay free; the stage serves the tenant with the fewest GPUs per quota GPU first: B (8/16)
+ * before A (8/8), so B's 16-GPU job takes both free nodes and A's waits. Without the stage both wait. */
+static void test_work_conserving(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:8 B:16 C:8", "1 A 8 0 1000; 2 A 8 0 1000; 3 B 8 0 1000; 4 B 16 0 2000");
+    for (int wc = 0; wc < 2; wc++) {
+        void *c = cfg_with(wc ? "m=0" : "m=0,work-conserving=0");
+        ds_sim_result_t r;
+        run_ds(&t, c, DS_MODE_POOLED, &r);
+        assert_int_equal(r.start[0], 0);
+        assert_int_equal(r.start[2], 0);
+        if (wc) {
+            assert_int_equal(r.start[3], 0);  /* B's leftover job, as BE, beyond B's BE cap of 0 */
+            assert_true(r.start[1] >= 1000);  /* A's waits for GPUs to free */
+            assert_true(stat_of(&r, "work_conserving_starts") >= 1);
+        } else {
+            assert_true(r.start[3] > 0 && r.start[1] > 0);
+            assert_int_equal(stat_of(&r, "work_conserving_starts"), 0);
+        }
+        ds_sim_result_free(&r);
+        ops()->config_free(c);
+    }
+    ds_trace_free(&t);
+}
+
+/* A job larger than its tenant's quota: a clear error naming it in partitioned mode; in pooled mode it
+ * runs as BE and finishes. */
+static void test_oversize_job(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:8 B:16", "1 A 1 0 100; 7 A 16 5 100");
+    ds_sim_config_t c;
+    ds_sim_config_default(&c);
+    c.policy = ops();
+    c.engine.mode = DS_MODE_PARTITIONED;
+    ds_sim_result_t r;
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_int_equal(ds_sim_run(&t, &c, &r, &err), DS_EINVAL);
+    char msg[600];
+    ds_error_format(&err, msg, sizeof msg);
+    assert_non_null(strstr(msg, "job 7"));
+    assert_non_null(strstr(msg, "16 GPUs"));
+    assert_non_null(strstr(msg, "pooled"));
+    ds_sim_result_free(&r);
+    run_ds(&t, NULL, DS_MODE_POOLED, &r);
+    assert_true(r.end[1] > r.start[1] && r.start[1] >= 5);
+    ds_sim_result_free(&r);
+    ds_trace_free(&t);
+}
+
+/* Reservations with backfill, two 8-GPU nodes, true durations. Job 3 (16 GPUs, 50 s) arrives at 1 and
+ * cannot start until jobs 1 (node 0, ends 1000) and 2 (node 1, ends 500) end. At t=10 it has waited
+ * over reserve_after = 5: it reserves both nodes from t=1000. Job 5 (2 GPUs, 100 s) ends by then and
+ * backfills node 1; job 4 (2 GPUs, 2000 s) would delay the reservation and waits for job 3. Without
+ * reservations job 4 starts at once and job 3 waits until job 4 ends. */
+static void test_reservation_backfill(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:16", "1 A 8 0 1000; 2 A 4 0 500; 3 A 16 1 50; 4 A 2 10 2000; 5 A 2 10 100");
+    for (int rv = 0; rv < 2; rv++) {
+        void *c = cfg_with(rv ? "reserve-after=5" : "reserve-after=0");
+        ds_sim_result_t r;
+        run_ds(&t, c, DS_MODE_POOLED, &r);
+        assert_int_equal(r.start[4], 10);
+        if (rv) {
+            assert_int_equal(r.start[2], 1000);
+            assert_true(r.start[3] >= r.end[2]);
+            assert_true(stat_of(&r, "reservations") >= 1);
+            assert_true(stat_of(&r, "backfills") >= 1);
+        } else {
+            assert_int_equal(r.start[3], 10);
+            assert_true(r.start[2] >= r.end[3]);
+        }
+        ds_sim_result_free(&r);
+        ops()->config_free(c);
+    }
+    ds_trace_free(&t);
+}
+
+/* Workload knobs: arrival scaling keeps the first submit and the order; the noisy neighbour offers far
+ * more than its quota, in the first half of each day; the large-jobs mix holds the asked share. */
+static void test_workload_knobs(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:8", "1 A 1 100 10; 2 A 1 130 10; 3 A 1 130 10; 4 A 1 190 10");
+    ds_trace_scale_arrivals(&t, 1.5);
+    assert_int_equal(t.jobs[0].submit, 100);
+    assert_int_equal(t.jobs[1].submit, 120);
+    assert_int_equal(t.jobs[2].submit, 120);
+    assert_int_equal(t.jobs[3].submit, 160);
+    ds_trace_free(&t);
+
+    ds_synth_config_t sc;
+    ds_synth_config_default(&sc);
+    sc.noisy = 4;
+    ds_error_t err;
+    ds_trace_init(&t);
+    assert_int_equal(ds_synth_generate(&t, &sc, &err), DS_OK);
+    int32_t nz = t.ntenants - 1;
+    double off[64] = {0};
+    int64_t in_half = 0, nzj = 0;
+    for (int32_t j = 0; j < t.njobs; j++) {
+        off[t.jobs[j].tenant] += (double)t.jobs[j].gpus * (double)t.jobs[j].duration;
+        if (t.jobs[j].tenant == nz) nzj++, in_half += t.jobs[j].submit % 86400 < 43200 + 3600;
+    }
+    double other = 0, oq = 0;
+    for (int32_t i = 0; i < nz; i++) other += off[i], oq += t.tenants[i].quota_gpus;
+    double rel = (off[nz] / t.tenants[nz].quota_gpus) / (other / oq);
+    assert_true(rel > 1.8);               /* designed: (4 / 2) / 0.8 = 2.5 */
+    assert_true(in_half >= nzj * 95 / 100);
+    ds_trace_free(&t);
+
+    ds_synth_config_default(&sc);
+    sc.large_share = 0.33;
+    ds_trace_init(&t);
+    assert_int_equal(ds_synth_generate(&t, &sc, &err), DS_OK);
+    double big = 0, all = 0;
+    for (int32_t j = 0; j < t.njobs; j++) {
+        double w = (double)t.jobs[j].gpus * (double)t.jobs[j].duration;
+        all += w;
+        if (t.jobs[j].gpus >= 16) big += w;
+        assert_true(t.jobs[j].gpus <= t.tenants[t.jobs[j].tenant].quota_gpus);
+    }
+    assert_true(big / all >= 0.33 && big / all < 0.45);
+    ds_trace_free(&t);
+}
+
 /* SPEC 6 invariants after every pass (ops->check included) on synthetic workloads in both modes,
  * with explicit BE jobs, under every ablation. */
 static void test_invariants_synthetic(void **st)
@@ -393,11 +562,14 @@ static void test_invariants_synthetic(void **st)
     (void)st;
     const char *variants[] = {"ablation=none", "ablation=no-prediction", "ablation=interference-blind",
                               "ablation=no-colocation", "ablation=no-borrowing", "ablation=hard-colocate",
-                              "m=0.5,rho-min=0.5,monitor-threshold=admit"};
-    for (int seed = 1; seed <= 2; seed++) {
+                              "m=0.5,rho-min=0.5,monitor-threshold=admit", "m=1,work-conserving=0",
+                              "g-prefix=0", "reserve-after=600,reserve-max=2", "m=0,tau-max=1"};
+    for (int seed = 1; seed <= 4; seed++) {
         ds_synth_config_t sc;
         ds_synth_config_default(&sc);
         sc.seed = (uint64_t)seed;
+        if (seed == 3) sc.noisy = 4;        /* the suite's noisy-neighbour and large-jobs mixes */
+        if (seed == 4) sc.large_share = 0.33;
         sc.jobs = 1500;
         sc.nodes = 8;
         sc.be_share = 0.2;
@@ -478,6 +650,11 @@ int main(void)
         cmocka_unit_test(test_revoke_after_w),
         cmocka_unit_test(test_prediction_never_lifts),
         cmocka_unit_test(test_config),
+        cmocka_unit_test(test_qad_definition),
+        cmocka_unit_test(test_work_conserving),
+        cmocka_unit_test(test_oversize_job),
+        cmocka_unit_test(test_reservation_backfill),
+        cmocka_unit_test(test_workload_knobs),
         cmocka_unit_test(test_invariants_synthetic),
         cmocka_unit_test(test_invariants_venus),
     };

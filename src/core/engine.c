@@ -121,8 +121,11 @@ int ds_engine_create(ds_engine_t **out, const ds_trace_t *trace, const ds_engine
         s->partner = -1;
         if (job->gpus > e->parts[s->part].gpus_total) {
             ds_error_set(err, trace->source, job->line, "gpus",
-                         "job %lld needs %d GPUs but its partition '%s' has only %d: it could never run",
-                         (long long)job->id, job->gpus, e->parts[s->part].name, e->parts[s->part].gpus_total);
+                         "job %lld of tenant %s needs %d GPUs but its partition '%s' has only %d: it could never "
+                         "run%s",
+                         (long long)job->id, trace->tenants[job->tenant].name, job->gpus, e->parts[s->part].name,
+                         e->parts[s->part].gpus_total,
+                         cfg->mode == DS_MODE_PARTITIONED ? " (in pooled mode it could run as best effort)" : "");
             ds_engine_destroy(e);
             return DS_EINVAL;
         }

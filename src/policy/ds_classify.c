@@ -41,7 +41,8 @@ void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t
         /* A job larger than both caps could never be classified: it may run as the tenant's only BE
          * job, so nothing starves (it stays reclaimable). */
         int oversize = g > (explicit_be ? becap : DS_MAX(q, becap)) && e->tenant_be_gpus[ten] == 0 && !be_taken;
-        if (!explicit_be && g > gbud && g <= q && s->cfg.g_prefix) gbud = 0;
+        /* with borrowing, jobs passed over still run as BE; without it a prefix would be head-of-line blocking */
+        if (!explicit_be && g > gbud && g <= q && s->cfg.g_prefix && s->cfg.borrowing) gbud = 0;
         if (!explicit_be && g <= gbud) {
             gbud -= g;
             ds_engine_set_class(e, j, DS_CLASS_G);

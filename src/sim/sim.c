@@ -388,19 +388,6 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
     int rc = ds_engine_create(&s.e, trace, &cfg->engine, cfg->policy, cfg->policy_config, err);
     if (rc) return rc;
     ds_engine_t *e = s.e;
-    /* A job larger than every GPU its queue can reach would wait forever: say which, before running. */
-    for (int32_t j = 0; j < trace->njobs; j++) {
-        const ds_job_t *jb = &trace->jobs[j];
-        int32_t p = e->tenant_part[jb->tenant];
-        if (jb->gpus <= e->parts[p].gpus_total) continue;
-        ds_error_set(err, trace->source, jb->line, "gpus",
-                     "job %lld of tenant %s asks %d GPUs, more than the %d GPUs its %s can ever offer%s",
-                     (long long)jb->id, trace->tenants[jb->tenant].name, jb->gpus, e->parts[p].gpus_total,
-                     cfg->engine.mode == DS_MODE_PARTITIONED ? "partition (its quota)" : "cluster",
-                     cfg->engine.mode == DS_MODE_PARTITIONED ? "; in pooled mode it could run as best effort" : "");
-        ds_engine_destroy(e);
-        return DS_EINVAL;
-    }
     e->hooks.ctx = &s;
     e->hooks.observe_retention = hook_observe;
     e->hooks.oracle_remaining = hook_remaining;

@@ -85,7 +85,7 @@ static int cmp_submit_line(const void *a, const void *b);
 
 /* Large-jobs mix: medium and long runs of tenants whose quota holds 16 GPUs, picked in a seeded random
  * order, become jobs of 16, 32 or 64 GPUs (at most the quota) until they hold large_share of GPU-time. */
-static void make_large(ds_trace_t *t, const ds_synth_config_t *c, int32_t gpn)
+static void make_large(ds_trace_t *t, const ds_synth_config_t *c)
 {
     rng_t r = {c->seed * 0xD1B54A32D192ED03ULL + 4242};
     int32_t n = t->njobs, *idx = ds_xmalloc((size_t)n * sizeof *idx), m = 0;
@@ -93,7 +93,8 @@ static void make_large(ds_trace_t *t, const ds_synth_config_t *c, int32_t gpn)
     for (int32_t i = 0; i < n; i++) {
         const ds_job_t *j = &t->jobs[i];
         total += (double)j->duration * j->gpus;
-        if (j->duration >= 3600 && t->tenants[j->tenant].quota_gpus >= 16) idx[m++] = i;
+        if (j->gpus >= 16) large += (double)j->duration * j->gpus; /* the base mix has some already */
+        else if (j->duration >= 3600 && t->tenants[j->tenant].quota_gpus >= 16) idx[m++] = i;
     }
     for (int32_t i = m - 1; i > 0; i--) { /* Fisher-Yates */
         int32_t k = (int32_t)(unif(&r) * (i + 1)), x = idx[i];
@@ -109,7 +110,6 @@ static void make_large(ds_trace_t *t, const ds_synth_config_t *c, int32_t gpn)
         j->gpus = g;
         j->cpus = 4 * g;
     }
-    (void)gpn;
     free(idx);
 }
 
@@ -223,7 +223,7 @@ int ds_synth_generate(ds_trace_t *t, const ds_synth_config_t *c, ds_error_t *err
             n++;
         }
     }
-    if (c->large_share > 0) make_large(t, c, gpn);
+    if (c->large_share > 0) make_large(t, c);
     double offered = 0, gpus_total = (double)c->nodes * gpn;
     for (int32_t i = 0; i < t->njobs; i++) offered += (double)t->jobs[i].duration * t->jobs[i].gpus;
     /* The span follows from the load, so durations keep their absolute shape; a fixed span (days > 0)
