@@ -420,6 +420,7 @@ int ds_cmd_compare(int argc, char **argv)
     int failed = 0, nok = 0;
     const ds_sim_result_t **ok = ds_xcalloc((size_t)nruns + 1, sizeof *ok);
     ds_report_meta_t *meta = ds_xcalloc((size_t)nruns + 1, sizeof *meta);
+    char (*est)[600] = ds_xcalloc((size_t)nruns + 1, sizeof *est);
     for (int i = 0; i < nruns; i++) {
         if (runs[i].ok) continue;
         fprintf(stderr, "deepshare: %s: %s\n", label[i], errmsg[i]);
@@ -431,6 +432,8 @@ int ds_cmd_compare(int argc, char **argv)
         if (runs[i].ok) {
             meta[nok].trace = trace.source;
             meta[nok].predictor = runs[i].ops->uses_predictors ? pred.kind : NULL;
+            meta[nok].estimates =
+                ds_run_estimates(runs[i].ops, &trace, pred.kind, wo.estimates, est[nok], sizeof est[nok]);
             ok[nok++] = &runs[i].res;
         }
     for (int i = ncmp, k = 0; i < nruns; i++, k++)
@@ -450,6 +453,7 @@ int ds_cmd_compare(int argc, char **argv)
     }
     free(ok);
     free(meta);
+    free(est);
     ds_cli_predictors_free(&pred);
     if (have_coloc) ds_coloc_free(&coloc);
     ds_trace_free(&trace);

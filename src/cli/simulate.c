@@ -149,6 +149,7 @@ int ds_cmd_simulate(int argc, char **argv)
     sc.engine.predictors = &pred.set;
     const ds_sim_result_t **ok = calloc((size_t)nruns, sizeof *ok);
     ds_report_meta_t *meta = calloc((size_t)nruns, sizeof *meta);
+    char (*est)[600] = calloc((size_t)nruns, sizeof *est);
     int nok = 0, failed = 0;
     for (int i = 0; i < nruns; i++) {
         ds_error_clear(&err);
@@ -163,6 +164,7 @@ int ds_cmd_simulate(int argc, char **argv)
         }
         meta[nok].trace = trace.source;
         meta[nok].predictor = runs[i].ops->uses_predictors ? pred.kind : NULL;
+        meta[nok].estimates = ds_run_estimates(runs[i].ops, &trace, pred.kind, wo.estimates, est[nok], sizeof est[nok]);
         ok[nok++] = &runs[i].res;
     }
     if (nok && !quiet) {
@@ -211,6 +213,7 @@ int ds_cmd_simulate(int argc, char **argv)
     rc = (failed || !nok) ? 1 : 0;
     free(ok);
     free(meta);
+    free(est);
     ds_cli_predictors_free(&pred);
     if (have_coloc) ds_coloc_free(&coloc);
     ds_trace_free(&trace);
