@@ -80,6 +80,7 @@ typedef struct ds_runtime_model_config {
     int32_t window;         /* train on the latest this many finishes (12000; 0 = all) */
     int32_t inc_rounds;     /* > 0: trees added to the booster per retrain, fitted on the window (0: fresh booster) */
     int32_t max_bin;        /* histogram bins per feature (64): XGBoost's split search scales with them */
+    double min_child_weight; /* 20 (v1: 2): fewer leaves fitted to a few noisy jobs */
     int32_t max_trees;      /* beyond this many trees, grow a fresh booster on the window (200) */
     int conditional;        /* remaining time from the residual distribution given elapsed (1) */
     int per_tenant;         /* DS_RT_TENANT_*: how tenants with enough history get a model of their own */

@@ -35,7 +35,7 @@ static void help(FILE *f)
             "\n"
             "options:\n"
             "  --policies LIST     comma-separated policies, or 'all' (default: all; policies the workload cannot\n"
-            "                      feed, such as qssf without estimates, are then skipped with a message)\n"
+            "                      feed, such as lucid without nodes to lend its profiler, are then skipped)\n"
             "  --jobs N            run N simulations in parallel threads (1); results are identical to serial\n"
             "  --out DIR           report folder (created if needed; files in it are overwritten)\n"
             "  --sweep             also run the 'deepshare' policy with rho-min in {0.5,0.6,0.7,0.8,0.9},\n"

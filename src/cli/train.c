@@ -17,6 +17,7 @@ static void help(FILE *f)
 {
     fprintf(f,
             "usage: deepshare train runtime --trace FILE --vc-config FILE [--evaluate] [--model-out FILE] [options]\n"
+            "       deepshare train runtime --synth-jobs N [--synth-* ...] --evaluate   (the synthetic workload)\n"
             "       deepshare train interference --coloc FILE --single FILE [--evaluate] [--model-out FILE] [options]\n"
             "\n"
             "runtime: per-tenant gradient-boosted duration models (XGBoost) with a cluster-wide model for tenants\n"
@@ -157,7 +158,7 @@ static int train_runtime(int argc, char **argv)
         if (!strcmp(a, "--tenant-corrections")) { rc.per_tenant = DS_RT_TENANT_RESIDUAL; continue; }
         if (!strcmp(a, "--v1")) { /* the first model's schedule: daily, all history, from scratch */
             rc.per_tenant = DS_RT_TENANT_RESIDUAL, rc.retrain_period = 86400, rc.window = 0, rc.inc_rounds = 0;
-            rc.rounds = 200, rc.eta = 0.05, rc.max_depth = 6, rc.max_bin = 256;
+            rc.rounds = 200, rc.eta = 0.05, rc.max_depth = 6, rc.max_bin = 256, rc.min_child_weight = 2;
             continue;
         }
         if (!strcmp(a, "--separate-tenants")) { rc.per_tenant = DS_RT_TENANT_SEPARATE; continue; }
@@ -214,8 +215,9 @@ static int train_runtime(int argc, char **argv)
             return 2;
         }
     }
-    if (!wo.trace) {
-        fprintf(stderr, "deepshare train runtime: --trace FILE and --vc-config FILE are required (see --help)\n");
+    if (!wo.trace && !wo.synth_given) {
+        fprintf(stderr, "deepshare train runtime: --trace FILE and --vc-config FILE (or --synth-* options for the "
+                        "synthetic workload) are required (see --help)\n");
         return 2;
     }
     if (!evaluate && !model_out) {

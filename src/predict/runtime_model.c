@@ -60,6 +60,7 @@ void ds_runtime_model_config_default(ds_runtime_model_config_t *c)
     c->inc_rounds = 0;
     c->max_trees = 200;
     c->max_bin = 64;
+    c->min_child_weight = 20;
     c->conditional = 1;
     c->per_tenant = DS_RT_TENANT_NONE;
     c->use_model = 1;
@@ -166,7 +167,7 @@ static void params(const ds_runtime_model_t *m, ds_xgb_params_t *p)
     ds_xgb_param(p, "eta", "%g", m->c.eta);
     ds_xgb_param(p, "subsample", "%g", m->c.subsample);
     ds_xgb_param(p, "colsample_bytree", "%g", m->c.colsample);
-    ds_xgb_param(p, "min_child_weight", "2");
+    ds_xgb_param(p, "min_child_weight", "%g", m->c.min_child_weight);
     ds_xgb_param(p, "max_bin", "%d", m->c.max_bin);
     ds_xgb_param(p, "seed", "%llu", (unsigned long long)m->c.seed);
     /* base_score stays XGBoost's 0.5: with 200 rounds at eta 0.05 the trees climb to the ~5.5 of
