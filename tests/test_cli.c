@@ -101,12 +101,16 @@ static void test_bad_trace_message(void **st)
     char want[800];
     snprintf(want, sizeof want, "%s:3: column 'duration': value -3 is below the minimum 0", jobs);
     expect_usage_error(args, want);
-    /* a named policy that cannot run on this workload (QSSF without estimates) fails the command */
+    /* QSSF without estimates runs on the learned runtime predictor and says so */
     f = fopen(jobs, "w");
     fputs("job_id,tenant,gpus,submit,duration\n1,A,1,0,10\n", f);
     fclose(f);
-    snprintf(args, sizeof args, "simulate --trace '%s' --vc-config '%s' --policy qssf", jobs, vc);
-    expect_usage_error(args, "qssf needs a duration estimate");
+    snprintf(args, sizeof args, "simulate --trace '%s' --vc-config '%s' --policy qssf --json - --quiet", jobs, vc);
+    char *out, *err;
+    assert_int_equal(run(args, &out, &err), 0);
+    assert_non_null(strstr(out, "\"estimates\": \"model\""));
+    free(out);
+    free(err);
 }
 
 /* Every flag the parser accepts (read from the CLI sources) appears in 'simulate --help'. */

@@ -30,6 +30,11 @@ int ds_xgb_train(ds_xgb_t **out, const float *x, const float *y, int64_t n, int3
  * p->rounds new ones fitted to what init leaves unexplained on these rows. */
 int ds_xgb_train_more(ds_xgb_t **out, ds_xgb_t *init, const float *x, const float *y, int64_t n, int32_t d,
                       const ds_xgb_params_t *p, ds_error_t *err);
+/* Adds rounds trees to m in place, fitted to what m leaves unexplained on these n rows (its own
+ * training parameters): the cost is the new trees plus one pass of the old ones over the rows. */
+int ds_xgb_boost(ds_xgb_t *m, const float *x, const float *y, int64_t n, int rounds, ds_error_t *err);
+/* Boosting rounds (trees) the model holds. */
+int32_t ds_xgb_rounds(ds_xgb_t *m);
 /* One row (d features); NAN if XGBoost fails (it never should on a valid model). */
 double ds_xgb_predict1(ds_xgb_t *m, const float *x);
 int32_t ds_xgb_nfeatures(const ds_xgb_t *m);
@@ -47,6 +52,11 @@ void ds_xgb_free(ds_xgb_t *m);
 typedef struct ds_reg_metrics {
     int64_t n;
     double mape, mdape, r2, r2_log, medae;
+    /* the paper leaves MAPE undefined; the readings a reader would try: MAPE over jobs of at least
+     * 60 s (n60 of them); symmetric MAPE = mean 2|p - a| / (p + a); MAPE of log-durations = mean
+     * |ln(1 + p) - ln(1 + a)| / ln(1 + a) */
+    int64_t n60;
+    double mape60, smape, mape_log;
 } ds_reg_metrics_t;
 
 /* Metrics over the rows with mask[i] != 0 (mask NULL: all rows). */
@@ -54,7 +64,7 @@ void ds_reg_metrics(const double *pred, const double *actual, const uint8_t *mas
 
 /* ---------------------------------------------------------------- runtime model (features.c, runtime_model.c) */
 
-#define DS_RT_NFEAT 28
+#define DS_RT_NFEAT 34
 
 enum {
     DS_RT_TENANT_NONE = 0,     /* the cluster model for everyone */
@@ -65,13 +75,20 @@ enum {
 typedef struct ds_runtime_model_config {
     int32_t min_history;    /* finished jobs a tenant needs for its own model (50) */
     int32_t min_train;      /* finished jobs the cluster model needs (20) */
-    int64_t retrain_period; /* seconds between retrains, at multiples of the period (86400) */
+    int64_t retrain_period; /* > 0: retrain at multiples of this many seconds (v1); 0: by count (default) */
+    int32_t retrain_every;  /* by count: retrain after this many new finishes (4000; sooner while history doubles) */
+    int32_t window;         /* train on the latest this many finishes (12000; 0 = all) */
+    int32_t inc_rounds;     /* > 0: trees added to the booster per retrain, fitted on the window (0: fresh booster) */
+    int32_t max_bin;        /* histogram bins per feature (64): XGBoost's split search scales with them */
+    double min_child_weight; /* 20 (v1: 2): fewer leaves fitted to a few noisy jobs */
+    int32_t max_trees;      /* beyond this many trees, grow a fresh booster on the window (200) */
+    int conditional;        /* remaining time from the residual distribution given elapsed (1) */
     int per_tenant;         /* DS_RT_TENANT_*: how tenants with enough history get a model of their own */
     int use_model;          /* 0: history heuristic only (the fallback), for comparison */
     int frozen;             /* 1: never retrain (models loaded from a file) */
-    int32_t rounds;         /* boosting rounds (200) */
-    int32_t max_depth;      /* 6 */
-    double eta;             /* 0.05 */
+    int32_t rounds;         /* boosting rounds of a fresh booster (30) */
+    int32_t max_depth;      /* 7 */
+    double eta;             /* 0.2 */
     double subsample;       /* 0.8 */
     double colsample;       /* colsample_bytree 0.8 */
     int32_t nthread;        /* training threads, 0 = XGBoost default (1: see runtime_model.c) */
@@ -96,6 +113,10 @@ double ds_runtime_model_predict(ds_runtime_model_t *m, int32_t job, int64_t now)
 void ds_runtime_model_observe(ds_runtime_model_t *m, int32_t job, int64_t now);
 /* Retrains now on everything observed (normally automatic). Returns 0 or an XGBoost error. */
 int ds_runtime_model_retrain(ds_runtime_model_t *m, ds_error_t *err);
+/* Remaining run time of a job predicted to take pred seconds in all that has run elapsed seconds:
+ * the median of pred x exp(r) - elapsed over recent log-residuals r with pred x exp(r) > elapsed
+ * (elapsed when it outlived all; max(pred - elapsed, 1) before there are enough or if disabled). */
+double ds_runtime_model_remaining(const ds_runtime_model_t *m, double pred, int64_t elapsed);
 /* Wraps the model as the engine's runtime predictor (name "model"). */
 void ds_runtime_model_as_predictor(ds_runtime_model_t *m, ds_runtime_predictor_t *p);
 /* Latest finish time the model has been told about (the online-protocol guard checks it). */

@@ -46,6 +46,7 @@ typedef struct ds_policy_ops {
      * written, at most max. */
     int (*stats)(const ds_engine_t *e, const void *state, ds_policy_stat_t *out, int max);
     int uses_predictors;     /* 1 when the policy calls e->predictors (the report names the predictor) */
+    int uses_estimates;      /* 1 when it ranks by job->estimate, and by the runtime predictor where that is NAN */
 } ds_policy_ops_t;
 
 const ds_policy_ops_t *ds_policy_find(const char *name);

@@ -14,6 +14,9 @@ typedef struct ds_runtime_predictor {
     void *ctx;
     double (*predict)(void *ctx, const ds_trace_t *t, int32_t job, int64_t now);
     void (*observe_finish)(void *ctx, const ds_trace_t *t, int32_t job, int64_t now); /* optional */
+    /* Optional: remaining run time of a running job predicted at pred seconds that has run elapsed
+     * seconds; absent: max(pred - elapsed, 1). */
+    double (*remaining)(void *ctx, const ds_trace_t *t, int32_t job, double pred, int64_t elapsed);
 } ds_runtime_predictor_t;
 
 /* Predicted retention (colocated / exclusive throughput) of job a when it shares a GPU with job b. */

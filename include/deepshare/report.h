@@ -9,6 +9,7 @@
 typedef struct ds_report_meta {
     const char *predictor;   /* "oracle", "model", "file", or NULL when the policy uses none */
     const char *trace;       /* trace description */
+    const char *estimates;   /* duration estimates the run used: "model", "oracle", "file:<path>", or NULL */
 } ds_report_meta_t;
 
 /* Writes the summary object (policy, mode, jobs, avg_jct, ... tenants[]) as JSON text. */

@@ -35,7 +35,7 @@ static void help(FILE *f)
             "\n"
             "options:\n"
             "  --policies LIST     comma-separated policies, or 'all' (default: all; policies the workload cannot\n"
-            "                      feed, such as qssf without estimates, are then skipped with a message)\n"
+            "                      feed, such as lucid without nodes to lend its profiler, are then skipped)\n"
             "  --jobs N            run N simulations in parallel threads (1); results are identical to serial\n"
             "  --out DIR           report folder (created if needed; files in it are overwritten)\n"
             "  --sweep             also run the 'deepshare' policy with rho-min in {0.5,0.6,0.7,0.8,0.9},\n"
@@ -420,6 +420,7 @@ int ds_cmd_compare(int argc, char **argv)
     int failed = 0, nok = 0;
     const ds_sim_result_t **ok = ds_xcalloc((size_t)nruns + 1, sizeof *ok);
     ds_report_meta_t *meta = ds_xcalloc((size_t)nruns + 1, sizeof *meta);
+    char (*est)[600] = ds_xcalloc((size_t)nruns + 1, sizeof *est);
     for (int i = 0; i < nruns; i++) {
         if (runs[i].ok) continue;
         fprintf(stderr, "deepshare: %s: %s\n", label[i], errmsg[i]);
@@ -431,6 +432,8 @@ int ds_cmd_compare(int argc, char **argv)
         if (runs[i].ok) {
             meta[nok].trace = trace.source;
             meta[nok].predictor = runs[i].ops->uses_predictors ? pred.kind : NULL;
+            meta[nok].estimates =
+                ds_run_estimates(runs[i].ops, &trace, pred.kind, wo.estimates, est[nok], sizeof est[nok]);
             ok[nok++] = &runs[i].res;
         }
     for (int i = ncmp, k = 0; i < nruns; i++, k++)
@@ -450,6 +453,7 @@ int ds_cmd_compare(int argc, char **argv)
     }
     free(ok);
     free(meta);
+    free(est);
     ds_cli_predictors_free(&pred);
     if (have_coloc) ds_coloc_free(&coloc);
     ds_trace_free(&trace);

@@ -82,6 +82,12 @@ static void rt_observe(void *ctx, const ds_trace_t *t, int32_t job, int64_t now)
     ds_runtime_model_observe(mine(ctx)->rm, job, now);
 }
 
+static double rt_remaining(void *ctx, const ds_trace_t *t, int32_t job, double pred, int64_t elapsed)
+{
+    (void)t, (void)job;
+    return ds_runtime_model_remaining(mine(ctx)->rm, pred, elapsed);
+}
+
 static double if_predict(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)
 {
     inst_t *in = mine(ctx);
@@ -102,6 +108,7 @@ ds_model_predictors_t *ds_model_predictors_create(const ds_trace_t *t, const ds_
     rt->ctx = s;
     rt->predict = rt_predict;
     rt->observe_finish = rt_observe;
+    rt->remaining = rt_remaining;
     if (!coloc) {
         fprintf(stderr, "deepshare: --predictor model: no --coloc profile to train the interference model on: "
                         "using the measured retention (1 everywhere without a profile)\n");

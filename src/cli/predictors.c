@@ -19,6 +19,14 @@ int ds_cli_predictors_opt(ds_cli_predictors_t *p, const char *name, const char *
         p->single = val;
         return 1;
     }
+    if (!strcmp(name, "remaining")) {
+        if (strcmp(val, "conditional") && strcmp(val, "simple")) {
+            fprintf(stderr, "deepshare: option --remaining: '%s' is not conditional or simple\n", val);
+            return -1;
+        }
+        p->simple_remaining = !strcmp(val, "simple");
+        return 1;
+    }
     if (strcmp(name, "predictor")) return 0;
     if (!strcmp(val, "oracle")) p->kind = "oracle";
     else if (!strcmp(val, "file")) p->kind = "file";
@@ -48,6 +56,7 @@ int ds_cli_predictors_setup(ds_cli_predictors_t *p, const ds_trace_t *t, const d
         /* online runtime models (daily retrain in trace time) and the forest trained on --coloc now */
         if (!(p->rt_model = ds_model_predictors_create(t, coloc, p->single, &p->runtime, &p->interference, err)))
             return -1;
+        if (p->simple_remaining) p->runtime.remaining = NULL; /* max(pred - elapsed, 1) */
         p->set.runtime = &p->runtime;
         p->set.interference = &p->interference;
         return 0;

@@ -22,8 +22,14 @@ int ds_runs_pick(const char *list, const char *opt, ds_run_t **out, int *n);
 int ds_runs_set_param(ds_run_t *runs, int n, const char *key, const char *val, const char *where);
 /* Applies a 'name = value' file ('#' starts a comment). Returns 0 or -1 after printing why. */
 int ds_runs_read_config(ds_run_t *runs, int n, const char *path);
-/* 1 when any of the runs' policies uses predictors (ops->uses_predictors). */
+/* 1 when any of the runs' policies uses predictors or ranks by estimates (which fall back on the
+ * runtime predictor). */
 int ds_runs_use_predictors(const ds_run_t *runs, int n);
+/* Which duration estimates a run of ops used, for the report: "file:<path>" (every job had one),
+ * "file:<path>+<kind>" (the predictor filled the gaps), "<kind>" (the runtime predictor: "model",
+ * "oracle") or NULL for policies that use none. Returns buf or NULL. */
+const char *ds_run_estimates(const ds_policy_ops_t *ops, const ds_trace_t *t, const char *kind, const char *path,
+                             char *buf, size_t n);
 /* Frees results and parameter objects, then the array. */
 void ds_runs_free(ds_run_t *runs, int n);
 

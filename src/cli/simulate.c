@@ -30,6 +30,9 @@ static void help(FILE *f)
             "  --predictor P       what predicting policies see: model (default: online XGBoost runtime models,\n"
             "                      interference forest trained on --coloc; docs/predictors.md), oracle (true\n"
             "                      durations, measured retention) or file (durations from --estimates, measured)\n"
+            "  --remaining R       running jobs' remaining time with --predictor model: conditional (default: the\n"
+            "                      median of similar finished jobs' durations beyond the elapsed time) or simple\n"
+            "                      (max(predicted - elapsed, 1))\n"
             "  --single FILE       model: workload profiles (single_data.csv) for the forest (default: the trace's)\n"
             "  --seed N            seed of the synthetic workload and of simulated measurement noise (1)\n"
             "  --synth-jobs N      synthetic: number of jobs (4000)\n"
@@ -46,6 +49,8 @@ static void help(FILE *f)
             "                      generator's noisy ones), so every policy takes runtimes from --predictor\n"
             "  --arrival-scale X   any workload: divide every inter-arrival gap by X (1.5: arrivals 1.5x as\n"
             "                      dense); durations and quotas unchanged\n"
+            "  --synth-similar-durations 0|1  synthetic: a session's similar jobs share a duration class (1;\n"
+            "                      0: every job draws its class, the generator before issue 11)\n"
             "\n"
             "cluster and run:\n"
             "  --policy LIST       comma-separated policies, or 'all' (default: all)\n"
@@ -157,6 +162,7 @@ int ds_cmd_simulate(int argc, char **argv)
     sc.engine.predictors = &pred.set;
     const ds_sim_result_t **ok = calloc((size_t)nruns, sizeof *ok);
     ds_report_meta_t *meta = calloc((size_t)nruns, sizeof *meta);
+    char (*est)[600] = calloc((size_t)nruns, sizeof *est);
     int nok = 0, failed = 0;
     for (int i = 0; i < nruns; i++) {
         ds_error_clear(&err);
@@ -171,6 +177,7 @@ int ds_cmd_simulate(int argc, char **argv)
         }
         meta[nok].trace = trace.source;
         meta[nok].predictor = runs[i].ops->uses_predictors ? pred.kind : NULL;
+        meta[nok].estimates = ds_run_estimates(runs[i].ops, &trace, pred.kind, wo.estimates, est[nok], sizeof est[nok]);
         ok[nok++] = &runs[i].res;
     }
     if (nok && !quiet) {
@@ -231,6 +238,7 @@ int ds_cmd_simulate(int argc, char **argv)
     rc = (failed || !nok) ? 1 : 0;
     free(ok);
     free(meta);
+    free(est);
     ds_cli_predictors_free(&pred);
     if (have_coloc) ds_coloc_free(&coloc);
     ds_trace_free(&trace);

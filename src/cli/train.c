@@ -17,6 +17,7 @@ static void help(FILE *f)
 {
     fprintf(f,
             "usage: deepshare train runtime --trace FILE --vc-config FILE [--evaluate] [--model-out FILE] [options]\n"
+            "       deepshare train runtime --synth-jobs N [--synth-* ...] --evaluate   (the synthetic workload)\n"
             "       deepshare train interference --coloc FILE --single FILE [--evaluate] [--model-out FILE] [options]\n"
             "\n"
             "runtime: per-tenant gradient-boosted duration models (XGBoost) with a cluster-wide model for tenants\n"
@@ -35,11 +36,17 @@ static void help(FILE *f)
             "  --predictions FILE    write job_id,actual,predicted,source,tenant_history,user_history\n"
             "  --model-out FILE      train on every job of the trace and save the models\n"
             "  --min-history N       finished jobs a tenant needs for its own model (50)\n"
-            "  --retrain-period S    seconds of trace time between retrains (86400)\n"
-            "  --cluster-only        one cluster-wide model for every tenant (ablation)\n"
-            "  --separate-tenants    each tenant's model trained on its own jobs only (ablation; default: a tenant's\n"
-            "                        model is correction trees boosted on its jobs from the cluster model's output)\n"
-            "  --rounds N (200)  --max-depth N (6)  --eta X (0.05)  --threads N (XGBoost default)\n"
+            "  --retrain-every N     retrain after N new finishes (4000; sooner while the history doubles)\n"
+            "  --window N            train on the latest N finishes (12000; 0 = all)\n"
+            "  --inc-rounds N        add N trees per retrain, fitted on the window, instead of a fresh booster (0)\n"
+            "  --max-trees N         beyond N trees, grow a fresh booster on the window (200)\n"
+            "  --retrain-period S    retrain at multiples of S seconds of trace time instead (the v1 schedule)\n"
+            "  --cluster-only        one model for every tenant (the default)\n"
+            "  --tenant-corrections  per tenant: correction trees boosted on its jobs from the cluster model\n"
+            "  --separate-tenants    each tenant's model trained on its own jobs only (ablation)\n"
+            "  --v1                  the first model's training: daily, all history, from scratch, tenant\n"
+            "                        corrections, 200 rounds at eta 0.05 (features are today's)\n"
+            "  --rounds N (30)  --max-depth N (7)  --eta X (0.2)  --max-bin N (64)  --threads N (XGBoost default)\n"
             "\n"
             "interference: random forest (XGBoost, num_parallel_tree trees, row and column subsampling, one round)\n"
             "predicting each job's retention beside a partner from both workloads' exclusive profiles.\n"
@@ -126,8 +133,8 @@ static void print_row(const char *name, const ds_reg_metrics_t *m)
         printf("  %-34s %7d\n", name, 0);
         return;
     }
-    printf("  %-34s %7lld %10.2f %8.2f %8.4f %8.4f %10.1f\n", name, (long long)m->n, m->mape, m->mdape, m->r2, m->r2_log,
-           m->medae);
+    printf("  %-34s %7lld %10.2f %9.2f %8.2f %8.2f %8.2f %8.4f %8.4f %10.1f\n", name, (long long)m->n, m->mape, m->mape60,
+           m->smape, m->mape_log, m->mdape, m->r2, m->r2_log, m->medae);
 }
 
 #define MAX_CMP 8
@@ -148,6 +155,12 @@ static int train_runtime(int argc, char **argv)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help(stdout); return 0; }
         if (!strcmp(a, "--evaluate")) { evaluate = 1; continue; }
         if (!strcmp(a, "--cluster-only")) { rc.per_tenant = DS_RT_TENANT_NONE; continue; }
+        if (!strcmp(a, "--tenant-corrections")) { rc.per_tenant = DS_RT_TENANT_RESIDUAL; continue; }
+        if (!strcmp(a, "--v1")) { /* the first model's schedule: daily, all history, from scratch */
+            rc.per_tenant = DS_RT_TENANT_RESIDUAL, rc.retrain_period = 86400, rc.window = 0, rc.inc_rounds = 0;
+            rc.rounds = 200, rc.eta = 0.05, rc.max_depth = 6, rc.max_bin = 256, rc.min_child_weight = 2;
+            continue;
+        }
         if (!strcmp(a, "--separate-tenants")) { rc.per_tenant = DS_RT_TENANT_SEPARATE; continue; }
         if (strncmp(a, "--", 2) || i + 1 >= argc) {
             fprintf(stderr, "deepshare train runtime: %s '%s' (see --help)\n",
@@ -170,6 +183,21 @@ static int train_runtime(int argc, char **argv)
         } else if (!strcmp(name, "retrain-period")) {
             if (ds_parse_i64("--retrain-period", val, 60, INT64_C(1) << 40, &v)) return 2;
             rc.retrain_period = v;
+        } else if (!strcmp(name, "retrain-every")) {
+            if (ds_parse_i64("--retrain-every", val, 1, 1 << 30, &v)) return 2;
+            rc.retrain_every = (int32_t)v, rc.retrain_period = 0;
+        } else if (!strcmp(name, "window")) {
+            if (ds_parse_i64("--window", val, 0, 1 << 30, &v)) return 2;
+            rc.window = (int32_t)v;
+        } else if (!strcmp(name, "inc-rounds")) {
+            if (ds_parse_i64("--inc-rounds", val, 0, 100000, &v)) return 2;
+            rc.inc_rounds = (int32_t)v;
+        } else if (!strcmp(name, "max-trees")) {
+            if (ds_parse_i64("--max-trees", val, 1, 1000000, &v)) return 2;
+            rc.max_trees = (int32_t)v;
+        } else if (!strcmp(name, "max-bin")) {
+            if (ds_parse_i64("--max-bin", val, 2, 65536, &v)) return 2;
+            rc.max_bin = (int32_t)v;
         } else if (!strcmp(name, "rounds")) {
             if (ds_parse_i64("--rounds", val, 1, 100000, &v)) return 2;
             rc.rounds = (int32_t)v;
@@ -187,8 +215,9 @@ static int train_runtime(int argc, char **argv)
             return 2;
         }
     }
-    if (!wo.trace) {
-        fprintf(stderr, "deepshare train runtime: --trace FILE and --vc-config FILE are required (see --help)\n");
+    if (!wo.trace && !wo.synth_given) {
+        fprintf(stderr, "deepshare train runtime: --trace FILE and --vc-config FILE (or --synth-* options for the "
+                        "synthetic workload) are required (see --help)\n");
         return 2;
     }
     if (!evaluate && !model_out) {
@@ -249,16 +278,20 @@ static int train_runtime(int argc, char **argv)
         for (int32_t i = 0; i < n; i++) by_src[src[i] >= 0 ? 0 : src[i] == -1 ? 1 : 2]++;
         printf("runtime prediction, online protocol: %s, %d jobs, %d tenants\n", t.source, n, t.ntenants);
         printf("finished-before-submit rule: end <= submit, end from %s\n", finish_desc);
-        printf("models: %s, min_history %d, retrain every %llds, %d rounds, depth %d, eta %g (%.1f s)\n",
+        printf("models: %s, min_history %d, retrain every %lld %s, window %d, +%d trees up to %d, %d rounds, depth %d, "
+               "eta %g (%.2f s)\n",
                rc.per_tenant == DS_RT_TENANT_RESIDUAL   ? "per-tenant corrections of the cluster model"
                : rc.per_tenant == DS_RT_TENANT_SEPARATE ? "separate per-tenant models + cluster fallback"
                                                         : "cluster only",
                rc.min_history,
-               (long long)rc.retrain_period, rc.rounds, rc.max_depth, rc.eta, secs);
+               (long long)(rc.retrain_period > 0 ? rc.retrain_period : rc.retrain_every),
+               rc.retrain_period > 0 ? "s" : "finishes", rc.window, rc.inc_rounds, rc.max_trees, rc.rounds,
+               rc.max_depth, rc.eta, secs);
         printf("answered by: tenant model %lld, cluster model %lld, history heuristic %lld; latest observed finish - "
                "submit <= %lld s (must be <= 0)\n", (long long)by_src[0], (long long)by_src[1], (long long)by_src[2],
                (long long)leak);
-        printf("\n  %-34s %7s %10s %8s %8s %8s %10s\n", "predictor", "jobs", "MAPE%", "MdAPE%", "R2", "R2log", "MedAE s");
+        printf("\n  %-34s %7s %10s %9s %8s %8s %8s %8s %8s %10s\n", "predictor", "jobs", "MAPE%", "MAPE>=60%", "sMAPE%",
+               "logMAPE%", "MdAPE%", "R2", "R2log", "MedAE s");
         static const char *bname[] = {"all jobs", "tenant history < 50", "tenant history 50-499", "tenant history >= 500",
                                       "user history 0", "user history 1-9", "user history 10-49", "user history >= 50"};
         for (int b = 0; b < 8; b++) {

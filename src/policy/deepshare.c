@@ -34,7 +34,10 @@ static dsp_list_t *solo_of(dsp_t *s, const ds_engine_t *e, int32_t j)
 
 double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now)
 {
-    /* Remaining = max(predicted total - elapsed wall time, 1): the simple estimate of SPEC 5. */
+    /* The predictor's estimate given the elapsed time when it has one (learned models: conditional on
+     * having run that long), else max(predicted total - elapsed wall time, 1), SPEC 5's. */
+    const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
+    if (rp && rp->remaining) return rp->remaining(rp->ctx, e->trace, j, s->pred[j], ds_engine_elapsed(e, j, now));
     double r = s->pred[j] - (double)ds_engine_elapsed(e, j, now);
     return r > 1.0 ? r : 1.0;
 }

@@ -1,8 +1,10 @@
 /* lucid.c: Lucid (ASPLOS'23) with the semantics of its reference simulator: estimated-GPU-time
  * priorities without blocking, a profiling partition that finishes short jobs, packing of compatible
- * jobs onto the GPUs of a running partner, and a sharing switch driven by predicted throughput. */
+ * jobs onto the GPUs of a running partner, and a sharing switch driven by predicted throughput.
+ * Jobs without an estimate are ranked by the runtime predictor's, made when they reach the queue. */
 #include "deepshare/lucid.h"
 #include "deepshare/policy.h"
+#include "deepshare/predictor.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -239,6 +241,11 @@ static int lucid_init(ds_engine_t *e, const void *config, void **state, ds_error
             /* it never reaches its tenant's queue: it runs to completion in the profiler */
             e->js[j].part = s->prof_part;
             s->prio[j] = 0;
+            continue;
+        }
+        if (isnan(job->estimate) && e->predictors && e->predictors->runtime) {
+            s->prio[j] = NAN; /* predicted at enqueue, from what has finished by then */
+            e->js[j].finish_lag = (uint8_t)(c->reference_timing ? 1 : 0);
             continue;
         }
         if (isnan(job->estimate)) {
@@ -594,13 +601,17 @@ static int cmp_pending(const lucid_t *s, const ds_engine_t *e, int32_t a, int32_
 
 static void lucid_enqueue(ds_engine_t *e, void *state, int32_t j, int64_t now)
 {
-    (void)now;
     lucid_t *s = state;
     int32_t part = e->js[j].part;
     if (part == s->prof_part) return; /* started by the profiler replay */
     /* The reference counts a profiled job's wait for the profiler in its queueing delay, although the
      * job queues in its tenant's partition from its submission on. */
     if (s->cfg.reference_queue) e->js[j].queued += s->prof.queue[j];
+    if (isnan(s->prio[j])) {
+        const ds_runtime_predictor_t *rp = e->predictors->runtime;
+        double v = rp->predict(rp->ctx, e->trace, j, now);
+        s->prio[j] = (v >= 1 ? v : 1) * e->trace->jobs[j].gpus;
+    }
     ilist_t *q = &s->pend[part];
     int32_t lo = 0, hi = q->n;
     while (lo < hi) {
@@ -616,8 +627,9 @@ static void lucid_enqueue(ds_engine_t *e, void *state, int32_t j, int64_t now)
 
 static void lucid_on_finish(ds_engine_t *e, void *state, int32_t j, int64_t now)
 {
-    (void)now;
     lucid_t *s = state;
+    const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
+    if (rp && rp->observe_finish) rp->observe_finish(rp->ctx, e->trace, j, now);
     int32_t part = e->js[j].part;
     s->changed[part] = 1;
     set_excl(s, e, j, 0);
@@ -691,4 +703,5 @@ const ds_policy_ops_t ds_policy_lucid = {
     .config_set = ds_lucid_config_set,
     .config_help = ds_lucid_config_help,
     .stats = lucid_stats,
+    .uses_estimates = 1,
 };

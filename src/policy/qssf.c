@@ -1,28 +1,30 @@
 /* qssf.c: Quasi-Shortest-Service-First: order by estimated GPU-time (estimate x GPUs), non-preemptive,
  * head-of-line blocking. As in the reference, a queue holding only this second's arrivals is ordered
- * by GPU count instead, and the estimate order takes over one second later. */
+ * by GPU count instead, and the estimate order takes over one second later. Jobs without an estimate
+ * get the runtime predictor's at arrival (online: it learns from the finishes it is told of). */
 #include "queue.h"
+#include "deepshare/predictor.h"
 
 #include <math.h>
 #include <stdlib.h>
 
 typedef struct qssf {
     ds_pqueue_t q;
+    const ds_engine_t *e;
+    double *est;         /* per job: the estimate it is ranked by */
     int64_t *arr_time;   /* per partition: time of the latest arrivals */
     int32_t *arr_count;  /* and how many arrived then */
     int64_t *wake;       /* per partition: re-run at this time (estimate order takes over) */
     int32_t *tmp;
 } qssf_t;
 
-static double service(const ds_engine_t *e, int32_t j)
-{
-    return e->trace->jobs[j].estimate * e->trace->jobs[j].gpus;
-}
+static double service(const qssf_t *s, int32_t j) { return s->est[j] * s->e->trace->jobs[j].gpus; }
 
 static int cmp_qssf(const void *ctx, int32_t a, int32_t b)
 {
-    const ds_engine_t *e = ctx;
-    double sa = service(e, a), sb = service(e, b);
+    const qssf_t *s = ctx;
+    const ds_engine_t *e = s->e;
+    double sa = service(s, a), sb = service(s, b);
     if (sa != sb) return sa < sb ? -1 : 1;
     return ds_cmp_keys(e->trace->jobs[a].gpus, e->trace->jobs[b].gpus, e->js[a].arrival_seq, e->js[b].arrival_seq);
 }
@@ -38,7 +40,8 @@ static int cmp_gpus(const void *x, const void *y)
 static int qssf_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
 {
     (void)config;
-    for (int32_t j = 0; j < e->trace->njobs; j++) {
+    const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
+    for (int32_t j = 0; j < e->trace->njobs && !rp; j++) {
         if (isnan(e->trace->jobs[j].estimate)) {
             ds_error_set(err, e->trace->source, e->trace->jobs[j].line, "estimate",
                          "qssf needs a duration estimate for every job; job %lld has none (give --estimates FILE)",
@@ -47,7 +50,10 @@ static int qssf_init(ds_engine_t *e, const void *config, void **state, ds_error_
         }
     }
     qssf_t *s = ds_xcalloc(1, sizeof *s);
-    ds_pqueue_init(&s->q, e, cmp_qssf, e);
+    s->e = e;
+    s->est = ds_xmalloc((size_t)(e->trace->njobs ? e->trace->njobs : 1) * sizeof *s->est);
+    for (int32_t j = 0; j < e->trace->njobs; j++) s->est[j] = e->trace->jobs[j].estimate;
+    ds_pqueue_init(&s->q, e, cmp_qssf, s);
     s->arr_time = ds_xmalloc((size_t)e->nparts * sizeof *s->arr_time);
     s->arr_count = ds_xcalloc((size_t)e->nparts, sizeof *s->arr_count);
     s->wake = ds_xmalloc((size_t)e->nparts * sizeof *s->wake);
@@ -65,16 +71,30 @@ static void qssf_fini(void *state)
     free(s->arr_count);
     free(s->wake);
     free(s->tmp);
+    free(s->est);
     free(s);
 }
 
 static void qssf_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t now)
 {
     qssf_t *s = state;
+    if (isnan(s->est[job])) {
+        /* predicted once, at arrival, from the finishes reported so far */
+        const ds_runtime_predictor_t *rp = e->predictors->runtime;
+        double v = rp->predict(rp->ctx, e->trace, job, now);
+        s->est[job] = v >= 1 ? v : 1;
+    }
     int32_t p = e->js[job].part;
     if (s->arr_time[p] != now) s->arr_time[p] = now, s->arr_count[p] = 0;
     s->arr_count[p]++;
     ds_pqueue_push(&s->q, e, job);
+}
+
+static void qssf_on_finish(ds_engine_t *e, void *state, int32_t job, int64_t now)
+{
+    (void)state;
+    const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
+    if (rp && rp->observe_finish) rp->observe_finish(rp->ctx, e->trace, job, now);
 }
 
 static void qssf_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now, int timer)
@@ -115,10 +135,13 @@ static int64_t qssf_next_timer(const ds_engine_t *e, const void *state, int64_t 
 
 const ds_policy_ops_t ds_policy_qssf = {
     .name = "qssf",
-    .summary = "quasi-shortest-service-first on estimated GPU-time (--estimates FILE); head-of-line blocking",
+    .summary = "quasi-shortest-service-first on estimated GPU-time (--estimates FILE, else the runtime predictor); "
+               "head-of-line blocking",
     .init = qssf_init,
     .fini = qssf_fini,
     .enqueue = qssf_enqueue,
+    .on_finish = qssf_on_finish,
     .schedule = qssf_schedule,
     .next_timer = qssf_next_timer,
+    .uses_estimates = 1,
 };

@@ -14,6 +14,10 @@ void rt_hist_free(rt_hist_t *h)
     free(h->user);
     free(h->user_gpus);
     free(h->tenant);
+    free(h->tenant_gpus);
+    free(h->wkey);
+    free(h->wring);
+    free(h->wslot);
     free(h->subs);
     free(h->sub_feat);
     memset(h, 0, sizeof *h);
@@ -38,6 +42,9 @@ static void ensure(rt_hist_t *h, const ds_trace_t *t)
     if (t->ntenants > h->ntenants) {
         h->tenant = ds_xrealloc(h->tenant, (size_t)t->ntenants * sizeof *h->tenant);
         memset(h->tenant + h->ntenants, 0, (size_t)(t->ntenants - h->ntenants) * sizeof *h->tenant);
+        h->tenant_gpus = ds_xrealloc(h->tenant_gpus, (size_t)t->ntenants * RT_GBUCKETS * sizeof *h->tenant_gpus);
+        memset(h->tenant_gpus + (size_t)h->ntenants * RT_GBUCKETS, 0,
+               (size_t)(t->ntenants - h->ntenants) * RT_GBUCKETS * sizeof *h->tenant_gpus);
         h->ntenants = t->ntenants;
     }
 }
@@ -47,6 +54,62 @@ static int gbucket(int32_t gpus)
     int b = 0;
     while (gpus > 1 && b < RT_GBUCKETS - 1) gpus >>= 1, b++;
     return b;
+}
+
+static rt_wkey_t wkey_of(const ds_job_t *j)
+{
+    rt_wkey_t k = {j->user, j->gpus, j->model, j->dataset, j->batch, j->amp};
+    return k;
+}
+
+static uint32_t whash(const rt_wkey_t *k)
+{
+    uint64_t h = 1469598103934665603ULL;
+    const int32_t *v = &k->user;
+    for (int i = 0; i < 6; i++) h = (h ^ (uint32_t)v[i]) * 1099511628211ULL;
+    return (uint32_t)(h ^ (h >> 29));
+}
+
+static int wkey_eq(const rt_wkey_t *a, const rt_wkey_t *b)
+{
+    return a->user == b->user && a->gpus == b->gpus && a->model == b->model && a->dataset == b->dataset &&
+           a->batch == b->batch && a->amp == b->amp;
+}
+
+/* The ring of a user's workload; NULL when absent and !create. */
+static rt_ring_t *wring(rt_hist_t *h, const ds_job_t *j, int create)
+{
+    rt_wkey_t k = wkey_of(j);
+    if (h->nslots) {
+        for (uint32_t i = whash(&k) & (uint32_t)(h->nslots - 1);; i = (i + 1) & (uint32_t)(h->nslots - 1)) {
+            int32_t w = h->wslot[i];
+            if (w < 0) break;
+            if (wkey_eq(&h->wkey[w], &k)) return &h->wring[w];
+        }
+    }
+    if (!create) return NULL;
+    if (2 * (h->nw + 1) > h->nslots) { /* grow and rehash: load factor at most 1/2 */
+        h->nslots = h->nslots ? 2 * h->nslots : 1024;
+        h->wslot = ds_xrealloc(h->wslot, (size_t)h->nslots * sizeof *h->wslot);
+        for (int32_t i = 0; i < h->nslots; i++) h->wslot[i] = -1;
+        for (int32_t w = 0; w < h->nw; w++) {
+            uint32_t i = whash(&h->wkey[w]) & (uint32_t)(h->nslots - 1);
+            while (h->wslot[i] >= 0) i = (i + 1) & (uint32_t)(h->nslots - 1);
+            h->wslot[i] = w;
+        }
+    }
+    if (h->nw == h->capw) {
+        h->capw = h->capw ? 2 * h->capw : 256;
+        h->wkey = ds_xrealloc(h->wkey, (size_t)h->capw * sizeof *h->wkey);
+        h->wring = ds_xrealloc(h->wring, (size_t)h->capw * sizeof *h->wring);
+    }
+    int32_t w = h->nw++;
+    h->wkey[w] = k;
+    memset(&h->wring[w], 0, sizeof h->wring[w]);
+    uint32_t i = whash(&k) & (uint32_t)(h->nslots - 1);
+    while (h->wslot[i] >= 0) i = (i + 1) & (uint32_t)(h->nslots - 1);
+    h->wslot[i] = w;
+    return &h->wring[w];
 }
 
 static float lgd(int64_t d) { return (float)log(d > 1 ? (double)d : 1.0); }
@@ -70,7 +133,11 @@ void rt_hist_add(rt_hist_t *h, const ds_trace_t *t, int32_t job, int64_t end)
         ring_add(&h->user[j->user], v, end);
         ring_add(&h->user_gpus[(size_t)j->user * RT_GBUCKETS + gbucket(j->gpus)], v, end);
     }
-    if (j->tenant >= 0) ring_add(&h->tenant[j->tenant], v, end);
+    if (j->user >= 0) ring_add(wring(h, j, 1), v, end);
+    if (j->tenant >= 0) {
+        ring_add(&h->tenant[j->tenant], v, end);
+        ring_add(&h->tenant_gpus[(size_t)j->tenant * RT_GBUCKETS + gbucket(j->gpus)], v, end);
+    }
     ring_add(&h->cluster, v, end);
 }
 
@@ -173,4 +240,10 @@ void rt_features(rt_hist_t *h, const ds_trace_t *t, int32_t job, float *x)
     x[24] = sf[1];
     x[25] = sf[2];
     if (u && u->count) x[27] = (float)log1p((double)DS_MAX(0, j->submit - u->last_end));
+    /* the user's jobs of the same workload and GPU count: resubmissions are the most alike */
+    const rt_ring_t *uw = j->user >= 0 ? wring(h, j, 0) : NULL;
+    x[28] = (float)log1p(uw ? (double)uw->count : 0);
+    ring_stats(uw, &x[29], &x[31], &x[30], &d0, &d1, &x[33]);
+    const rt_ring_t *tg = j->tenant >= 0 ? &h->tenant_gpus[(size_t)j->tenant * RT_GBUCKETS + gbucket(j->gpus)] : NULL;
+    ring_stats(tg, &d0, &d1, &x[32], &d0, &d1, &d2);
 }

@@ -25,9 +25,18 @@ typedef struct rt_user_submits {
     int64_t last_by_bucket[RT_GBUCKETS];
 } rt_user_submits_t;
 
+/* One workload a user submits: the same GPU count and descriptor (model, dataset, batch, amp). */
+typedef struct rt_wkey {
+    int32_t user, gpus, model, dataset, batch, amp;
+} rt_wkey_t;
+
 typedef struct rt_hist {
     int32_t nusers, ntenants;
-    rt_ring_t *user, *user_gpus, *tenant, cluster;
+    rt_ring_t *user, *user_gpus, *tenant, *tenant_gpus, cluster;
+    /* per (user, workload): open addressing table of indices into wkey / wring */
+    rt_wkey_t *wkey;
+    rt_ring_t *wring;
+    int32_t nw, capw, *wslot, nslots;
     /* submit-side features per job, computed for jobs [0, prepared) */
     rt_user_submits_t *subs;
     float *sub_feat;      /* 3 per job */

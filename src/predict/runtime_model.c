@@ -1,5 +1,6 @@
-/* runtime_model.c: per-tenant gradient-boosted duration models with a cluster-wide fallback, learned
- * online from the jobs the driver reports finished and retrained on a fixed period of trace time. */
+/* runtime_model.c: a gradient-boosted duration model learned online from the jobs the driver reports
+ * finished, kept current by adding trees on a bounded window of recent finishes (cost follows what is
+ * new), with optional per-tenant models and a conditional remaining-time estimate for running jobs. */
 #include "rt_features.h"
 
 #include <math.h>
@@ -11,6 +12,9 @@
 #define SRC_HEURISTIC (-2)
 #define SRC_CLUSTER (-1)
 #define DEFAULT_SECONDS 1000.0 /* no history at all: Lucid's stand-in for a missing estimate */
+#define RT_FILE_VERSION 3      /* 3: 34 features (workload and tenant x GPU history); 2: 28 */
+#define RES_N 2048             /* recent log-residuals kept for the remaining-time estimate */
+#define RES_MIN 50             /* residuals needed before the conditional estimate is used */
 
 struct ds_runtime_model {
     const ds_trace_t *t;
@@ -23,10 +27,15 @@ struct ds_runtime_model {
     double *pred;
     int32_t *pver;
     int8_t *psrc;
-    /* training rows: features, ln(duration), tenant */
+    /* training rows: features, ln(duration), tenant; a ring of the latest caprows when window > 0 */
     float *x, *y;
     int32_t *rt;
-    int64_t nrows, caprows;
+    int64_t nrows, caprows, head;
+    int64_t total, at_retrain; /* finishes observed, and how many there were at the last retrain */
+    float *tx, *ty;            /* the window in age order, for training */
+    /* ln(actual / predicted) of recent finishes, and a sorted copy taken at each retrain */
+    float res[RES_N], sorted[RES_N];
+    int32_t nres, reshead, nsorted;
     int64_t *tenant_rows;
     int32_t ntenants;
     ds_xgb_t *cluster;
@@ -45,12 +54,19 @@ void ds_runtime_model_config_default(ds_runtime_model_config_t *c)
     memset(c, 0, sizeof *c);
     c->min_history = 50;
     c->min_train = 20;
-    c->retrain_period = 86400;
-    c->per_tenant = DS_RT_TENANT_RESIDUAL;
+    c->retrain_period = 0;
+    c->retrain_every = 4000;
+    c->window = 12000;
+    c->inc_rounds = 0;
+    c->max_trees = 200;
+    c->max_bin = 64;
+    c->min_child_weight = 20;
+    c->conditional = 1;
+    c->per_tenant = DS_RT_TENANT_NONE;
     c->use_model = 1;
-    c->rounds = 200;
-    c->max_depth = 6;
-    c->eta = 0.05;
+    c->rounds = 30;
+    c->max_depth = 7;
+    c->eta = 0.2;
     c->subsample = 0.8;
     c->colsample = 0.8;
     c->nthread = 1; /* OpenMP threads spin badly on a shared machine; trees are small */
@@ -133,6 +149,8 @@ void ds_runtime_model_destroy(ds_runtime_model_t *m)
     free(m->x);
     free(m->y);
     free(m->rt);
+    free(m->tx);
+    free(m->ty);
     free(m->tenant_rows);
     free(m->tenant);
     free(m->logged);
@@ -149,32 +167,74 @@ static void params(const ds_runtime_model_t *m, ds_xgb_params_t *p)
     ds_xgb_param(p, "eta", "%g", m->c.eta);
     ds_xgb_param(p, "subsample", "%g", m->c.subsample);
     ds_xgb_param(p, "colsample_bytree", "%g", m->c.colsample);
-    ds_xgb_param(p, "min_child_weight", "2");
+    ds_xgb_param(p, "min_child_weight", "%g", m->c.min_child_weight);
+    ds_xgb_param(p, "max_bin", "%d", m->c.max_bin);
     ds_xgb_param(p, "seed", "%llu", (unsigned long long)m->c.seed);
     /* base_score stays XGBoost's 0.5: with 200 rounds at eta 0.05 the trees climb to the ~5.5 of
      * ln-durations anyway; starting from the mean instead scored worse on Venus on MAPE, MdAPE and
      * median error, slightly better on R2 (docs/predictors.md). Few rounds need a larger eta. */
 }
 
+/* The window in age order into tx / ty; returns its row count. */
+static int64_t window_rows(ds_runtime_model_t *m)
+{
+    if (!m->tx) {
+        m->tx = ds_xmalloc((size_t)DS_MAX(m->caprows, 1) * DS_RT_NFEAT * sizeof *m->tx);
+        m->ty = ds_xmalloc((size_t)DS_MAX(m->caprows, 1) * sizeof *m->ty);
+    }
+    int64_t first = m->nrows < m->caprows ? 0 : m->head; /* oldest row */
+    for (int64_t k = 0; k < m->nrows; k++) {
+        int64_t i = (first + k) % m->caprows;
+        memcpy(&m->tx[k * DS_RT_NFEAT], &m->x[i * DS_RT_NFEAT], DS_RT_NFEAT * sizeof *m->tx);
+        m->ty[k] = m->y[i];
+    }
+    return m->nrows;
+}
+
+static int cmp_f(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
 int ds_runtime_model_retrain(ds_runtime_model_t *m, ds_error_t *err)
 {
     if (!m->c.use_model || m->c.frozen) return DS_OK;
     ensure_tenants(m);
+    m->nsorted = m->nres;
+    memcpy(m->sorted, m->res, (size_t)m->nres * sizeof *m->sorted);
+    qsort(m->sorted, (size_t)m->nsorted, sizeof *m->sorted, cmp_f);
+    int64_t fresh = m->total - m->at_retrain;
+    m->at_retrain = m->total;
     ds_xgb_params_t p;
     params(m, &p);
     int rc = DS_OK;
-    if (m->nrows >= m->c.min_train && m->nrows >= 1) {
-        ds_xgb_t *b;
-        rc = ds_xgb_train(&b, m->x, m->y, m->nrows, DS_RT_NFEAT, &p, err);
+    int64_t n = window_rows(m);
+    if (n >= m->c.min_train && n >= 1) {
+        /* continue boosting on the window while the booster is small enough; otherwise (and at
+         * first) grow a fresh one on the whole window: either way the cost is bounded by the window */
+        if (m->cluster && m->c.inc_rounds > 0 && ds_xgb_rounds(m->cluster) + m->c.inc_rounds <= m->c.max_trees) {
+            (void)fresh; /* fitting the new trees on the new rows alone overfit them (R2 -30 on Venus) */
+            int64_t k = n;
+            rc = ds_xgb_boost(m->cluster, &m->tx[(n - k) * DS_RT_NFEAT], &m->ty[n - k], k, m->c.inc_rounds, err);
+        } else {
+            ds_xgb_t *b;
+            rc = ds_xgb_train(&b, m->tx, m->ty, n, DS_RT_NFEAT, &p, err);
+            if (!rc) {
+                ds_xgb_free(m->cluster);
+                m->cluster = b;
+            }
+        }
         if (rc) return rc;
-        ds_xgb_free(m->cluster);
-        m->cluster = b;
     }
-    if (m->c.per_tenant && m->nrows) {
+    if (m->c.per_tenant && n) {
         int residual = m->c.per_tenant == DS_RT_TENANT_RESIDUAL;
         if (residual && !m->cluster) goto done; /* nothing to correct yet */
-        float *x = ds_xmalloc((size_t)m->nrows * DS_RT_NFEAT * sizeof *x);
-        float *y = ds_xmalloc((size_t)m->nrows * sizeof *y);
+        float *x = ds_xmalloc((size_t)n * DS_RT_NFEAT * sizeof *x);
+        float *y = ds_xmalloc((size_t)n * sizeof *y);
+        int32_t *rt = ds_xmalloc((size_t)n * sizeof *rt);
+        int64_t first = m->nrows < m->caprows ? 0 : m->head;
+        for (int64_t k = 0; k < n; k++) rt[k] = m->rt[(first + k) % m->caprows];
         ds_xgb_params_t tp;
         params(m, &tp);
         if (residual) {
@@ -186,11 +246,12 @@ int ds_runtime_model_retrain(ds_runtime_model_t *m, ds_error_t *err)
         for (int32_t ten = 0; ten < m->ntenants && !rc; ten++) {
             if (m->tenant_rows[ten] < m->c.min_history || m->tenant_rows[ten] < 1) continue;
             int64_t k = 0;
-            for (int64_t i = 0; i < m->nrows; i++)
-                if (m->rt[i] == ten) {
-                    memcpy(&x[k * DS_RT_NFEAT], &m->x[i * DS_RT_NFEAT], DS_RT_NFEAT * sizeof *x);
-                    y[k++] = m->y[i];
+            for (int64_t i = 0; i < n; i++)
+                if (rt[i] == ten) {
+                    memcpy(&x[k * DS_RT_NFEAT], &m->tx[i * DS_RT_NFEAT], DS_RT_NFEAT * sizeof *x);
+                    y[k++] = m->ty[i];
                 }
+            if (!k) continue;
             ds_xgb_t *b;
             rc = ds_xgb_train_more(&b, residual ? m->cluster : NULL, x, y, k, DS_RT_NFEAT, residual ? &tp : &p, err);
             if (!rc) {
@@ -200,6 +261,7 @@ int ds_runtime_model_retrain(ds_runtime_model_t *m, ds_error_t *err)
         }
         free(x);
         free(y);
+        free(rt);
     }
 done:
     m->version++;
@@ -213,7 +275,8 @@ static void reset(ds_runtime_model_t *m)
     if (!m->c.frozen) free_models(m);
     rt_hist_free(&m->h);
     rt_hist_init(&m->h);
-    m->nrows = 0;
+    m->nrows = m->head = m->total = m->at_retrain = 0;
+    m->nres = m->reshead = m->nsorted = 0;
     for (int32_t i = 0; i < m->ntenants; i++) m->tenant_rows[i] = 0;
     for (int32_t i = 0; i < m->jcap; i++) m->has_feat[i] = 0, m->observed[i] = 0, m->pver[i] = -1;
     m->version++;
@@ -225,7 +288,21 @@ static void maybe_retrain(ds_runtime_model_t *m, int64_t now)
 {
     if (now < m->last_now) reset(m);
     m->last_now = now;
-    int64_t period = m->c.retrain_period > 0 ? m->c.retrain_period : 86400;
+    if (m->c.retrain_period <= 0) {
+        /* by count: after min_train finishes, then each time the history doubles, then every
+         * retrain_every finishes, so early models come fast and later ones cost what is new */
+        int64_t fresh = m->total - m->at_retrain;
+        if (m->total < m->c.min_train || fresh <= 0) return;
+        if (m->at_retrain && fresh < DS_MIN((int64_t)m->c.retrain_every, m->at_retrain)) return;
+        ds_error_t err;
+        ds_error_clear(&err);
+        if (ds_runtime_model_retrain(m, &err) && !m->logged_err) {
+            m->logged_err = 1;
+            logf_once(m, "runtime model: retraining failed, keeping the previous models: %s", err.msg);
+        }
+        return;
+    }
+    int64_t period = m->c.retrain_period;
     if (m->next_retrain == DS_TIME_NEVER) {
         m->next_retrain = (now / period + 1) * period;
         return;
@@ -310,19 +387,53 @@ void ds_runtime_model_observe(ds_runtime_model_t *m, int32_t job, int64_t now)
         m->has_feat[job] = 1;
     }
     const ds_job_t *j = &m->t->jobs[job];
-    if (m->nrows == m->caprows) {
+    if (m->nrows == m->caprows && (m->c.window <= 0 || m->caprows < m->c.window)) {
+        /* grow (the ring is full only once caprows reaches the window, so rows are still in order) */
         m->caprows = m->caprows ? 2 * m->caprows : 1024;
+        if (m->c.window > 0 && m->caprows > m->c.window) m->caprows = m->c.window;
         m->x = ds_xrealloc(m->x, (size_t)m->caprows * DS_RT_NFEAT * sizeof *m->x);
         m->y = ds_xrealloc(m->y, (size_t)m->caprows * sizeof *m->y);
         m->rt = ds_xrealloc(m->rt, (size_t)m->caprows * sizeof *m->rt);
+        free(m->tx), free(m->ty);
+        m->tx = m->ty = NULL;
+        m->head = m->nrows;
     }
-    memcpy(&m->x[m->nrows * DS_RT_NFEAT], x, DS_RT_NFEAT * sizeof *x);
-    m->y[m->nrows] = (float)log(j->duration > 1 ? (double)j->duration : 1.0);
-    m->rt[m->nrows] = j->tenant;
-    m->nrows++;
+    float ly = (float)log(j->duration > 1 ? (double)j->duration : 1.0);
+    memcpy(&m->x[m->head * DS_RT_NFEAT], x, DS_RT_NFEAT * sizeof *x);
+    m->y[m->head] = ly;
+    m->rt[m->head] = j->tenant;
+    m->head = (m->head + 1) % m->caprows;
+    if (m->nrows < m->caprows) m->nrows++;
+    m->total++;
+    if (m->pver[job] >= 0) { /* predicted before it ran: how far off was it? */
+        m->res[m->reshead] = ly - (float)log(m->pred[job]);
+        m->reshead = (m->reshead + 1) % RES_N;
+        if (m->nres < RES_N) m->nres++;
+    }
     if (j->tenant >= 0) m->tenant_rows[j->tenant]++;
     rt_hist_add(&m->h, m->t, job, now);
     if (now > m->latest_observed) m->latest_observed = now;
+}
+
+double ds_runtime_model_remaining(const ds_runtime_model_t *m, double pred, int64_t elapsed)
+{
+    double simple = pred - (double)elapsed > 1 ? pred - (double)elapsed : 1;
+    if (!m->c.conditional || m->nsorted < RES_MIN || !(pred >= 1)) return simple;
+    /* the durations this job could have, pred x exp(r) over recent residuals r, that exceed elapsed:
+     * their median, less elapsed */
+    int32_t lo = 0, hi = m->nsorted;
+    if (elapsed >= 1) {
+        float cut = (float)log((double)elapsed / pred);
+        while (lo < hi) {
+            int32_t mid = (lo + hi) / 2;
+            if (m->sorted[mid] <= cut) lo = mid + 1;
+            else hi = mid;
+        }
+        hi = m->nsorted;
+    }
+    if (lo >= hi) return elapsed > 1 ? (double)elapsed : 1; /* outlived them all: heavy tail, expect as long again */
+    double r = pred * exp(m->sorted[lo + (hi - lo) / 2]) - (double)elapsed;
+    return r > 1 ? r : 1;
 }
 
 static double rt_predict_cb(void *ctx, const ds_trace_t *t, int32_t job, int64_t now)
@@ -337,19 +448,26 @@ static void rt_observe_cb(void *ctx, const ds_trace_t *t, int32_t job, int64_t n
     ds_runtime_model_observe(ctx, job, now);
 }
 
+static double rt_remaining_cb(void *ctx, const ds_trace_t *t, int32_t job, double pred, int64_t elapsed)
+{
+    (void)t, (void)job;
+    return ds_runtime_model_remaining(ctx, pred, elapsed);
+}
+
 void ds_runtime_model_as_predictor(ds_runtime_model_t *m, ds_runtime_predictor_t *p)
 {
     p->name = "model";
     p->ctx = m;
     p->predict = rt_predict_cb;
     p->observe_finish = rt_observe_cb;
+    p->remaining = rt_remaining_cb;
 }
 
 int64_t ds_runtime_model_latest_observed(const ds_runtime_model_t *m) { return m->latest_observed; }
 
 int64_t ds_runtime_model_observed(const ds_runtime_model_t *m, int32_t tenant)
 {
-    if (tenant < 0) return m->nrows;
+    if (tenant < 0) return m->total;
     return tenant < m->ntenants ? m->tenant_rows[tenant] : 0;
 }
 
@@ -362,14 +480,14 @@ int32_t ds_runtime_model_ntrained(const ds_runtime_model_t *m)
     return n;
 }
 
-/* ---- serialization: "deepshare-runtime 2 <nfeat> <nmodels> <tenant mode>\n" then per model
+/* ---- serialization: "deepshare-runtime 3 <nfeat> <nmodels> <tenant mode>\n" then per model
  * "<tenant name or *> <bytes>\n<bytes>\n". */
 
 int ds_runtime_model_save_buf(ds_runtime_model_t *m, char **buf, size_t *len, ds_error_t *err)
 {
     size_t cap = 256, n = 0;
     char *out = ds_xmalloc(cap);
-    n = (size_t)snprintf(out, cap, "deepshare-runtime 2 %d %d %d\n", DS_RT_NFEAT, ds_runtime_model_ntrained(m),
+    n = (size_t)snprintf(out, cap, "deepshare-runtime %d %d %d %d\n", RT_FILE_VERSION, DS_RT_NFEAT, ds_runtime_model_ntrained(m),
                          m->c.per_tenant);
     for (int32_t i = -1; i < m->ntenants; i++) {
         ds_xgb_t *b = i < 0 ? m->cluster : m->tenant[i];
@@ -419,9 +537,15 @@ int ds_runtime_model_load_buf(ds_runtime_model_t *m, const char *buf, size_t len
         ds_error_set(err, what, 0, NULL, "not a deepshare runtime model (bad header)");
         return DS_EPARSE;
     }
-    if (ver != 2 || nf != DS_RT_NFEAT || nm < 0 || mode < DS_RT_TENANT_NONE || mode > DS_RT_TENANT_RESIDUAL) {
-        ds_error_set(err, what, 0, NULL, "runtime model version %d with %d features: this deepshare reads version 2 "
-                     "with %d features", ver, nf, DS_RT_NFEAT);
+    if (ver < RT_FILE_VERSION) {
+        ds_error_set(err, what, 0, NULL, "runtime model version %d (%d features) was written by an older deepshare; "
+                     "this one reads version %d with %d features: retrain it with 'deepshare train runtime "
+                     "--model-out'", ver, nf, RT_FILE_VERSION, DS_RT_NFEAT);
+        return DS_EPARSE;
+    }
+    if (ver != RT_FILE_VERSION || nf != DS_RT_NFEAT || nm < 0 || mode < DS_RT_TENANT_NONE || mode > DS_RT_TENANT_RESIDUAL) {
+        ds_error_set(err, what, 0, NULL, "runtime model version %d with %d features: this deepshare reads version %d "
+                     "with %d features", ver, nf, RT_FILE_VERSION, DS_RT_NFEAT);
         return DS_EPARSE;
     }
     ensure_tenants(m);

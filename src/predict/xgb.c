@@ -136,6 +136,39 @@ out:
     return rc;
 }
 
+int ds_xgb_boost(ds_xgb_t *m, const float *x, const float *y, int64_t n, int rounds, ds_error_t *err)
+{
+    quiet_xgboost();
+    if (n <= 0) {
+        ds_error_set(err, NULL, 0, NULL, "cannot train a model on %lld rows", (long long)n);
+        return DS_EINVAL;
+    }
+    DMatrixHandle dm;
+    if (XGDMatrixCreateFromMat(x, (bst_ulong)n, (bst_ulong)m->d, NAN, &dm)) {
+        xgb_error(err, "building the training matrix");
+        return DS_EINVAL;
+    }
+    int rc = DS_OK, first = 0;
+    if (XGDMatrixSetFloatInfo(dm, "label", y, (bst_ulong)n) || XGBoosterBoostedRounds(m->b, &first)) {
+        xgb_error(err, "setting labels");
+        rc = DS_EINVAL;
+    }
+    /* the booster keeps its training parameters; a new matrix only costs one pass of the old trees */
+    for (int it = first; !rc && it < first + rounds; it++)
+        if (XGBoosterUpdateOneIter(m->b, it, dm)) {
+            xgb_error(err, "training");
+            rc = DS_EINVAL;
+        }
+    XGDMatrixFree(dm);
+    return rc;
+}
+
+int32_t ds_xgb_rounds(ds_xgb_t *m)
+{
+    int r = 0;
+    return XGBoosterBoostedRounds(m->b, &r) ? 0 : r;
+}
+
 double ds_xgb_predict1(ds_xgb_t *m, const float *x)
 {
     static const char cfg[] = "{\"type\": 0, \"training\": false, \"iteration_begin\": 0, \"iteration_end\": 0, "

@@ -16,6 +16,7 @@ static json_t *summary(const ds_sim_result_t *r, const ds_report_meta_t *m)
     json_object_set_new(o, "mode", json_string(r->mode == DS_MODE_POOLED ? "pooled" : "partitioned"));
     if (m && m->predictor) json_object_set_new(o, "predictor", json_string(m->predictor));
     if (m && m->trace) json_object_set_new(o, "trace", json_string(m->trace));
+    if (m && m->estimates) json_object_set_new(o, "estimates", json_string(m->estimates));
     json_object_set_new(o, "jobs", json_integer(r->jobs));
     json_object_set_new(o, "gpus", json_integer(r->total_gpus));
     json_object_set_new(o, "avg_jct", json_real(r->jct.avg));
