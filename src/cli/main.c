@@ -21,6 +21,7 @@ static void usage(FILE *f)
             "  train      train and evaluate the runtime and interference predictors (XGBoost)\n"
             "  predict    predict job durations or pair retentions with saved models\n"
             "  compare    run several policies side by side and write a report folder with plots and index.html\n"
+            "  import     convert a published trace (Helios, Acme, Philly, Alibaba PAI) into jobs.csv and tenants.csv\n"
             "\n"
             "With no command, runs the built-in synthetic workload under every policy and prints the table\n"
             "(the same as 'deepshare simulate --policy all --mode both').\n"
@@ -52,6 +53,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "train")) return ds_cmd_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "predict")) return ds_cmd_predict(argc - 1, argv + 1);
     if (!strcmp(cmd, "compare")) return ds_cmd_compare(argc - 1, argv + 1);
+    if (!strcmp(cmd, "import")) return ds_cmd_import(argc - 1, argv + 1);
     fprintf(stderr, "deepshare: unknown command '%s' (see 'deepshare --help')\n", cmd);
     return 2;
 }
