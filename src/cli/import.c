@@ -80,13 +80,14 @@ static int parse_states(const char *s, unsigned *out)
     return 0;
 }
 
-static int parse_time_opt(const char *opt, const char *s, int64_t *out)
+static int parse_time_opt(const char *opt, const char *s, int64_t *out, int *dated)
 {
     int is_date;
     if (ds_imp_parse_time(s, out, &is_date)) {
         fprintf(stderr, "deepshare import: option %s: '%s' is not a date (YYYY-MM-DD[ HH:MM:SS]) or seconds\n", opt, s);
         return -1;
     }
+    *dated |= is_date;
     return 0;
 }
 
@@ -124,6 +125,19 @@ static void summary(const ds_import_t *im, const ds_import_opts_t *o, const char
     if (im->quota_raised)
         printf("              %d tenants raised to fit their largest job\n", im->quota_raised);
     printf("offered load: %.3f (GPU-time submitted / (quota GPUs x window))\n", ds_import_offered_load(im));
+    /* a job spreads its CPUs over its nodes; the trace's nodes may have more CPUs than simulate assumes */
+    int64_t need = 0;
+    for (int32_t i = 0; i < im->njobs; i++) {
+        int64_t nodes = (im->jobs[i].gpus + o->gpus_per_node - 1) / o->gpus_per_node;
+        int64_t per = (im->jobs[i].cpus + nodes - 1) / nodes;
+        if (per > need) need = per;
+    }
+    ds_sim_config_t sc;
+    ds_sim_config_default(&sc);
+    if (need > sc.engine.cpus_per_node)
+        printf("CPUs:         jobs ask for up to %lld CPUs per node, more than simulate's default %d: simulate with\n"
+               "              --cpus-per-node %lld (or --no-cpu-check)\n",
+               (long long)need, sc.engine.cpus_per_node, (long long)need);
     printf("wrote %s/jobs.csv and %s/tenants.csv\n", out, out);
 }
 
@@ -132,7 +146,7 @@ int ds_cmd_import(int argc, char **argv)
     ds_import_opts_t o;
     ds_import_opts_default(&o);
     const char *fmt = NULL, *inputs[4] = {0}, *out = NULL, *sizes = NULL;
-    int ninputs = 0;
+    int ninputs = 0, dated = 0;
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--", 2) != 0 && strcmp(argv[i], "-h") != 0) {
             if (!fmt) fmt = argv[i];
@@ -172,10 +186,10 @@ int ds_cmd_import(int argc, char **argv)
             }
             o.philly_last_attempt = !strcmp(val, "last");
         } else if (!strcmp(name, "from")) {
-            if (parse_time_opt("--from", val, &o.from)) return 2;
+            if (parse_time_opt("--from", val, &o.from, &dated)) return 2;
             o.has_from = 1;
         } else if (!strcmp(name, "to")) {
-            if (parse_time_opt("--to", val, &o.to)) return 2;
+            if (parse_time_opt("--to", val, &o.to, &dated)) return 2;
             o.has_to = 1;
         } else if (!strcmp(name, "busiest-days")) {
             if (ds_parse_i64("--busiest-days", val, 1, 100000, &v)) return 2;
@@ -232,6 +246,13 @@ int ds_cmd_import(int argc, char **argv)
     if (f == 0 || f == 1) rc = ds_import_helios(&im, &o, inputs[0], f == 1, &err);
     else if (f == 2) rc = ds_import_philly(&im, &o, inputs[0], &err);
     else rc = ds_import_pai(&im, &o, inputs[0], inputs[1], inputs[2], &err);
+    if (!rc && dated && !im.clock_is_unix) {
+        /* a date against a clock of plain seconds would silently select nothing or everything */
+        fprintf(stderr, "deepshare import: --from/--to: %s's clock is seconds, not dates (PAI's clock is seconds "
+                        "from an undisclosed origin); give seconds\n", inputs[0]);
+        ds_import_free(&im);
+        return 2;
+    }
     if (!rc && (rc = ds_import_finish(&im, &o, &err))) {
         ds_die_error(&err);
         fprintf(stderr, "deepshare import: dropped:");
