@@ -261,7 +261,7 @@ static void busiest(const ds_import_t *im, int ndays, int64_t *from, int64_t *to
 
 int ds_import_finish(ds_import_t *im, const ds_import_opts_t *o, ds_error_t *err)
 {
-    qsort(im->jobs, (size_t)im->njobs, sizeof *im->jobs, cmp_job);
+    if (im->njobs > 1) qsort(im->jobs, (size_t)im->njobs, sizeof *im->jobs, cmp_job);
     int64_t from = o->has_from ? o->from : INT64_MIN, to = o->has_to ? o->to : INT64_MAX;
     keep_window(im, from, to);
     if (im->njobs > 0 && o->busiest_days > 0) {

@@ -92,12 +92,12 @@ static int job_row(ds_import_t *im, pai_t *p, const ds_csv_t *c, ds_error_t *err
     else if (!strcasecmp(st, "Failed")) pj.state = DS_IMP_FAILED;
     else if (!strcasecmp(st, "Running") || !strcasecmp(st, "Waiting")) pj.unfinished = 1;
     else pj.state = DS_IMP_OTHER;
-    if (!c->fields[4][0]) {
-        ds_error_set(err, c->path, c->line, "start_time", "empty submission time");
-        return DS_EPARSE;
+    /* no submission time: nothing to replay, like a job that never ran */
+    if (!c->fields[4][0]) pj.unfinished = 1;
+    else {
+        int rc = pai_time(c, 4, "start_time", &pj.submit, err);
+        if (rc) return rc;
     }
-    int rc = pai_time(c, 4, "start_time", &pj.submit, err);
-    if (rc) return rc;
     if (!c->fields[5][0]) pj.unfinished = 1;
     pj.tstart = INT64_MAX;
     pj.tend = INT64_MIN;

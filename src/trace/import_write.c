@@ -6,9 +6,17 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A CSV field, quoted when it holds a comma, a quote or surrounding blanks (the reader trims those). */
+/* A CSV field, quoted when it holds a comma, a quote or surrounding blanks (the reader trims those). Line
+ * breaks (possible in JSON strings) become blanks: the reader's rows are single lines. */
 static void field(FILE *f, const char *s)
 {
+    if (strpbrk(s, "\r\n")) {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", s);
+        for (char *p = buf; (p = strpbrk(p, "\r\n")) != NULL;) *p = ' ';
+        field(f, buf);
+        return;
+    }
     size_t n = strlen(s);
     if (!strpbrk(s, ",\"") && !(n && (s[0] == ' ' || s[0] == '\t' || s[n - 1] == ' ' || s[n - 1] == '\t'))) {
         fputs(s, f);
