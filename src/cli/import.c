@@ -38,7 +38,7 @@ static void help(FILE *f)
             "  --tenant-by FIELD      what a tenant is: helios vc|user, acme user|type, philly vc|user,\n"
             "                         pai user|group|gpu-type (group needs pai_group_tag_table.csv)\n"
             "  --philly-duration M    sum (default): a job's attempts add up; last: only its last attempt\n"
-            "  --from T, --to T       keep jobs submitted in [T, T2): a date 'YYYY-MM-DD[ HH:MM:SS]' (UTC) or\n"
+            "  --from T, --to T       keep jobs submitted from --from up to (not at) --to: a date 'YYYY-MM-DD[ HH:MM:SS]' (UTC) or\n"
             "                         seconds on the trace's clock (PAI)\n"
             "  --busiest-days N       keep the N consecutive days with the most GPU-hours submitted\n"
             "  --states LIST          states kept, comma-separated: completed, failed, cancelled, timeout,\n"
@@ -116,9 +116,8 @@ static void summary(const ds_import_t *im, const ds_import_opts_t *o, const char
     printf("GPU-hours:    %.1f\n", ds_import_gpu_seconds(im) / 3600.0);
     int64_t q = ds_import_total_quota(im);
     if (sizes)
-        printf("quotas:       %lld GPUs (%lld nodes of %d) from %s%s\n", (long long)q,
-               (long long)((q + o->gpus_per_node - 1) / o->gpus_per_node), o->gpus_per_node, sizes,
-               im->quota_raised ? "" : "");
+        printf("quotas:       %lld GPUs (%lld nodes of %d) from %s\n", (long long)q,
+               (long long)((q + o->gpus_per_node - 1) / o->gpus_per_node), o->gpus_per_node, sizes);
     else
         printf("quotas:       %lld GPUs (%lld nodes of %d), derived for an offered load of %.2f\n", (long long)q,
                (long long)((q + o->gpus_per_node - 1) / o->gpus_per_node), o->gpus_per_node, o->load);
