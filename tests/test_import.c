@@ -182,13 +182,13 @@ static void test_acme(void **st)
     (void)st;
     NEED_BIN();
     assert_int_equal(run("import acme '%s' --out '%s'", fx("acme_trace_seren.csv"), tmp("a")), 0);
-    /* +08:00 stamps are converted to UTC: 00:18:22+08:00 is 16:18:22 the day before */
+    /* +08:00 stamps are converted to UTC: 00:17:00+08:00 is 16:17:00 the day before */
     expect_file("a", "jobs.csv",
                 "job_id,tenant,user,gpus,cpus,submit,duration,state,orig_id\n"
-                "5778432,u5907,u5907,8,128,58702,117,failed,5778432\n"
-                "5778469,u5907,u5907,8,128,59038,2693,completed,5778469\n"
-                "5778470,u1234,u1234,16,256,90000,7200,completed,5778470\n");
-    expect_out("window:       2023-02-28 16:18:22");
+                "9000001,u0a01,u0a01,8,128,58620,120,failed,9000001\n"
+                "9000002,u0a01,u0a01,8,128,59100,2700,completed,9000002\n"
+                "9000003,u0b02,u0b02,16,256,90000,7200,completed,9000003\n");
+    expect_out("window:       2023-02-28 16:17:00");
     /* Seren's nodes have 128 CPUs for 8 GPUs: the summary says simulate needs to know */
     expect_out("--cpus-per-node 128");
     assert_int_equal(run("import acme '%s' --tenant-by type --out '%s'", fx("acme_trace_seren.csv"), tmp("at")), 0);
@@ -200,22 +200,22 @@ static void test_philly(void **st)
     (void)st;
     NEED_BIN();
     assert_int_equal(run("import philly '%s' --out '%s'", fx("philly_cluster_job_log.json"), tmp("p")), 0);
-    /* job 1: two attempts of 74 s and 7200 s on 8 GPUs; job 2: 2+2 GPUs on two machines; 14201 has no attempt and
+    /* job 1: two attempts of 60 s and 7200 s on 8 GPUs; job 2: 2+2 GPUs on two machines; 14201 has no attempt and
      * 14202 was still running (end "None"): dropped; 14203's first attempt has no start: only the second counts */
     expect_file("p", "jobs.csv",
                 "job_id,tenant,user,gpus,cpus,submit,duration,state,orig_id\n"
-                "1,ee9e8c,ce2f4c,8,0,4299,7274,completed,application_1506638472019_14199\n"
-                "2,b436b2,a1b2c3,4,0,7140,1800,cancelled,application_1506638472019_14200\n"
-                "3,ee9e8c,ce2f4c,1,0,124200,600,failed,application_1506638472019_14203\n");
+                "1,vc0a1b,u00001,8,0,4200,7260,completed,application_1000000000000_14199\n"
+                "2,vc2c3d,u00002,4,0,7140,1800,cancelled,application_1000000000000_14200\n"
+                "3,vc0a1b,u00001,1,0,124200,600,failed,application_1000000000000_14203\n");
     expect_out("import philly: 5 jobs read, 3 imported");
     expect_out("dropped 2: never ran or unfinished");
     assert_int_equal(run("import philly '%s' --philly-duration last --out '%s'", fx("philly_cluster_job_log.json"),
                          tmp("pl")), 0);
     char *jobs = file_in("pl", "jobs.csv");
-    assert_non_null(strstr(jobs, "\n1,ee9e8c,ce2f4c,8,0,4299,7200,completed,"));
+    assert_non_null(strstr(jobs, "\n1,vc0a1b,u00001,8,0,4200,7200,completed,"));
     free(jobs);
     assert_int_equal(run("import philly '%s' --tenant-by user --out '%s'", fx("philly_cluster_job_log.json"), tmp("pu")), 0);
-    expect_file("pu", "tenants.csv", "tenant,quota_gpus\nce2f4c,8\na1b2c3,8\n");
+    expect_file("pu", "tenants.csv", "tenant,quota_gpus\nu00001,8\nu00002,8\n");
 }
 
 static void test_pai(void **st)
@@ -228,15 +228,15 @@ static void test_pai(void **st)
      * 4f05: 100%% of a GPU; 4b3f: 50%% rounds up to one GPU; c0ffee is still running and deadbeef uses no GPU */
     expect_file("q", "jobs.csv",
                 "job_id,tenant,user,gpus,cpus,submit,duration,state,orig_id\n"
-                "1,d2d3b77d342e,d2d3b77d342e,8,22,11000,5980,completed,af724763f4f5d0beef445849\n"
-                "2,58540f191766,58540f191766,1,6,11100,38,failed,4f057009a5d481acec67b088\n"
-                "3,58540f191766,58540f191766,1,6,2822879,500,completed,4b3f04b66a525d2df903eb16\n");
+                "1,user0000bbbb,user0000bbbb,8,22,11000,5980,completed,job000000000000000000003\n"
+                "2,user0000aaaa,user0000aaaa,1,6,11100,50,failed,job000000000000000000002\n"
+                "3,user0000aaaa,user0000aaaa,1,6,2822800,500,completed,job000000000000000000001\n");
     expect_out("ignored 1 tasks whose job is not in the job table");
-    expect_out("window:       1739000 s to 4550880 s");
+    expect_out("window:       1739000 s to 4550801 s");
     assert_int_equal(run("import pai '%s' '%s' '%s' --tenant-by group --out '%s'", fx("pai_job_table.csv"),
                          fx("pai_task_table.csv"), fx("pai_group_tag_table.csv"), tmp("qg")), 0);
     expect_file("qg", "tenants.csv",
-                "tenant,quota_gpus\nfbeb14d671c629b6e82bee889fe4bb4c,8\n0123456789abcdef0123456789abcdef,8\n");
+                "tenant,quota_gpus\ngroup0000000000000000000000000001,8\ngroup0000000000000000000000000002,8\n");
     assert_int_equal(run("import pai '%s' '%s' --tenant-by gpu-type --out '%s'", fx("pai_job_table.csv"),
                          fx("pai_task_table.csv"), tmp("qt")), 0);
     expect_file("qt", "tenants.csv", "tenant,quota_gpus\nMISC,8\nT4,8\nV100,8\n"); /* job-table order */
