@@ -22,6 +22,7 @@ static void usage(FILE *f)
             "  predict    predict job durations or pair retentions with saved models\n"
             "  compare    run several policies side by side and write a report folder with plots and index.html\n"
             "  suite      the benchmark suite: every workload x every policy x both modes, with DeepShare's verdict\n"
+            "  import     convert a published trace (Helios, Acme, Philly, Alibaba PAI) into jobs.csv and tenants.csv\n"
             "\n"
             "With no command, runs the built-in synthetic workload under every policy and prints the table\n"
             "(the same as 'deepshare simulate --policy all --mode both').\n"
@@ -54,6 +55,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "predict")) return ds_cmd_predict(argc - 1, argv + 1);
     if (!strcmp(cmd, "compare")) return ds_cmd_compare(argc - 1, argv + 1);
     if (!strcmp(cmd, "suite")) return ds_cmd_suite(argc - 1, argv + 1);
+    if (!strcmp(cmd, "import")) return ds_cmd_import(argc - 1, argv + 1);
     fprintf(stderr, "deepshare: unknown command '%s' (see 'deepshare --help')\n", cmd);
     return 2;
 }

@@ -1,6 +1,7 @@
 /* lucid_inputs.c: the Lucid policy's parameter object and the readers of its two extra input files
  * (sharing scores, throughput prediction): the driver side of the policy, the only part that does I/O. */
 #include "deepshare/csv.h"
+#include "deepshare/datetime.h"
 #include "deepshare/lucid.h"
 
 #include <ctype.h>
@@ -52,39 +53,6 @@ void ds_lucid_config_free(void *config)
     free(c->labels);
     free_series(&c->series);
     free(c);
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date. */
-static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-/* "YYYY-MM-DD[ HH:MM[:SS]]" as Unix seconds (UTC); returns 0 on success. */
-static int parse_datetime(const char *s, int64_t *out)
-{
-    int y, mo, d, h = 0, mi = 0, se = 0, n = 0;
-    if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3) return -1;
-    const char *p = s + n;
-    if (*p == ' ' || *p == 'T') {
-        int m2 = 0;
-        if (sscanf(p + 1, "%2d:%2d%n", &h, &mi, &m2) != 2) return -1;
-        p += 1 + m2;
-        if (*p == ':') {
-            int m3 = 0;
-            if (sscanf(p + 1, "%2d%n", &se, &m3) != 1) return -1;
-            p += 1 + m3;
-        }
-    }
-    while (*p == ' ') p++;
-    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) return -1;
-    *out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
-    return 0;
 }
 
 static int copy_name(const ds_csv_t *f, int col, const char *name, char *dst, size_t n, ds_error_t *err)
@@ -194,7 +162,7 @@ int ds_lucid_read_series(ds_lucid_config_t *c, const char *path, ds_error_t *err
         if (kind < 0) kind = is_dt;
         int64_t t;
         if (kind) {
-            if (!is_dt || parse_datetime(tv, &t)) {
+            if (!is_dt || ds_datetime_parse(tv, &t)) {
                 ds_error_set(err, path, f.line, names[0], "expected a date-time 'YYYY-MM-DD HH:MM:SS', got '%s'", tv);
                 rc = DS_EPARSE;
                 break;
@@ -273,7 +241,7 @@ int ds_lucid_config_set(void *config, const char *key, const char *v, ds_error_t
     if (!strcmp(key, "lucid-single")) return ds_lucid_read_labels(c, v, err);
     if (!strcmp(key, "lucid-throughput")) return ds_lucid_read_series(c, v, err);
     if (!strcmp(key, "lucid-clock-origin")) {
-        if (!parse_datetime(v, &x)) { c->clock_origin = x; return DS_OK; }
+        if (!ds_datetime_parse(v, &x)) { c->clock_origin = x; return DS_OK; }
         if ((rc = set_i64(key, v, INT64_MIN / 2, INT64_MAX / 2, &x, err))) {
             ds_error_set(err, NULL, 0, key, "expected 'YYYY-MM-DD HH:MM:SS' or Unix seconds, got '%s'", v);
             return rc;

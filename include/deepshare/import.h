@@ -1,0 +1,131 @@
+/* import.h: reading published GPU-cluster traces (Helios, Acme, Philly, Alibaba PAI 2020) into jobs and quotas. */
+#ifndef DS_IMPORT_H
+#define DS_IMPORT_H
+
+#include <stdio.h>
+
+#include "deepshare/common.h"
+#include "deepshare/trace.h"
+
+/* A job's state upon termination, normalised across traces. */
+typedef enum {
+    DS_IMP_COMPLETED = 0,
+    DS_IMP_FAILED,
+    DS_IMP_CANCELLED,
+    DS_IMP_TIMEOUT,
+    DS_IMP_NODE_FAIL,
+    DS_IMP_OTHER,
+    DS_IMP_NSTATES
+} ds_imp_state_t;
+
+/* Why a row read without error is not imported; counted for the summary. */
+typedef enum {
+    DS_DROP_CPU_ONLY = 0, /* no GPUs requested */
+    DS_DROP_NOT_RUN,      /* never started, still running, or no timing (e.g. Philly without attempts) */
+    DS_DROP_STATE,        /* state not in --states */
+    DS_DROP_SHORT,        /* below --min-duration */
+    DS_DROP_WINDOW,       /* submitted outside --from/--to or --busiest-days */
+    DS_DROP_N
+} ds_imp_drop_t;
+
+typedef struct ds_imp_job {
+    int64_t submit;   /* seconds on the trace's clock (Unix time for traces stamped with dates) */
+    int64_t duration; /* seconds */
+    int32_t gpus, cpus;
+    int32_t tenant;   /* index into ds_import_t.tenants */
+    int32_t user;     /* index into ds_import_t.users */
+    int32_t orig;     /* index into ds_import_t.ids: the trace's own job id */
+    int64_t num_id;   /* the trace's id when it is an integer */
+    uint8_t has_num_id;
+    uint8_t state;    /* ds_imp_state_t */
+    long line;        /* line of the job in its file, keeps the file's order among equal submits */
+} ds_imp_job_t;
+
+/* Options of 'deepshare import' that the readers and the quota derivation see. */
+typedef struct ds_import_opts {
+    const char *tenant_by;       /* per format: vc, user, type, group, gpu-type; NULL = the format's default */
+    int philly_last_attempt;     /* Philly duration: 0 = sum of attempts, 1 = last attempt only */
+    int skip_bad;                /* skip malformed rows (counted) instead of failing */
+    unsigned states;             /* bit per ds_imp_state_t kept */
+    int64_t min_duration;        /* seconds */
+    int has_from, has_to;
+    int64_t from, to;            /* trace clock, [from, to) */
+    int busiest_days;            /* 0 = off */
+    double load;                 /* target offered load for derived quotas */
+    int gpus_per_node;
+} ds_import_opts_t;
+
+/* The imported trace: jobs, interned tenant/user/id names, optional quotas, and counts for the summary. */
+typedef struct ds_import {
+    ds_imp_job_t *jobs;
+    int32_t njobs, cap;
+    ds_strtab_t tenants, users, ids;
+    int32_t *quota;              /* GPUs per tenant after ds_import_quotas */
+    int32_t nquota;              /* entries in quota */
+    uint8_t *active;             /* tenants written: those with jobs, and those a sizes file gives GPUs */
+    int quota_from_file;         /* quotas came from a sizes file */
+    int32_t quota_raised;        /* tenants whose file quota was raised to fit their largest job */
+    int64_t rows;                /* job rows read */
+    int64_t bad;                 /* malformed rows skipped under --skip-bad */
+    char first_bad[1200];        /* the first skipped row's message */
+    int64_t dropped[DS_DROP_N];
+    int64_t orphans;             /* PAI tasks whose job is not in the job table */
+    int64_t win_from, win_to;    /* submission window of the result, [from, to) */
+    int64_t origin;              /* start of the day of the first submission: written submit = submit - origin */
+    int clock_is_unix;           /* times were dates (Unix clock) rather than plain seconds */
+} ds_import_t;
+
+void ds_import_opts_default(ds_import_opts_t *o);
+void ds_import_init(ds_import_t *im);
+void ds_import_free(ds_import_t *im);
+ds_imp_job_t *ds_import_add(ds_import_t *im);
+
+/* State name ("completed", "failed", ...) and parsing of a --states item; -1 when unknown. */
+const char *ds_imp_state_name(int s);
+int ds_imp_state_parse(const char *s);
+const char *ds_imp_drop_name(int d);
+
+/* Parses a time: plain seconds ("4550879.0") or a date "YYYY-MM-DD[ HH:MM[:SS[.fff]]]" with an optional
+ * 'T' and an optional zone ("Z", "+08:00", "+0800"), giving Unix seconds (dates without a zone are UTC).
+ * *is_date says which. Returns 0, or -1 when s is neither. */
+int ds_imp_parse_time(const char *s, int64_t *out, int *is_date);
+/* Formats a time on the trace's clock for messages: a date when the clock is Unix, else seconds. */
+void ds_imp_format_time(const ds_import_t *im, int64_t t, char *buf, size_t n);
+
+/* Error bookkeeping shared by the readers: with --skip-bad a malformed row is counted and 0 returned, else
+ * the error stays in err and its code is returned. */
+int ds_imp_bad_row(ds_import_t *im, const ds_import_opts_t *o, int rc, ds_error_t *err);
+/* Applies the GPU, state and duration filters to a complete job record and appends it when it passes;
+ * returns 1 when kept, 0 when counted as dropped. */
+int ds_imp_keep(ds_import_t *im, const ds_import_opts_t *o, const ds_imp_job_t *j);
+/* Counts a job that never ran (no start, still running, no attempts) as dropped. */
+void ds_imp_not_run(ds_import_t *im);
+/* Resolves the tenant name of a job (too long or empty names are errors with the reader's file/line). */
+int ds_imp_tenant(ds_import_t *im, ds_imp_job_t *j, const char *name, const char *path, long line, const char *col,
+                  ds_error_t *err);
+
+/* The readers; paths as on the command line. */
+int ds_import_helios(ds_import_t *im, const ds_import_opts_t *o, const char *path, int acme, ds_error_t *err);
+int ds_import_philly(ds_import_t *im, const ds_import_opts_t *o, const char *path, ds_error_t *err);
+int ds_import_pai(ds_import_t *im, const ds_import_opts_t *o, const char *job_path, const char *task_path,
+                  const char *group_path, ds_error_t *err);
+/* Reads tenant sizes: Helios cluster_gpu_number.csv (date,vc...,total: GPUs per day; the row of the window's
+ * first day is used) or a tenant file as 'simulate --vc-config' takes it. Fills im->quota. */
+int ds_import_read_sizes(ds_import_t *im, const ds_import_opts_t *o, const char *path, ds_error_t *err);
+
+/* Time window (--from/--to, --busiest-days) and row order: sorts by submit, applies the window. */
+int ds_import_finish(ds_import_t *im, const ds_import_opts_t *o, ds_error_t *err);
+/* Derives quotas when none were read (GPU-hour shares scaled to o->load), and raises every quota to at
+ * least the tenant's largest job in whole nodes. */
+void ds_import_quotas(ds_import_t *im, const ds_import_opts_t *o);
+
+/* Totals for the summary. */
+double ds_import_gpu_seconds(const ds_import_t *im);
+int64_t ds_import_total_quota(const ds_import_t *im);
+double ds_import_offered_load(const ds_import_t *im);
+
+/* Writes DIR/jobs.csv and DIR/tenants.csv (each through a temporary file renamed at the end, so a failed
+ * import never leaves a partial file). */
+int ds_import_write(const ds_import_t *im, const char *dir, ds_error_t *err);
+
+#endif

@@ -1,0 +1,272 @@
+/* import_philly.c: reads Microsoft Philly's cluster_job_log (msr-fiddle/philly-traces), a JSON array of jobs
+ * with their scheduling attempts. Each job is cut out of the array by a small scanner before jansson parses
+ * it, so every message names the line where the job starts and a bad job can be skipped on its own. */
+#include "deepshare/import.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct scan {
+    const char *s, *end, *path;
+    long line;
+} scan_t;
+
+static void skip_ws(scan_t *sc)
+{
+    for (; sc->s < sc->end; sc->s++) {
+        if (*sc->s == '\n') sc->line++;
+        else if (*sc->s != ' ' && *sc->s != '\t' && *sc->s != '\r') break;
+    }
+}
+
+/* Advances past one JSON object starting at '{'; returns 0, or -1 when the input ends first. */
+static int skip_object(scan_t *sc)
+{
+    int depth = 0, in_str = 0;
+    for (; sc->s < sc->end; sc->s++) {
+        char ch = *sc->s;
+        if (ch == '\n') sc->line++;
+        if (in_str) {
+            if (ch == '\\') {
+                if (sc->s + 1 < sc->end && sc->s[1] == '\n') sc->line++;
+                sc->s++;
+            } else if (ch == '"') in_str = 0;
+        } else if (ch == '"') in_str = 1;
+        else if (ch == '{' || ch == '[') depth++;
+        else if ((ch == '}' || ch == ']') && --depth == 0) {
+            sc->s++;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int philly_state(const char *s)
+{
+    if (!strcasecmp(s, "Pass")) return DS_IMP_COMPLETED;
+    if (!strcasecmp(s, "Killed")) return DS_IMP_CANCELLED;
+    if (!strcasecmp(s, "Failed")) return DS_IMP_FAILED;
+    return DS_IMP_OTHER;
+}
+
+static const char *str_member(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* A time member: 0 with *out set, 1 when absent ("None" or null: the trace's logging gaps), DS_EPARSE. */
+static int time_member(json_t *o, const char *key, const char *where, const char *path, long line, int64_t *out,
+                       ds_error_t *err)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v)) return 1;
+    const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+    if (s && (!*s || !strcmp(s, "None"))) return 1;
+    int is_date;
+    if (!s || ds_imp_parse_time(s, out, &is_date) || !is_date) {
+        ds_error_set(err, path, line, where, "%s%s%s is not a date (YYYY-MM-DD HH:MM:SS)", s ? "'" : "",
+                     s ? s : "a non-string value", s ? "'" : "");
+        return DS_EPARSE;
+    }
+    return 0;
+}
+
+/* One job object into j; DS_OK, DS_EPARSE (err set) or 1 when it never ran or has not finished. */
+static int read_job(ds_import_t *im, const ds_import_opts_t *o, json_t *job, const char *path, long line,
+                    ds_imp_job_t *j, ds_error_t *err)
+{
+    if (!json_is_object(job)) {
+        ds_error_set(err, path, line, NULL, "a job is not a JSON object");
+        return DS_EPARSE;
+    }
+    static const char *const keys[] = {"status", "vc", "user", "submitted_time"};
+    for (int k = 0; k < 4; k++)
+        if (!str_member(job, keys[k])) {
+            ds_error_set(err, path, line, keys[k], json_object_get(job, keys[k]) ? "not a string" : "missing key");
+            return DS_EPARSE;
+        }
+    json_t *id = json_object_get(job, "jobid");
+    char idbuf[64];
+    if (json_is_integer(id)) {
+        j->has_num_id = 1;
+        j->num_id = json_integer_value(id);
+        snprintf(idbuf, sizeof idbuf, "%lld", (long long)j->num_id);
+        j->orig = ds_strtab_intern(&im->ids, idbuf);
+    } else if (json_is_string(id) && json_string_value(id)[0]) {
+        j->orig = ds_strtab_intern(&im->ids, json_string_value(id));
+    } else {
+        ds_error_set(err, path, line, "jobid", id ? "not a string" : "missing key");
+        return DS_EPARSE;
+    }
+    j->state = (uint8_t)philly_state(str_member(job, "status"));
+    const char *tcol = o->tenant_by ? o->tenant_by : "vc";
+    int rc = ds_imp_tenant(im, j, str_member(job, tcol), path, line, tcol, err);
+    if (rc) return rc;
+    j->user = ds_strtab_intern(&im->users, str_member(job, "user")[0] ? str_member(job, "user") : "-");
+    if ((rc = time_member(job, "submitted_time", "submitted_time", path, line, &j->submit, err)) != 0) {
+        if (rc == 1) ds_error_set(err, path, line, "submitted_time", "no submission time");
+        return DS_EPARSE;
+    }
+    json_t *att = json_object_get(job, "attempts");
+    if (!json_is_array(att)) {
+        ds_error_set(err, path, line, "attempts", att ? "not a list" : "missing key");
+        return DS_EPARSE;
+    }
+    size_t n = json_array_size(att);
+    int64_t sum = 0, last = -1;
+    int32_t gpus = 0;
+    for (size_t a = 0; a < n; a++) {
+        json_t *at = json_array_get(att, a);
+        char where[64];
+        snprintf(where, sizeof where, "attempts[%zu]", a);
+        if (!json_is_object(at)) {
+            ds_error_set(err, path, line, where, "not an object");
+            return DS_EPARSE;
+        }
+        int64_t s = 0, e = 0;
+        char w2[96];
+        snprintf(w2, sizeof w2, "%s.start_time", where);
+        int rs = time_member(at, "start_time", w2, path, line, &s, err);
+        snprintf(w2, sizeof w2, "%s.end_time", where);
+        int re = time_member(at, "end_time", w2, path, line, &e, err);
+        if (rs < 0 || re < 0) return DS_EPARSE;
+        json_t *detail = json_object_get(at, "detail");
+        int32_t g = 0;
+        for (size_t d = 0; d < json_array_size(detail); d++) {
+            json_t *m = json_array_get(detail, d);
+            json_t *gl = json_object_get(m, "gpus");
+            if (!json_is_array(gl)) {
+                ds_error_set(err, path, line, where, "detail[%zu].gpus is %s", d, gl ? "not a list" : "missing");
+                return DS_EPARSE;
+            }
+            g += (int32_t)json_array_size(gl);
+        }
+        if (g > gpus) gpus = g;
+        last = -1;
+        if (rs == 0 && re == 0) {
+            if (e < s) {
+                ds_error_set(err, path, line, w2, "ends before it starts");
+                return DS_EPARSE;
+            }
+            sum += e - s;
+            last = e - s;
+        }
+    }
+    /* no attempt, or a last attempt without both times: never ran, or still running at the snapshot */
+    if (last < 0) return 1;
+    j->duration = o->philly_last_attempt ? last : sum;
+    j->gpus = gpus;
+    return DS_OK;
+}
+
+static char *slurp(const char *path, size_t *len, ds_error_t *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        ds_error_set(err, path, 0, NULL, "cannot open: %s", strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = ds_xmalloc(cap);
+    for (;;) {
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (n < cap) break;
+        cap *= 2;
+        buf = ds_xrealloc(buf, cap);
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        ds_error_set(err, path, 0, NULL, "read error");
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+int ds_import_philly(ds_import_t *im, const ds_import_opts_t *o, const char *path, ds_error_t *err)
+{
+    size_t len;
+    char *buf = slurp(path, &len, err);
+    if (!buf) return DS_EIO;
+    scan_t sc = {buf, buf + len, path, 1};
+    int rc = DS_OK;
+    skip_ws(&sc);
+    if (sc.s == sc.end || *sc.s != '[') {
+        ds_error_set(err, path, sc.line, NULL, "%s: expected a JSON list of jobs ('[')",
+                     sc.s == sc.end ? "empty file" : "not Philly's cluster_job_log");
+        free(buf);
+        return DS_EPARSE;
+    }
+    sc.s++;
+    for (int first = 1;; first = 0) {
+        skip_ws(&sc);
+        if (sc.s < sc.end && *sc.s == ']') break;
+        if (!first) {
+            if (sc.s == sc.end) {
+                ds_error_set(err, path, sc.line, NULL, "the list of jobs is not closed (truncated file?)");
+                rc = ds_imp_bad_row(im, o, DS_EPARSE, err);
+                break;
+            }
+            if (*sc.s != ',') {
+                ds_error_set(err, path, sc.line, NULL, "expected ',' or ']' after a job");
+                rc = DS_EPARSE;
+                break;
+            }
+            sc.s++;
+            skip_ws(&sc);
+        }
+        if (sc.s == sc.end) {
+            ds_error_set(err, path, sc.line, NULL, "the list of jobs is not closed (truncated file?)");
+            rc = ds_imp_bad_row(im, o, DS_EPARSE, err);
+            break;
+        }
+        if (*sc.s != '{') {
+            ds_error_set(err, path, sc.line, NULL, "expected a job object ('{')");
+            rc = DS_EPARSE;
+            break;
+        }
+        const char *start = sc.s;
+        long line = sc.line;
+        im->rows++;
+        if (skip_object(&sc)) {
+            ds_error_set(err, path, line, NULL, "the job starting here is cut off at the end of the file (truncated file?)");
+            rc = ds_imp_bad_row(im, o, DS_EPARSE, err);
+            break;
+        }
+        json_error_t je;
+        json_t *job = json_loadb(start, (size_t)(sc.s - start), 0, &je);
+        ds_imp_job_t j;
+        memset(&j, 0, sizeof j);
+        j.line = line;
+        int r;
+        if (!job) {
+            ds_error_set(err, path, line + je.line - 1, NULL, "column %d: %s", je.column, je.text);
+            r = DS_EPARSE;
+        } else {
+            r = read_job(im, o, job, path, line, &j, err);
+            json_decref(job);
+        }
+        if (r == 1) ds_imp_not_run(im);
+        else if (r == 0) ds_imp_keep(im, o, &j);
+        else if ((rc = ds_imp_bad_row(im, o, r, err))) break;
+    }
+    if (rc == DS_OK && sc.s < sc.end) {
+        sc.s++;
+        skip_ws(&sc);
+        if (sc.s < sc.end) {
+            ds_error_set(err, path, sc.line, NULL, "text after the list of jobs");
+            rc = DS_EPARSE;
+        }
+    }
+    free(buf);
+    im->clock_is_unix = 1;
+    return rc;
+}

@@ -1,0 +1,110 @@
+/* import_write.c: writes an imported trace as the generic jobs.csv and tenants.csv that 'simulate' reads. */
+#include "deepshare/idmap.h"
+#include "deepshare/import.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A CSV field, quoted when it holds a comma, a quote or surrounding blanks (the reader trims those). Line
+ * breaks (possible in JSON strings) become blanks: the reader's rows are single lines. */
+static void field(FILE *f, const char *s)
+{
+    if (strpbrk(s, "\r\n")) {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", s);
+        for (char *p = buf; (p = strpbrk(p, "\r\n")) != NULL;) *p = ' ';
+        field(f, buf);
+        return;
+    }
+    size_t n = strlen(s);
+    if (!strpbrk(s, ",\"") && !(n && (s[0] == ' ' || s[0] == '\t' || s[n - 1] == ' ' || s[n - 1] == '\t'))) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* The trace's own ids when all are distinct integers (Helios' Slurm ids), else 1..N in submit order. */
+static int own_ids(const ds_import_t *im)
+{
+    ds_idmap_t m;
+    ds_idmap_init(&m);
+    int ok = 1;
+    for (int32_t i = 0; ok && i < im->njobs; i++)
+        ok = im->jobs[i].has_num_id && ds_idmap_put(&m, im->jobs[i].num_id, i) < 0;
+    ds_idmap_free(&m);
+    return ok;
+}
+
+static void write_jobs(const ds_import_t *im, FILE *f)
+{
+    int own = own_ids(im);
+    fputs("job_id,tenant,user,gpus,cpus,submit,duration,state,orig_id\n", f);
+    for (int32_t i = 0; i < im->njobs; i++) {
+        const ds_imp_job_t *j = &im->jobs[i];
+        fprintf(f, "%lld,", own ? (long long)j->num_id : (long long)i + 1);
+        field(f, im->tenants.s[j->tenant]);
+        fputc(',', f);
+        field(f, im->users.s[j->user]);
+        fprintf(f, ",%d,%d,%lld,%lld,%s,", j->gpus, j->cpus, (long long)(j->submit - im->origin),
+                (long long)j->duration, ds_imp_state_name(j->state));
+        field(f, im->ids.s[j->orig]);
+        fputc('\n', f);
+    }
+}
+
+static void write_tenants(const ds_import_t *im, FILE *f)
+{
+    fputs("tenant,quota_gpus\n", f);
+    for (int32_t t = 0; t < im->tenants.n; t++) {
+        if (!im->active[t]) continue;
+        field(f, im->tenants.s[t]);
+        fprintf(f, ",%d\n", im->quota[t]);
+    }
+}
+
+static int write_one(const ds_import_t *im, const char *dir, const char *name, void (*fn)(const ds_import_t *, FILE *),
+                     char *tmp, size_t n, ds_error_t *err)
+{
+    snprintf(tmp, n, "%s/.%s.tmp", dir, name);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        ds_error_set(err, tmp, 0, NULL, "cannot write: %s", strerror(errno));
+        return DS_EIO;
+    }
+    fn(im, f);
+    int bad = ferror(f);
+    if (fclose(f) || bad) {
+        ds_error_set(err, tmp, 0, NULL, "write failed: %s", strerror(errno));
+        remove(tmp);
+        return DS_EIO;
+    }
+    return DS_OK;
+}
+
+int ds_import_write(const ds_import_t *im, const char *dir, ds_error_t *err)
+{
+    char tj[1200], tt[1200], fj[1200], ft[1200];
+    int rc = write_one(im, dir, "jobs.csv", write_jobs, tj, sizeof tj, err);
+    if (rc) return rc;
+    if ((rc = write_one(im, dir, "tenants.csv", write_tenants, tt, sizeof tt, err))) {
+        remove(tj);
+        return rc;
+    }
+    /* both files are complete before either replaces what DIR held */
+    snprintf(fj, sizeof fj, "%s/jobs.csv", dir);
+    snprintf(ft, sizeof ft, "%s/tenants.csv", dir);
+    if (rename(tj, fj) || rename(tt, ft)) {
+        ds_error_set(err, dir, 0, NULL, "cannot move the written files into place: %s", strerror(errno));
+        remove(tj);
+        remove(tt);
+        return DS_EIO;
+    }
+    return DS_OK;
+}
