@@ -42,8 +42,10 @@ double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t no
     return r > 1.0 ? r : 1.0;
 }
 
-double dsp_retention(const ds_engine_t *e, int32_t a, int32_t b)
+double dsp_retention(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b)
 {
+    double seen;
+    if (s->cfg.learn_retention && dsp_observed_get(s, e->trace, a, b, &seen)) return seen;
     const ds_interference_predictor_t *p = e->predictors ? e->predictors->interference : NULL;
     return p ? p->predict(p->ctx, e->trace, a, b) : 1.0;
 }
@@ -241,6 +243,7 @@ static void dsp_fini(void *state)
                     s->cls_pass, s->wc, s->wcv, s->wc_end, s->node_resv, s->resv_node, s->resv_time,
                     s->blocked, s->resv_fail};
     dsp_resv_free(s);
+    free(s->obs);
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++) free(ptrs[k]);
     free(s);
 }
@@ -316,6 +319,7 @@ static int dsp_stats(const ds_engine_t *e, const void *state, ds_policy_stat_t *
         {"cpu_reclaims", x->cpu_reclaims}, {"cpu_shrunk_jobs", x->cpu_shrunk_jobs},
         {"work_conserving_starts", x->wc_starts}, {"work_conserving_gpus", x->wc_gpus},
         {"reservations", x->reservations}, {"backfills", x->backfills},
+        {"retention_pairs_learned", (int64_t)s->obs_n},
     };
     int k = 0;
     for (size_t i = 0; i < sizeof v / sizeof v[0] && k < max; i++, k++) {

@@ -54,7 +54,7 @@ int dsp_try_colocate(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
             if (!ds_engine_gpus_fit(e, j, &e->jgpus[e->jgpu_off[p]])) { s->st.rej_cpu++; continue; }
             double score = 0, tau_p = dsp_tau_tenant(s, base, e->trace->jobs[p].tenant);
             if (c->interference_aware) {
-                double rj = dsp_retention(e, j, p), rp = dsp_retention(e, p, j);
+                double rj = dsp_retention(e, s, j, p), rp = dsp_retention(e, s, p, j);
                 if (rj < tau_j || rp < tau_p) { s->st.rej_retention++; continue; }
                 score = DS_MIN(rj, rp);
             }

@@ -33,6 +33,7 @@ typedef struct dsp_config {
     int32_t max_candidates; /* colocation candidates examined per job (64) */
     int32_t w;              /* consecutive low samples before a revocation (3) */
     int monitor_threshold;  /* DSP_MON_CURRENT or DSP_MON_ADMIT */
+    int learn_retention;    /* admission uses the monitor's measurements of a workload pair (1) */
     /* switches (1 = on); the ablations of SPEC 4.7 turn them off */
     int prediction, interference_aware, colocation, borrowing, preemption, cpu_reclaim, monitor;
 } dsp_config_t;
@@ -46,6 +47,13 @@ typedef struct dsp_list {
     int32_t *v;
     int32_t n, cap;
 } dsp_list_t;
+
+/* Measured retention of one workload next to another (ds_observed.c). */
+typedef struct dsp_obs {
+    uint64_t key;
+    double sum;
+    int64_t n;
+} dsp_obs_t;
 
 /* A reservation: the nodes a waiting job will start on and when they are predicted to be free. */
 typedef struct dsp_resv {
@@ -110,6 +118,8 @@ typedef struct dsp {
     double *resv_time;
     uint8_t *blocked;       /* nodes the job being placed must keep off */
     int64_t *resv_fail;     /* the pass in which a job found nothing to reserve */
+    dsp_obs_t *obs;         /* observed retention by workload pair (open addressing) */
+    size_t obs_cap, obs_n;
     dsp_stats_t st;
 } dsp_t;
 
@@ -130,7 +140,7 @@ int dsp_underserved(const dsp_t *s, int32_t tenant);
 
 /* predictions */
 double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now);
-double dsp_retention(const ds_engine_t *e, int32_t a, int32_t b);
+double dsp_retention(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b);
 
 /* ds_classify.c (SPEC 4.2) */
 void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t *ng, int32_t *nb);
@@ -148,6 +158,10 @@ void dsp_resv_unmask(dsp_t *s);
 /* whether starting j on these GPUs uses another job's reservation (a backfill) */
 int dsp_resv_backfilled(const ds_engine_t *e, const dsp_t *s, int32_t j, const int32_t *gpus, int32_t n);
 void dsp_resv_free(dsp_t *s);
+
+/* ds_observed.c: the monitor's measurements by workload pair, used before the model's prediction */
+void dsp_observed_add(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, double rho);
+int dsp_observed_get(const dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, double *rho);
 
 /* ds_order.c (SPEC 4.3) */
 void dsp_set_key(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);

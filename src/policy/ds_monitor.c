@@ -32,6 +32,8 @@ void dsp_monitor(ds_engine_t *e, dsp_t *s, int64_t now)
         if (b < 0 || e->js[a].status != DS_JS_RUNNING) continue;
         double ra = e->hooks.observe_retention(e->hooks.ctx, a, now);
         double rb = e->hooks.observe_retention(e->hooks.ctx, b, now);
+        dsp_observed_add(s, e->trace, a, b, ra);
+        dsp_observed_add(s, e->trace, b, a, rb);
         int low = ra < pair_threshold(e, s, a) || rb < pair_threshold(e, s, b);
         s->low[a] = low ? s->low[a] + 1 : 0;
         if (s->low[a] < s->cfg.w) continue;
