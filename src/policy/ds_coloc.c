@@ -26,7 +26,9 @@ double dsp_threshold(const ds_engine_t *e, const dsp_t *s, int32_t j, int32_t pa
     return dsp_tau_tenant(s, dsp_tau_base(e, s, part), e->trace->jobs[j].tenant);
 }
 
-int dsp_try_colocate(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
+int dsp_try_colocate(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now) { return dsp_try_colocate_min(e, s, j, now, 0.0); }
+
+int dsp_try_colocate_min(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, double floor_tau)
 {
     const dsp_config_t *c = &s->cfg;
     if (!c->colocation || e->cfg.k < 2) return 0;
@@ -40,7 +42,7 @@ int dsp_try_colocate(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
     int nl = 0;
     lists[nl++] = dsp_solo(s, part, 1, g);
     if (e->js[j].klass == DS_CLASS_BE || !c->borrowing) lists[nl++] = dsp_solo(s, part, 0, g);
-    double base = dsp_tau_base(e, s, part), tau_j = dsp_tau_tenant(s, base, job->tenant);
+    double base = dsp_tau_base(e, s, part), tau_j = DS_MAX(floor_tau, dsp_tau_tenant(s, base, job->tenant));
     double best_score = -INFINITY, best_tau = 0;
     int32_t best = -1, examined = 0;
     for (int l = 0; l < nl && examined < c->max_candidates; l++) {
@@ -52,7 +54,7 @@ int dsp_try_colocate(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
             if (s->banned[j] == p || s->banned[p] == j) { s->st.rej_revoked++; continue; }
             if (job->gmem_mib + e->trace->jobs[p].gmem_mib > e->cfg.gmem_per_gpu) { s->st.rej_memory++; continue; }
             if (!ds_engine_gpus_fit(e, j, &e->jgpus[e->jgpu_off[p]])) { s->st.rej_cpu++; continue; }
-            double score = 0, tau_p = dsp_tau_tenant(s, base, e->trace->jobs[p].tenant);
+            double score = 0, tau_p = DS_MAX(floor_tau, dsp_tau_tenant(s, base, e->trace->jobs[p].tenant));
             if (c->interference_aware) {
                 double rj = dsp_retention(e, s, j, p), rp = dsp_retention(e, s, p, j);
                 if (rj < tau_j || rp < tau_p) { s->st.rej_retention++; continue; }

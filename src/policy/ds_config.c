@@ -33,6 +33,7 @@ void dsp_config_default(dsp_config_t *c)
     c->w = 3;
     c->monitor_threshold = DSP_MON_CURRENT;
     c->learn_retention = 1;
+    c->share_first = 1;
     c->prediction = c->interference_aware = c->colocation = c->borrowing = 1;
     c->preemption = c->cpu_reclaim = c->monitor = 1;
 }
@@ -75,6 +76,7 @@ static const param_t params[] = {
     {"preemption", P_BOOL, F(preemption), 0, 1, "1", "0: never reclaim BE GPUs by preemption"},
     {"cpu-reclaim", P_BOOL, F(cpu_reclaim), 0, 1, "1", "0: skip CPU/memory reclamation"},
     {"monitor", P_BOOL, F(monitor), 0, 1, "1", "0: never revoke a colocation"},
+    {"share-first", P_BOOL, F(share_first), 0, 1, "1", "a BE job shares a GPU before taking free ones when both jobs are predicted to keep >= tau-max (0: free GPUs first)"},
     {"learn-retention", P_BOOL, F(learn_retention), 0, 1, "1", "admission judges a workload pair by the monitor's measurements once it has any (0: the model only)"},
 };
 #undef F

@@ -34,6 +34,7 @@ typedef struct dsp_config {
     int32_t w;              /* consecutive low samples before a revocation (3) */
     int monitor_threshold;  /* DSP_MON_CURRENT or DSP_MON_ADMIT */
     int learn_retention;    /* admission uses the monitor's measurements of a workload pair (1) */
+    int share_first;        /* a BE job shares a GPU before taking free ones when both keep >= tau_max (1) */
     /* switches (1 = on); the ablations of SPEC 4.7 turn them off */
     int prediction, interference_aware, colocation, borrowing, preemption, cpu_reclaim, monitor;
 } dsp_config_t;
@@ -180,6 +181,8 @@ double dsp_tau_base(const ds_engine_t *e, const dsp_t *s, int32_t part);
 double dsp_tau_tenant(const dsp_t *s, double tau, int32_t tenant);
 double dsp_threshold(const ds_engine_t *e, const dsp_t *s, int32_t j, int32_t part);
 int dsp_try_colocate(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
+/* the same with both thresholds at least floor_tau */
+int dsp_try_colocate_min(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, double floor_tau);
 
 /* ds_preempt.c (SPEC 4.4.1) */
 int dsp_try_preempt(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);

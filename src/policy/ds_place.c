@@ -80,6 +80,11 @@ int dsp_try_cpu_reclaim(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
 static int place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, const uint8_t *blocked)
 {
     int32_t g = e->trace->jobs[j].gpus, part = e->js[j].part;
+    /* Best effort fills shared capacity first when sharing is predicted nearly free for both jobs: the
+     * free GPUs stay whole for guaranteed and multi-GPU work. */
+    if (s->cfg.share_first && s->cfg.interference_aware && e->js[j].klass == DS_CLASS_BE &&
+        dsp_try_colocate_min(e, s, j, now, s->cfg.tau_max))
+        return 1;
     if (e->parts[part].gpus_free >= g) {
         int32_t buf[256];
         int32_t *out = g <= 256 ? buf : ds_xmalloc((size_t)g * sizeof *out);
