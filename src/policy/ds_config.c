@@ -34,6 +34,7 @@ void dsp_config_default(dsp_config_t *c)
     c->monitor_threshold = DSP_MON_CURRENT;
     c->learn_retention = 1;
     c->share_first = 1;
+    c->share_first_min = 0.0;
     c->prediction = c->interference_aware = c->colocation = c->borrowing = 1;
     c->preemption = c->cpu_reclaim = c->monitor = 1;
 }
@@ -77,6 +78,7 @@ static const param_t params[] = {
     {"cpu-reclaim", P_BOOL, F(cpu_reclaim), 0, 1, "1", "0: skip CPU/memory reclamation"},
     {"monitor", P_BOOL, F(monitor), 0, 1, "1", "0: never revoke a colocation"},
     {"share-first", P_BOOL, F(share_first), 0, 1, "1", "a BE job shares a GPU before taking free ones when both jobs are predicted to keep >= tau-max (0: free GPUs first)"},
+    {"share-first-min", P_DBL, F(share_first_min), 0, 1, "0", "share-first needs both predicted retentions at least max(this, tau-max)"},
     {"learn-retention", P_BOOL, F(learn_retention), 0, 1, "1", "admission judges a workload pair by the monitor's measurements once it has any (0: the model only)"},
 };
 #undef F

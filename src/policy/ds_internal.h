@@ -34,7 +34,8 @@ typedef struct dsp_config {
     int32_t w;              /* consecutive low samples before a revocation (3) */
     int monitor_threshold;  /* DSP_MON_CURRENT or DSP_MON_ADMIT */
     int learn_retention;    /* admission uses the monitor's measurements of a workload pair (1) */
-    int share_first;        /* a BE job shares a GPU before taking free ones when both keep >= tau_max (1) */
+    int share_first;        /* a BE job shares a GPU before taking free ones when both keep enough (1) */
+    double share_first_min; /* "enough" for that: predicted retention of both at least this and tau_max */
     /* switches (1 = on); the ablations of SPEC 4.7 turn them off */
     int prediction, interference_aware, colocation, borrowing, preemption, cpu_reclaim, monitor;
 } dsp_config_t;

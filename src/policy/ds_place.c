@@ -83,7 +83,7 @@ static int place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, const uint8_t
     /* Best effort fills shared capacity first when sharing is predicted nearly free for both jobs: the
      * free GPUs stay whole for guaranteed and multi-GPU work. */
     if (s->cfg.share_first && s->cfg.interference_aware && e->js[j].klass == DS_CLASS_BE &&
-        dsp_try_colocate_min(e, s, j, now, s->cfg.tau_max))
+        dsp_try_colocate_min(e, s, j, now, DS_MAX(s->cfg.tau_max, s->cfg.share_first_min)))
         return 1;
     if (e->parts[part].gpus_free >= g) {
         int32_t buf[256];
