@@ -168,6 +168,11 @@ void ds_engine_adopt(ds_engine_t *e, int32_t job, const int32_t *gpus, int klass
  * run state; the policy is not involved. For drivers whose cluster can only run a job on particular GPUs
  * (the Slurm daemon: a job keeps the GPU indices pinned at its first start). Returns DS_OK or DS_EINVAL. */
 int ds_engine_move(ds_engine_t *e, int32_t job, const int32_t *gpus);
+/* Takes back a start the driver could not carry out (the Slurm daemon: a dispatch Slurm refused or
+ * cannot pin): the job is pending again as if this start had not happened (its pending spell and
+ * queue order go on; no preemption, restart overhead or run time is counted). The policy hears
+ * ops->cancel_start, or ops->enqueue when it has none, never a preemption. job must be running. */
+void ds_engine_cancel_start(ds_engine_t *e, int32_t job, int64_t now);
 /* Runs the policy on every dirty partition (all partitions when timer is set). */
 void ds_engine_schedule(ds_engine_t *e, int64_t now, int timer);
 /* Next time the policy wants to run regardless of events, DS_TIME_NEVER if none. */

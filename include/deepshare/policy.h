@@ -26,6 +26,9 @@ typedef struct ds_policy_ops {
     /* Optional: a job the driver started itself, never seen pending (ds_engine_adopt: the Slurm
      * daemon after a restart); the policy adds it to its running-job bookkeeping. */
     void (*adopt)(ds_engine_t *e, void *state, int32_t job, int64_t now);
+    /* Optional: a start this policy made was taken back by the driver (ds_engine_cancel_start): the
+     * job is pending again, not preempted. Without it the engine calls enqueue. */
+    void (*cancel_start)(ds_engine_t *e, void *state, int32_t job, int64_t now);
     /* A running job finished (resources already released). Optional. */
     void (*on_finish)(ds_engine_t *e, void *state, int32_t job, int64_t now);
     /* Place/preempt in one partition. timer is 1 when called for a periodic wake-up. */

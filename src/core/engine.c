@@ -349,6 +349,24 @@ void ds_engine_preempt(ds_engine_t *e, int32_t j, int64_t now, int32_t reason)
     make_pending(e, j, now);
 }
 
+void ds_engine_cancel_start(ds_engine_t *e, int32_t j, int64_t now)
+{
+    ds_jstate_t *s = &e->js[j];
+    DS_ASSERT(s->status == DS_JS_RUNNING);
+    e->now = now;
+    int64_t started = s->last_start;
+    /* released as of its start: the time since was never run, so run_time does not grow */
+    release(e, j, started);
+    /* the pending spell the start ended goes on: its stamp and its place in the order are kept */
+    s->queued -= started - s->pend_since;
+    if (s->first_start == started && s->run_time == 0) s->first_start = -1;
+    s->status = DS_JS_PENDING;
+    e->parts[s->part].npending++;
+    e->tenant_pending_gpus[e->trace->jobs[j].tenant] += e->trace->jobs[j].gpus;
+    if (e->ops->cancel_start) e->ops->cancel_start(e, e->pstate, j, now);
+    else if (e->ops->enqueue) e->ops->enqueue(e, e->pstate, j, now);
+}
+
 void ds_engine_adopt(ds_engine_t *e, int32_t j, const int32_t *gpus, int klass, int64_t now)
 {
     ds_jstate_t *s = &e->js[j];

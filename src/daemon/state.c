@@ -464,9 +464,9 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
     int holds = holds_gpus(d, j);
     if (js->status == DS_JS_RUNNING) {
         if (!holds) {
-            /* Slurm has it pending without our pins (requeued, dispatch undone): pending here too */
-            ds_engine_preempt(d->e, s, d->now, 0);
-            d->e->n_preemptions--;
+            /* Slurm has it pending without our pins (requeued, dispatch undone): pending here too. The
+             * policy did not stop it, so the engine takes the start back instead of preempting it. */
+            ds_engine_cancel_start(d->e, s, d->now);
             js->preemptions = j->restarts;
             if (j->state == SL_PENDING && is_ours(d, j->partition) && j->held && !j->completing) {
                 if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) dlog(0, "%s", err), d->errors++;
@@ -728,12 +728,7 @@ void daemon_pass(daemon_t *d, int timer)
             if (!d->slot[j].undo) continue;
             d->slot[j].undo = 0;
             if (e->js[j].status != DS_JS_RUNNING) continue;
-            double ov = e->js[j].overhead;
-            int32_t pre = e->js[j].preemptions;
-            ds_engine_preempt(e, j, d->now, 0);
-            e->js[j].overhead = ov;
-            e->js[j].preemptions = pre;
-            e->n_preemptions--;
+            ds_engine_cancel_start(e, j, d->now);
             d->undone++;
         }
         ds_engine_clear_decisions(e);
