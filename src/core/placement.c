@@ -23,22 +23,22 @@ void ds_placement_init(ds_engine_t *e)
         pi->bits = ds_xcalloc((size_t)(gpn + 1) * (size_t)(pi->words ? pi->words : 1), sizeof(uint64_t));
         for (int32_t i = 0; i < e->parts[p].nnodes; i++) bucket(pi, gpn)[i / 64] |= 1ULL << (i % 64);
     }
-    e->placement = idx;
+    e->priv.placement = idx;
 }
 
 void ds_placement_free(ds_engine_t *e)
 {
-    part_index_t *idx = e->placement;
+    part_index_t *idx = e->priv.placement;
     if (!idx) return;
     for (int32_t p = 0; p < e->nparts; p++) free(idx[p].bits);
     free(idx);
-    e->placement = NULL;
+    e->priv.placement = NULL;
 }
 
 void ds_placement_take(ds_engine_t *e, int32_t node, int delta)
 {
     ds_node_t *nd = &e->nodes[node];
-    part_index_t *pi = &((part_index_t *)e->placement)[nd->part];
+    part_index_t *pi = &((part_index_t *)e->priv.placement)[nd->part];
     int32_t rel = node - e->parts[nd->part].node0;
     bucket(pi, nd->nfree)[rel / 64] &= ~(1ULL << (rel % 64));
     nd->nfree -= delta;
@@ -158,7 +158,7 @@ int ds_engine_find_free(const ds_engine_t *e, int32_t j, int32_t part, int32_t *
     const ds_part_t *p = &e->parts[part];
     int32_t need = job->gpus, gpn = e->cfg.gpus_per_node;
     if (p->gpus_free < need) return 0;
-    part_index_t *pi = &((part_index_t *)e->placement)[part];
+    part_index_t *pi = &((part_index_t *)e->priv.placement)[part];
     if (need <= gpn) {
         for (int32_t c = need; c <= gpn; c++) {
             uint64_t *b = bucket(pi, c);
