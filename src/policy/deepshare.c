@@ -315,6 +315,7 @@ const ds_policy_ops_t ds_policy_deepshare = {
     .name = "deepshare",
     .summary = "QAD-driven: elastic G/BE borrowing, QAD-first order, cost-aware BE preemption, "
                "interference-aware colocation",
+    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_COLOCATES | DS_POLICY_CLASSES,
     .init = dsp_init,
     .fini = dsp_fini,
     .enqueue = dsp_enqueue,

@@ -116,6 +116,7 @@ static int64_t qssf_next_timer(const ds_engine_t *e, const void *state, int64_t 
 const ds_policy_ops_t ds_policy_qssf = {
     .name = "qssf",
     .summary = "quasi-shortest-service-first on estimated GPU-time (--estimates FILE); head-of-line blocking",
+    .props = DS_POLICY_EXACT_HOLD | DS_POLICY_NEEDS_ESTIMATES,
     .init = qssf_init,
     .fini = qssf_fini,
     .enqueue = qssf_enqueue,
