@@ -246,6 +246,10 @@ void ds_engine_revoke(ds_engine_t *e, int32_t victim, int32_t kept, int64_t now,
 int ds_engine_gpus_fit(const ds_engine_t *e, int32_t job, const int32_t *gpus);
 /* CPUs and memory a running job holds on a node (0 when none). */
 void ds_engine_job_node_use(const ds_engine_t *e, int32_t job, int32_t node, int32_t *cpus, int64_t *mem);
+/* The same, were its hold scaled to scale (ds_engine_set_cpu_scale's rounding): lets a policy decide a
+ * reclamation before it shrinks anything. */
+void ds_engine_job_node_use_at(const ds_engine_t *e, int32_t job, int32_t node, double scale, int32_t *cpus,
+                               int64_t *mem);
 /* Whether job j's share for ngp GPUs would fit on node n once cpus_freed/mem_freed are released. */
 int ds_engine_node_fits_after(const ds_engine_t *e, int32_t node, int32_t job, int32_t ngp, int32_t cpus_freed,
                               int64_t mem_freed);
