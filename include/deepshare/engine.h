@@ -83,14 +83,12 @@ typedef struct ds_jstate {
     int64_t end;          /* -1 until done */
     double overhead;      /* restart overheads added so far, seconds of work */
     int32_t partner;      /* a co-resident job while shared, -1 otherwise */
-    int32_t tag;          /* free for the policy */
     float cpu_scale;      /* share of its CPU/memory request it holds (CPU reclamation); 0 means 1 */
 } ds_jstate_t;
 
 typedef enum {
     DS_DEC_START = 1,     /* job started (possibly on shared GPUs) */
     DS_DEC_PREEMPT,       /* job stopped and requeued with progress kept */
-    DS_DEC_FINISH,        /* job finished (recorded for the daemon's journal) */
     DS_DEC_PROMOTE,       /* a running BE job became G */
     DS_DEC_REVOKE         /* colocation revoked (the preempted BE partner follows as DS_DEC_PREEMPT) */
 } ds_dec_type_t;

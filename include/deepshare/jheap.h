@@ -22,7 +22,5 @@ void ds_jheap_push(ds_jheap_t *h, int32_t job);
 int32_t ds_jheap_top(const ds_jheap_t *h); /* -1 when empty */
 int32_t ds_jheap_pop(ds_jheap_t *h);
 void ds_jheap_remove(ds_jheap_t *h, int32_t job);
-/* Restores order after job's key changed. */
-void ds_jheap_update(ds_jheap_t *h, int32_t job);
 
 #endif

@@ -32,7 +32,6 @@ int ds_xgb_train_more(ds_xgb_t **out, ds_xgb_t *init, const float *x, const floa
                       const ds_xgb_params_t *p, ds_error_t *err);
 /* One row (d features); NAN if XGBoost fails (it never should on a valid model). */
 double ds_xgb_predict1(ds_xgb_t *m, const float *x);
-int32_t ds_xgb_nfeatures(const ds_xgb_t *m);
 /* Serialized model (XGBoost's UBJSON); *buf is malloc'ed. */
 int ds_xgb_save(ds_xgb_t *m, char **buf, size_t *len, ds_error_t *err);
 /* Loads a serialized model; d is the feature count it must have. */
@@ -96,8 +95,6 @@ double ds_runtime_model_predict(ds_runtime_model_t *m, int32_t job, int64_t now)
 void ds_runtime_model_observe(ds_runtime_model_t *m, int32_t job, int64_t now);
 /* Retrains now on everything observed (normally automatic). Returns 0 or an XGBoost error. */
 int ds_runtime_model_retrain(ds_runtime_model_t *m, ds_error_t *err);
-/* Wraps the model as the engine's runtime predictor (name "model"). */
-void ds_runtime_model_as_predictor(ds_runtime_model_t *m, ds_runtime_predictor_t *p);
 /* Latest finish time the model has been told about (the online-protocol guard checks it). */
 int64_t ds_runtime_model_latest_observed(const ds_runtime_model_t *m);
 /* Finished jobs observed so far, in total and for one tenant. */

@@ -460,7 +460,6 @@ void ds_engine_finish(ds_engine_t *e, int32_t j, int64_t now)
     s->status = DS_JS_DONE;
     s->end = now;
     e->n_finished++;
-    ds_engine_record(e, DS_DEC_FINISH, j, -1, 0);
     if (e->ops->on_finish) e->ops->on_finish(e, e->pstate, j, now);
 }
 

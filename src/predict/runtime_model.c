@@ -325,26 +325,6 @@ void ds_runtime_model_observe(ds_runtime_model_t *m, int32_t job, int64_t now)
     if (now > m->latest_observed) m->latest_observed = now;
 }
 
-static double rt_predict_cb(void *ctx, const ds_trace_t *t, int32_t job, int64_t now)
-{
-    (void)t;
-    return ds_runtime_model_predict(ctx, job, now);
-}
-
-static void rt_observe_cb(void *ctx, const ds_trace_t *t, int32_t job, int64_t now)
-{
-    (void)t;
-    ds_runtime_model_observe(ctx, job, now);
-}
-
-void ds_runtime_model_as_predictor(ds_runtime_model_t *m, ds_runtime_predictor_t *p)
-{
-    p->name = "model";
-    p->ctx = m;
-    p->predict = rt_predict_cb;
-    p->observe_finish = rt_observe_cb;
-}
-
 int64_t ds_runtime_model_latest_observed(const ds_runtime_model_t *m) { return m->latest_observed; }
 
 int64_t ds_runtime_model_observed(const ds_runtime_model_t *m, int32_t tenant)
