@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/predictors.h"
 
 int ds_runs_set_param(ds_run_t *runs, int n, const char *key, const char *val, const char *where)
 {
@@ -212,4 +213,13 @@ int ds_runs_use_predictors(const ds_run_t *runs, int n)
     for (int i = 0; i < n; i++)
         if (runs[i].ops->uses_predictors) return 1;
     return 0;
+}
+
+int ds_cli_common_opt(const char *cmd, struct ds_workload_opts *wo, ds_sim_config_t *sc, struct ds_cli_predictors *pred,
+                      const char *name, const char *val)
+{
+    int w = ds_workload_opt(wo, name, val);
+    if (w == 0) w = ds_run_opt(sc, cmd, name, val);
+    if (w == 0) w = ds_cli_predictors_opt(pred, name, val);
+    return w;
 }

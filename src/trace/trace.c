@@ -74,14 +74,8 @@ int64_t ds_trace_total_quota(const ds_trace_t *t)
 int ds_trace_read_tenants(ds_trace_t *t, const char *path, int gpus_per_node, ds_error_t *err)
 {
     ds_csv_t c;
-    int rc = ds_csv_open(&c, path, err);
+    int rc = ds_csv_open_header(&c, path, "expected a header 'tenant,quota_gpus' or ',num'", err);
     if (rc) return rc;
-    rc = ds_csv_next(&c, err);
-    if (rc <= 0) {
-        if (rc == 0) ds_error_set(err, path, 0, NULL, "empty file: expected a header 'tenant,quota_gpus' or ',num'");
-        ds_csv_close(&c);
-        return rc ? rc : DS_EPARSE;
-    }
     int name_col = 0, qcol, nodes = 0;
     int ncols = c.nfields;
     if ((qcol = ds_csv_col(&c, "num")) >= 0) nodes = 1;
