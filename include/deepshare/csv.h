@@ -1,6 +1,10 @@
 /* csv.h: a small streaming CSV reader that reports line numbers and rejects truncated rows. */
 #ifndef DS_CSV_H
 #define DS_CSV_H
+/* layering (CMakeLists.txt): the io layer's header, out of reach of the layers below it */
+#if defined(DS_LAYER_BASE) || defined(DS_LAYER_ENGINE)
+#error "deepshare/csv.h belongs to the io layer: this layer may not include it (see CMakeLists.txt)"
+#endif
 
 #include <stdio.h>
 #include "deepshare/common.h"

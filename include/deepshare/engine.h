@@ -3,6 +3,10 @@
  * and the current time, and read back its decisions. */
 #ifndef DS_ENGINE_H
 #define DS_ENGINE_H
+/* layering (CMakeLists.txt): the engine layer's header, out of reach of the layers below it */
+#if defined(DS_LAYER_BASE)
+#error "deepshare/engine.h belongs to the engine layer: this layer may not include it (see CMakeLists.txt)"
+#endif
 
 #include "deepshare/common.h"
 #include "deepshare/trace.h"

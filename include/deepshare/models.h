@@ -2,6 +2,10 @@
  * models with a cluster fallback, learned online, and a random-forest colocation interference model. */
 #ifndef DS_MODELS_H
 #define DS_MODELS_H
+/* layering (CMakeLists.txt): the predict layer's header, out of reach of the layers below it */
+#if defined(DS_LAYER_BASE) || defined(DS_LAYER_ENGINE) || defined(DS_LAYER_IO) || defined(DS_LAYER_SIM)
+#error "deepshare/models.h belongs to the predict layer: this layer may not include it (see CMakeLists.txt)"
+#endif
 
 #include "deepshare/coloc.h"
 #include "deepshare/predictor.h"

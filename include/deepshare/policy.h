@@ -21,6 +21,10 @@
  * enqueue changes without expecting it (DeepShare classifies into scratch arrays first, then places). */
 #ifndef DS_POLICY_H
 #define DS_POLICY_H
+/* layering (CMakeLists.txt): the engine layer's header, out of reach of the layers below it */
+#if defined(DS_LAYER_BASE) || defined(DS_LAYER_IO)
+#error "deepshare/policy.h belongs to the engine layer: this layer may not include it (see CMakeLists.txt)"
+#endif
 
 #include <stdio.h>
 
