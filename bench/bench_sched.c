@@ -34,12 +34,14 @@ static double now_us(void)
 
 static void timed_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now, int timer)
 {
-    int32_t d0 = e->ndec, pending = e->parts[part].npending;
+    int32_t d0, nd, pending = e->parts[part].npending;
+    ds_engine_decisions(e, &d0);
     double t0 = now_us();
     real->schedule(e, state, part, now, timer);
     double us = now_us() - t0;
     int32_t placed = 0;
-    for (int32_t i = d0; i < e->ndec; i++) placed += e->dec[i].type == DS_DEC_START;
+    const ds_decision_t *dec = ds_engine_decisions(e, &nd);
+    for (int32_t i = d0; i < nd; i++) placed += dec[i].type == DS_DEC_START;
     if (npass == cappass) {
         cappass = cappass ? cappass * 2 : 65536;
         passes = realloc(passes, (size_t)cappass * sizeof *passes);

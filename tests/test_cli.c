@@ -32,18 +32,14 @@ static int run(const char *args, char **out, char **err)
 static int setup(void **st)
 {
     (void)st;
-    const char *t = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(tmpdir, sizeof tmpdir, "%s/ds_cli_%d", t, (int)getpid());
-    mkdir(tmpdir, 0777);
+    tu_make_dir("ds_cli", tmpdir, sizeof tmpdir);
     return 0;
 }
 
 static int teardown(void **st)
 {
     (void)st;
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_remove_dir(tmpdir);
 }
 
 /* Bad usage: non-zero exit, nothing on stdout, one message on stderr that names the problem. */

@@ -61,18 +61,14 @@ static int have_gnuplot(void)
 static int setup(void **st)
 {
     (void)st;
-    const char *t = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(tmpdir, sizeof tmpdir, "%s/ds_compare_%d", t, (int)getpid());
-    mkdir(tmpdir, 0777);
+    tu_make_dir("ds_compare", tmpdir, sizeof tmpdir);
     return 0;
 }
 
 static int teardown(void **st)
 {
     (void)st;
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_remove_dir(tmpdir);
 }
 
 static int count_lines(const char *text)

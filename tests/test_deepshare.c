@@ -163,8 +163,9 @@ static void test_no_reclaim_when_served(void **st)
 
 static int count_dec(const ds_engine_t *e, int type, int32_t job)
 {
-    int n = 0;
-    for (int32_t i = 0; i < e->ndec; i++) n += e->dec[i].type == type && e->dec[i].job == job;
+    int n = 0, nd;
+    const ds_decision_t *dec = ds_engine_decisions(e, &nd);
+    for (int32_t i = 0; i < nd; i++) n += dec[i].type == type && dec[i].job == job;
     return n;
 }
 
@@ -288,10 +289,10 @@ static void revoke_case(int w, int64_t when)
     ds_trace_t t;
     tu_trace(&t, "A:1 B:1", "1 A 1 0 100000; 2 A 1 0 100000; 3 B 1 10 100000");
     char kv[64];
-    snprintf(kv, sizeof kv, "w=%d", w);
+    snprintf(kv, sizeof kv, "w=%d,share-first=0", w); /* j2 takes the free GPU, so j3 must share */
     void *cfg = cfg_with(kv);
     ds_engine_t *e = engine_for(&t, 1, cfg);
-    e->hooks.observe_retention = low_retention;
+    ds_engine_set_hooks(e, &(ds_driver_hooks_t){.observe_retention = low_retention});
     ds_engine_arrive(e, 0, 0);
     ds_engine_arrive(e, 1, 0);
     ds_engine_schedule(e, 0, 1);

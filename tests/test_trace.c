@@ -15,12 +15,7 @@ static void expect_error(const char *jobs, long line, const char *field, const c
     assert_int_equal(ds_trace_read_tenants(&t, tu_write_temp("ten.csv", TEN), 8, &err), 0);
     int rc = ds_trace_read_jobs(&t, tu_write_temp("jobs.csv", jobs), &err);
     assert_true(rc < 0);
-    if (err.line != line || strcmp(err.field, field) || !strstr(err.msg, needle))
-        fprintf(stderr, "got line %ld field '%s' msg '%s'\n", err.line, err.field, err.msg);
-    assert_int_equal(err.line, line);
-    assert_string_equal(err.field, field);
-    assert_non_null(strstr(err.msg, needle));
-    assert_non_null(strstr(err.file, "jobs.csv"));
+    tu_expect_error(&err, "jobs.csv", line, field, needle);
     ds_trace_free(&t);
 }
 
@@ -235,12 +230,7 @@ static void tenant_error(const char *text, long line, const char *field, const c
     ds_error_t err;
     ds_error_clear(&err);
     assert_true(ds_trace_read_tenants(&t, tu_write_temp("tenerr.csv", text), 8, &err) < 0);
-    if (err.line != line || strcmp(err.field, field) || !strstr(err.msg, needle))
-        fprintf(stderr, "got line %ld field '%s' msg '%s'\n", err.line, err.field, err.msg);
-    assert_int_equal(err.line, line);
-    assert_string_equal(err.field, field);
-    assert_non_null(strstr(err.msg, needle));
-    assert_non_null(strstr(err.file, "tenerr.csv"));
+    tu_expect_error(&err, "tenerr.csv", line, field, needle);
     ds_trace_free(&t);
 }
 
@@ -278,12 +268,7 @@ static void estimates_error(const char *text, long line, const char *field, cons
     ds_error_t err;
     ds_error_clear(&err);
     assert_true(ds_trace_read_estimates(&t, tu_write_temp("esterr.csv", text), 1000, NULL, &err) < 0);
-    if (err.line != line || strcmp(err.field, field) || !strstr(err.msg, needle))
-        fprintf(stderr, "got line %ld field '%s' msg '%s'\n", err.line, err.field, err.msg);
-    assert_int_equal(err.line, line);
-    assert_string_equal(err.field, field);
-    assert_non_null(strstr(err.msg, needle));
-    assert_non_null(strstr(err.file, "esterr.csv"));
+    tu_expect_error(&err, "esterr.csv", line, field, needle);
     ds_trace_free(&t);
 }
 

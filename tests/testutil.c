@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "deepshare/policy.h"
@@ -99,4 +100,28 @@ char *tu_slurp(const char *path, size_t *len)
     fclose(f);
     if (len) *len = got;
     return b;
+}
+
+void tu_expect_error(const ds_error_t *err, const char *file_part, long line, const char *field, const char *needle)
+{
+    if (err->line != line || strcmp(err->field, field) || !strstr(err->msg, needle) || !strstr(err->file, file_part))
+        fprintf(stderr, "got file '%s' line %ld field '%s' msg '%s'\n", err->file, err->line, err->field, err->msg);
+    assert_int_equal(err->line, line);
+    assert_string_equal(err->field, field);
+    assert_non_null(strstr(err->msg, needle));
+    assert_non_null(strstr(err->file, file_part));
+}
+
+void tu_make_dir(const char *prefix, char *dir, size_t n)
+{
+    const char *t = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(dir, n, "%s/%s_%d", t, prefix, (int)getpid());
+    mkdir(dir, 0777);
+}
+
+int tu_remove_dir(const char *dir)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
 }

@@ -19,6 +19,13 @@ const char *tu_data(const char *rel);
 void tu_trace(ds_trace_t *t, const char *tenants, const char *jobs);
 /* Reads a whole file (NUL-terminated, length in *len when len is not NULL); NULL when unreadable. */
 char *tu_slurp(const char *path, size_t *len);
+/* Makes the folder $TMPDIR/<prefix>_<pid> (TMPDIR defaults to /tmp) and writes its path to dir. */
+void tu_make_dir(const char *prefix, char *dir, size_t n);
+/* Removes a folder made by tu_make_dir with all it holds; 0 on success (a cmocka group teardown). */
+int tu_remove_dir(const char *dir);
+/* Asserts an error record names the file (a part of its path), line, field and a part of the message;
+ * prints what it got first, so a failure shows the whole record. */
+void tu_expect_error(const ds_error_t *err, const char *file_part, long line, const char *field, const char *needle);
 /* Runs c (invariants checked) on t; asserts success. */
 void tu_sim(const ds_trace_t *t, ds_sim_config_t *c, ds_sim_result_t *r);
 /* Runs one policy with invariants checked; asserts success. */

@@ -2,6 +2,10 @@
  * workload (model, dataset, batch size, amp): the simulator's ground truth for shared GPUs. */
 #ifndef DS_COLOC_H
 #define DS_COLOC_H
+/* layering (CMakeLists.txt): the io layer's header, out of reach of the layers below it */
+#if defined(DS_LAYER_BASE) || defined(DS_LAYER_ENGINE)
+#error "deepshare/coloc.h belongs to the io layer: this layer may not include it (see CMakeLists.txt)"
+#endif
 
 #include "deepshare/trace.h"
 

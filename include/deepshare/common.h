@@ -22,7 +22,6 @@ typedef struct ds_error {
     char msg[512];
 } ds_error_t;
 
-const char *ds_strerror(int code);
 void ds_error_clear(ds_error_t *err);
 void ds_error_set(ds_error_t *err, const char *file, long line, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));

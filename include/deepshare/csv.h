@@ -1,6 +1,10 @@
 /* csv.h: a small streaming CSV reader that reports line numbers and rejects truncated rows. */
 #ifndef DS_CSV_H
 #define DS_CSV_H
+/* layering (CMakeLists.txt): the io layer's header, out of reach of the layers below it */
+#if defined(DS_LAYER_BASE) || defined(DS_LAYER_ENGINE)
+#error "deepshare/csv.h belongs to the io layer: this layer may not include it (see CMakeLists.txt)"
+#endif
 
 #include <stdio.h>
 #include "deepshare/common.h"
@@ -27,6 +31,12 @@ int ds_csv_row(ds_csv_t *c, int ncols, ds_error_t *err);
 void ds_csv_close(ds_csv_t *c);
 /* Index of a header column (case-insensitive), -1 when absent. */
 int ds_csv_col(const ds_csv_t *c, const char *name);
+/* Opens path and reads its header line. An empty file is an error, "empty file" followed by ": " and
+ * expect when expect is given. Returns DS_OK, or an error (err filled) with nothing left open. */
+int ds_csv_open_header(ds_csv_t *c, const char *path, const char *expect, ds_error_t *err);
+/* Finds the n required columns names[i] into col[i]; a missing one is an error naming it ("missing
+ * required column") and closes c. Returns DS_OK or DS_EPARSE. */
+int ds_csv_require(ds_csv_t *c, const char *const *names, int n, int *col, ds_error_t *err);
 
 /* Field parsers; on failure fill err naming file, line and column. */
 int ds_csv_i64(const ds_csv_t *c, int col, const char *name, int64_t min, int64_t *out, ds_error_t *err);

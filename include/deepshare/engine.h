@@ -3,6 +3,10 @@
  * and the current time, and read back its decisions. */
 #ifndef DS_ENGINE_H
 #define DS_ENGINE_H
+/* layering (CMakeLists.txt): the engine layer's header, out of reach of the layers below it */
+#if defined(DS_LAYER_BASE)
+#error "deepshare/engine.h belongs to the engine layer: this layer may not include it (see CMakeLists.txt)"
+#endif
 
 #include "deepshare/common.h"
 #include "deepshare/trace.h"
@@ -83,14 +87,12 @@ typedef struct ds_jstate {
     int64_t end;          /* -1 until done */
     double overhead;      /* restart overheads added so far, seconds of work */
     int32_t partner;      /* a co-resident job while shared, -1 otherwise */
-    int32_t tag;          /* free for the policy */
     float cpu_scale;      /* share of its CPU/memory request it holds (CPU reclamation); 0 means 1 */
 } ds_jstate_t;
 
 typedef enum {
     DS_DEC_START = 1,     /* job started (possibly on shared GPUs) */
     DS_DEC_PREEMPT,       /* job stopped and requeued with progress kept */
-    DS_DEC_FINISH,        /* job finished (recorded for the daemon's journal) */
     DS_DEC_PROMOTE,       /* a running BE job became G */
     DS_DEC_REVOKE         /* colocation revoked (the preempted BE partner follows as DS_DEC_PREEMPT) */
 } ds_dec_type_t;
@@ -111,11 +113,16 @@ typedef struct ds_driver_hooks {
     void *ctx;
     /* Observed retention of a running colocated job (simulator: truth x noise; daemon: measured). */
     double (*observe_retention)(void *ctx, int32_t job, int64_t now);
-    /* Work left in seconds of exclusive progress, for oracle policies (the simulator only). */
-    double (*oracle_remaining)(void *ctx, int32_t job, int64_t now);
 } ds_driver_hooks_t;
 
+/* The engine. After libuv's convention its fields come in two groups:
+ * - read-only: policies (src/policy, part of the engine) and drivers read them; only the engine's own
+ *   functions write them. Drivers (src/sim, src/daemon) read them through the accessors below and
+ *   change them only through the driver events; a test (driver_writes) fails the build's tests when
+ *   a driver assigns an engine field.
+ * - private (priv): the engine's own bookkeeping, for src/core alone; drivers use the accessors. */
 struct ds_engine {
+    /* ---- read-only ---- */
     const ds_trace_t *trace;
     ds_engine_config_t cfg;
     ds_node_t *nodes;
@@ -124,31 +131,32 @@ struct ds_engine {
     int32_t ngpus;
     ds_part_t *parts;
     int32_t nparts;
-    int32_t *tenant_part;   /* partition of each tenant's jobs */
-    ds_jstate_t *js;
+    int32_t *tenant_part;   /* partition of each tenant's jobs (written by ops->setup) */
+    ds_jstate_t *js;        /* policies write klass via ds_engine_set_class, keep_rate and finish_lag */
     int32_t *jgpus;         /* GPUs held by job j: jgpus[jgpu_off[j] .. + js[j].nplaced) */
     int64_t *jgpu_off;
-    int64_t seq;
     int64_t now;
     /* per-tenant live accounting (GPUs of running jobs by class; pending GPU demand) */
     int64_t *tenant_g_gpus, *tenant_be_gpus, *tenant_pending_gpus, *tenant_running;
-    /* decisions since the driver last drained them */
-    ds_decision_t *dec;
-    int32_t ndec, capdec;
     /* utilization now: GPUs with a resident, sum over GPUs of min(100, residents' util) */
     int64_t util_busy;
     double util_sm, util_gmem;
-    /* running jobs whose co-residents changed since the driver last looked (execution rates) */
-    int32_t *rate_dirty;
-    int32_t nrate_dirty;
-    uint8_t *is_rate_dirty;
     /* totals */
     int64_t n_preemptions, n_colocations, n_revocations, n_finished;
     const struct ds_policy_ops *ops;
     void *pstate;
-    const struct ds_predictors *predictors; /* set by the driver before the first event; may be NULL */
-    void *placement;        /* free-GPU buckets per partition (placement.c) */
-    ds_driver_hooks_t hooks;
+    const struct ds_predictors *predictors; /* from the config; may be NULL */
+    ds_driver_hooks_t hooks;                /* set by the driver (ds_engine_set_hooks) */
+    /* ---- private: src/core only ---- */
+    struct {
+        int64_t seq;            /* last order stamp given */
+        ds_decision_t *dec;     /* decisions since the driver last cleared them */
+        int32_t ndec, capdec;
+        int32_t *rate_dirty;    /* running jobs whose co-residents changed since the driver looked */
+        int32_t nrate_dirty;
+        uint8_t *is_rate_dirty;
+        void *placement;        /* free-GPU buckets per partition (placement.c) */
+    } priv;
 };
 
 /* Creates the engine for a trace (which must outlive it) and a policy. The policy may reshape the
@@ -168,13 +176,43 @@ void ds_engine_adopt(ds_engine_t *e, int32_t job, const int32_t *gpus, int klass
  * run state; the policy is not involved. For drivers whose cluster can only run a job on particular GPUs
  * (the Slurm daemon: a job keeps the GPU indices pinned at its first start). Returns DS_OK or DS_EINVAL. */
 int ds_engine_move(ds_engine_t *e, int32_t job, const int32_t *gpus);
+/* Takes back a start the driver could not carry out (the Slurm daemon: a dispatch Slurm refused or
+ * cannot pin): the job is pending again as if this start had not happened (its pending spell and
+ * queue order go on; no preemption, restart overhead or run time is counted). The policy hears
+ * ops->cancel_start, or ops->enqueue when it has none, never a preemption. job must be running. */
+void ds_engine_cancel_start(ds_engine_t *e, int32_t job, int64_t now);
 /* Runs the policy on every dirty partition (all partitions when timer is set). */
 void ds_engine_schedule(ds_engine_t *e, int64_t now, int timer);
 /* Next time the policy wants to run regardless of events, DS_TIME_NEVER if none. */
 int64_t ds_engine_next_timer(const ds_engine_t *e, int64_t now);
-/* Decisions made since the last call; the driver applies them, then clears. */
-static inline int32_t ds_engine_ndecisions(const ds_engine_t *e) { return e->ndec; }
-static inline void ds_engine_clear_decisions(ds_engine_t *e) { e->ndec = 0; }
+/* Decisions made since the driver last cleared them (*n of them); it applies them, then clears. */
+static inline const ds_decision_t *ds_engine_decisions(const ds_engine_t *e, int32_t *n)
+{
+    *n = e->priv.ndec;
+    return e->priv.dec;
+}
+static inline void ds_engine_clear_decisions(ds_engine_t *e) { e->priv.ndec = 0; }
+/* Running jobs whose execution rate may have changed (co-residents came or went) since the driver
+ * last cleared them; a job may have stopped since. */
+static inline const int32_t *ds_engine_rate_changes(const ds_engine_t *e, int32_t *n)
+{
+    *n = e->priv.nrate_dirty;
+    return e->priv.rate_dirty;
+}
+void ds_engine_clear_rate_changes(ds_engine_t *e);
+/* Installs the driver's hooks (copied); call before the first event. */
+void ds_engine_set_hooks(ds_engine_t *e, const ds_driver_hooks_t *hooks);
+/* The driver's own count of a job's restarts (Slurm's restart count after a rebuild) becomes its
+ * preemption count; nothing else changes. */
+void ds_engine_set_preemptions(ds_engine_t *e, int32_t job, int32_t n);
+
+/* Read-only views for drivers: a job's run state, the GPUs it holds, one GPU. */
+static inline const ds_jstate_t *ds_engine_job(const ds_engine_t *e, int32_t job) { return &e->js[job]; }
+static inline const int32_t *ds_engine_job_gpus(const ds_engine_t *e, int32_t job)
+{
+    return &e->jgpus[e->jgpu_off[job]];
+}
+static inline const ds_gpu_t *ds_engine_gpu(const ds_engine_t *e, int32_t gpu) { return &e->gpus[gpu]; }
 
 /* ---- policy-facing API ---- */
 
@@ -212,6 +250,10 @@ void ds_engine_revoke(ds_engine_t *e, int32_t victim, int32_t kept, int64_t now,
 int ds_engine_gpus_fit(const ds_engine_t *e, int32_t job, const int32_t *gpus);
 /* CPUs and memory a running job holds on a node (0 when none). */
 void ds_engine_job_node_use(const ds_engine_t *e, int32_t job, int32_t node, int32_t *cpus, int64_t *mem);
+/* The same, were its hold scaled to scale (ds_engine_set_cpu_scale's rounding): lets a policy decide a
+ * reclamation before it shrinks anything. */
+void ds_engine_job_node_use_at(const ds_engine_t *e, int32_t job, int32_t node, double scale, int32_t *cpus,
+                               int64_t *mem);
 /* Whether job j's share for ngp GPUs would fit on node n once cpus_freed/mem_freed are released. */
 int ds_engine_node_fits_after(const ds_engine_t *e, int32_t node, int32_t job, int32_t ngp, int32_t cpus_freed,
                               int64_t mem_freed);

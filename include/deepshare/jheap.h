@@ -2,6 +2,10 @@
  * removal of any member (policies keep one per partition). */
 #ifndef DS_JHEAP_H
 #define DS_JHEAP_H
+/* layering (CMakeLists.txt): the engine layer's header, out of reach of the layers below it */
+#if defined(DS_LAYER_BASE) || defined(DS_LAYER_IO)
+#error "deepshare/jheap.h belongs to the engine layer: this layer may not include it (see CMakeLists.txt)"
+#endif
 
 #include "deepshare/common.h"
 
@@ -22,7 +26,5 @@ void ds_jheap_push(ds_jheap_t *h, int32_t job);
 int32_t ds_jheap_top(const ds_jheap_t *h); /* -1 when empty */
 int32_t ds_jheap_pop(ds_jheap_t *h);
 void ds_jheap_remove(ds_jheap_t *h, int32_t job);
-/* Restores order after job's key changed. */
-void ds_jheap_update(ds_jheap_t *h, int32_t job);
 
 #endif

@@ -2,6 +2,10 @@
  * models with a cluster fallback, learned online, and a random-forest colocation interference model. */
 #ifndef DS_MODELS_H
 #define DS_MODELS_H
+/* layering (CMakeLists.txt): the predict layer's header, out of reach of the layers below it */
+#if defined(DS_LAYER_BASE) || defined(DS_LAYER_ENGINE) || defined(DS_LAYER_IO) || defined(DS_LAYER_SIM)
+#error "deepshare/models.h belongs to the predict layer: this layer may not include it (see CMakeLists.txt)"
+#endif
 
 #include "deepshare/coloc.h"
 #include "deepshare/predictor.h"
@@ -37,7 +41,6 @@ int ds_xgb_boost(ds_xgb_t *m, const float *x, const float *y, int64_t n, int rou
 int32_t ds_xgb_rounds(ds_xgb_t *m);
 /* One row (d features); NAN if XGBoost fails (it never should on a valid model). */
 double ds_xgb_predict1(ds_xgb_t *m, const float *x);
-int32_t ds_xgb_nfeatures(const ds_xgb_t *m);
 /* Serialized model (XGBoost's UBJSON); *buf is malloc'ed. */
 int ds_xgb_save(ds_xgb_t *m, char **buf, size_t *len, ds_error_t *err);
 /* Loads a serialized model; d is the feature count it must have. */
@@ -117,8 +120,6 @@ int ds_runtime_model_retrain(ds_runtime_model_t *m, ds_error_t *err);
  * the median of pred x exp(r) - elapsed over recent log-residuals r with pred x exp(r) > elapsed
  * (elapsed when it outlived all; max(pred - elapsed, 1) before there are enough or if disabled). */
 double ds_runtime_model_remaining(const ds_runtime_model_t *m, double pred, int64_t elapsed);
-/* Wraps the model as the engine's runtime predictor (name "model"). */
-void ds_runtime_model_as_predictor(ds_runtime_model_t *m, ds_runtime_predictor_t *p);
 /* Latest finish time the model has been told about (the online-protocol guard checks it). */
 int64_t ds_runtime_model_latest_observed(const ds_runtime_model_t *m);
 /* Finished jobs observed so far, in total and for one tenant. */

@@ -2,6 +2,10 @@
  * PNG and SVG, running gnuplot, the sensitivity-sweep table and index.html. */
 #ifndef DS_PLOT_H
 #define DS_PLOT_H
+/* layering (CMakeLists.txt): the report layer's header, out of reach of the layers below it */
+#if defined(DS_LAYER_BASE) || defined(DS_LAYER_ENGINE) || defined(DS_LAYER_IO) || defined(DS_LAYER_SIM) || defined(DS_LAYER_PREDICT)
+#error "deepshare/plot.h belongs to the report layer: this layer may not include it (see CMakeLists.txt)"
+#endif
 
 #include <stdio.h>
 

@@ -1,6 +1,30 @@
-/* policy.h: the one ops struct every scheduling policy implements, and the registry listing them. */
+/* policy.h: the one ops struct every scheduling policy implements, the contract of each hook, and the
+ * registry listing them.
+ *
+ * The contract, in the manner of Linux's sched_class: for each hook, who calls it, at what moment,
+ * what it may call back into, and what it owns. Terms:
+ * - driver: the simulator (src/sim) or the Slurm daemon (src/daemon). Only a driver calls the driver
+ *   events of engine.h (ds_engine_arrive, _finish, _adopt, _move, _cancel_start, _schedule); a hook
+ *   never does.
+ * - mutators: the engine calls a policy may make from schedule: ds_engine_find_free, _start, _place,
+ *   _preempt, _revoke, _set_class, _set_cpu_scale, _record, plus the read-only helpers (_elapsed,
+ *   _node_fits, _gpus_fit, ...). Fields of ds_jstate_t a policy may write directly: keep_rate,
+ *   finish_lag and (Lucid's reference accounting) queued; everything else only through the engine.
+ * - One thread: hooks of one engine never run concurrently; the daemon serializes with its mutex.
+ * - Job indices are the trace's; job state lives in e->js (engine-owned). The policy owns its state
+ *   (init allocates it, fini frees it) and must not keep pointers into it past fini.
+ *
+ * Re-entrancy, the one case to design for: ds_engine_preempt (and ds_engine_revoke, which preempts)
+ * calls enqueue synchronously. A policy preempting from schedule is therefore re-entered in enqueue
+ * while schedule is on the stack, before ds_engine_preempt returns: enqueue must only file the job in
+ * the policy's pending bookkeeping (no engine mutator), and schedule must not be iterating a structure
+ * enqueue changes without expecting it (DeepShare classifies into scratch arrays first, then places). */
 #ifndef DS_POLICY_H
 #define DS_POLICY_H
+/* layering (CMakeLists.txt): the engine layer's header, out of reach of the layers below it */
+#if defined(DS_LAYER_BASE) || defined(DS_LAYER_IO)
+#error "deepshare/policy.h belongs to the engine layer: this layer may not include it (see CMakeLists.txt)"
+#endif
 
 #include <stdio.h>
 
@@ -12,38 +36,84 @@ typedef struct ds_policy_stat {
     double value;
 } ds_policy_stat_t;
 
+/* Declarative properties of a policy (ds_policy_ops_t.props): what it may do to running jobs and
+ * how it accounts, so that tests and reports ask the policy instead of its name. */
+enum {
+    DS_POLICY_PREEMPTIVE = 1u << 0,  /* may stop running jobs (ds_engine_preempt / _revoke) */
+    DS_POLICY_COLOCATES = 1u << 1,   /* may start a job on GPUs that hold another (k > 1) */
+    DS_POLICY_CLASSES = 1u << 2,     /* classifies jobs G / BE (ds_engine_set_class) */
+    DS_POLICY_EXACT_HOLD = 1u << 3,  /* a job alone on its GPUs holds them exactly for its work, its
+                                        restart overheads and its finish lag: nothing more on purpose */
+    DS_POLICY_NEEDS_ESTIMATES = 1u << 4, /* orders by the trace's duration estimates: a trace without
+                                            them is refused */
+};
+
 typedef struct ds_policy_ops {
     const char *name;        /* "fifo", "sjf", ... */
     const char *summary;     /* one line for --help */
-    /* Optional: lay out partitions (ds_engine_add_part, e->tenant_part) instead of the default
-     * layout of the engine mode (one per tenant, or one pool). */
+    unsigned props;          /* DS_POLICY_* flags */
+
+    /* setup (optional). Caller: ds_engine_create, first, before nodes, GPUs and job state exist.
+     * Lays out partitions with ds_engine_add_part and fills e->tenant_part for every tenant; without
+     * it the engine lays out one partition per tenant (partitioned) or one pool (pooled). May read
+     * e->trace and e->cfg; may call nothing else. config as for init. */
     int (*setup)(ds_engine_t *e, const void *config, ds_error_t *err);
-    /* Allocates policy state. config is policy-specific (may be NULL). */
+    /* init (optional). Caller: ds_engine_create, once the cluster and job state exist and before any
+     * event. Allocates the policy state into *state (owned by the policy until fini). config is the
+     * caller's (from config_new; NULL means defaults): copy what is kept, the caller may reuse it for
+     * another engine (the daemon rebuilds its engine with the same config). Returns DS_OK or an error
+     * with err filled; the engine is then destroyed (fini is called when *state was set). */
     int (*init)(ds_engine_t *e, const void *config, void **state, ds_error_t *err);
+    /* fini (optional). Caller: ds_engine_destroy. Frees state; the engine may be half torn down. */
     void (*fini)(void *state);
-    /* A job became pending in its partition (arrival or preemption). */
+
+    /* enqueue (required). A job became pending in its partition: status DS_JS_PENDING, already counted
+     * in parts[].npending and tenant_pending_gpus, partition marked dirty. Callers: ds_engine_arrive
+     * (driver, first arrival); ds_engine_preempt (a preemption: from inside this policy's own schedule,
+     * see re-entrancy above; the job's GPUs are already released); ds_engine_cancel_start when the
+     * policy has no cancel_start. May read the engine; must not call mutators or start jobs: the
+     * schedule pass that follows (the partition is dirty) places it. */
     void (*enqueue)(ds_engine_t *e, void *state, int32_t job, int64_t now);
-    /* Optional: a job the driver started itself, never seen pending (ds_engine_adopt: the Slurm
-     * daemon after a restart); the policy adds it to its running-job bookkeeping. */
+    /* adopt (optional). Caller: ds_engine_adopt (driver: deepshared rebuilding from Slurm). The job is
+     * already running on the driver's GPUs with its class set, and was never pending here: the policy
+     * adds it to its running bookkeeping. Its co-resident may be adopted later. No mutators. */
     void (*adopt)(ds_engine_t *e, void *state, int32_t job, int64_t now);
-    /* A running job finished (resources already released). Optional. */
+    /* cancel_start (optional). Caller: ds_engine_cancel_start (driver, outside schedule): a start this
+     * policy made could not be carried out (Slurm refused it or cannot pin the GPUs). The job is pending
+     * again as if never started (GPUs released, no preemption counted); the policy moves it back from
+     * running to pending bookkeeping and must not count a preemption. Without it, enqueue is called.
+     * No mutators. */
+    void (*cancel_start)(ds_engine_t *e, void *state, int32_t job, int64_t now);
+    /* on_finish (optional). Caller: ds_engine_finish (driver). The job is DS_JS_DONE, its GPUs are
+     * released and its partition is dirty. Bookkeeping only: no mutators (the next schedule uses the
+     * freed GPUs). */
     void (*on_finish)(ds_engine_t *e, void *state, int32_t job, int64_t now);
-    /* Place/preempt in one partition. timer is 1 when called for a periodic wake-up. */
+    /* schedule (required). Caller: ds_engine_schedule (driver), once per dirty partition, or for every
+     * partition with timer = 1 at a periodic wake-up (next_timer). The one hook that decides: it may call
+     * every mutator, which records the
+     * decisions the driver then applies. It is re-entered through enqueue by its own preemptions. On
+     * return the engine invariants (ds_engine_check) and the policy's own (check) must hold. */
     void (*schedule)(ds_engine_t *e, void *state, int32_t part, int64_t now, int timer);
-    /* Next periodic wake-up after now, DS_TIME_NEVER if none. Optional. */
+    /* next_timer (optional). Caller: the driver, after each batch of events. Next time > now the policy
+     * wants a timer pass, DS_TIME_NEVER if none. Read-only (const). */
     int64_t (*next_timer)(const ds_engine_t *e, const void *state, int64_t now);
-    /* Optional policy parameters: a config object with defaults, set by name ("rho-min", "0.7")
-     * from flags or a config file. config_set returns DS_ENOTFOUND for a name it does not know. */
+
+    /* Parameters (all optional, no engine involved). config_new returns a config with the defaults,
+     * owned by the caller, who frees it with config_free after the last engine that used it. config_set
+     * sets one by name ("rho-min", "0.7") from flags or a config file; it returns DS_ENOTFOUND for a
+     * name it does not know, DS_EINVAL with err filled for a bad value. config_help writes
+     * "--name value  description" lines for --help. */
     void *(*config_new)(void);
     void (*config_free)(void *config);
     int (*config_set)(void *config, const char *key, const char *value, ds_error_t *err);
-    /* Optional: writes "name default description" lines for --help. */
     void (*config_help)(FILE *f);
-    /* Optional: policy-specific invariants (called by drivers that check invariants after a pass);
-     * returns 0, or nonzero with msg filled. */
+
+    /* check (optional). Caller: drivers that check invariants after a pass (the simulator with
+     * check_invariants, tests). Policy-specific invariants; returns 0, or nonzero with msg filled.
+     * Read-only. */
     int (*check)(const ds_engine_t *e, const void *state, char *msg, size_t n);
-    /* Optional: named counters of the run so far (the report prints them); returns how many were
-     * written, at most max. */
+    /* stats (optional). Caller: the report, after a run, and deepshared's /metrics. Named counters of
+     * the run so far; returns how many were written, at most max. Read-only. */
     int (*stats)(const ds_engine_t *e, const void *state, ds_policy_stat_t *out, int max);
     int uses_predictors;     /* 1 when the policy calls e->predictors (the report names the predictor) */
     int uses_estimates;      /* 1 when it ranks by job->estimate, and by the runtime predictor where that is NAN */

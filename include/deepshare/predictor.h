@@ -3,8 +3,9 @@
 #ifndef DS_PREDICTOR_H
 #define DS_PREDICTOR_H
 
-#include "deepshare/coloc.h"
 #include "deepshare/trace.h"
+
+struct ds_coloc; /* the measured profile (deepshare/coloc.h, io layer): only the oracle takes one */
 
 /* Predicted total exclusive run time of a job, in seconds, from what is known at its submit time.
  * observe_finish is called when a job finishes (online learning); a model must never use a job
@@ -36,6 +37,6 @@ void ds_runtime_oracle(ds_runtime_predictor_t *p);
 /* Estimate-file runtime: the job's estimate from --estimates (falls back to the oracle when absent). */
 void ds_runtime_from_estimates(ds_runtime_predictor_t *p);
 /* Oracle interference: the measured profile (ground truth), coloc->missing_rho for unprofiled pairs. */
-void ds_interference_oracle(ds_interference_predictor_t *p, const ds_coloc_t *coloc);
+void ds_interference_oracle(ds_interference_predictor_t *p, const struct ds_coloc *coloc);
 
 #endif

@@ -1,6 +1,10 @@
 /* report.h: turning simulation results into the terminal table, the JSON summary and CSV files. */
 #ifndef DS_REPORT_H
 #define DS_REPORT_H
+/* layering (CMakeLists.txt): the report layer's header, out of reach of the layers below it */
+#if defined(DS_LAYER_BASE) || defined(DS_LAYER_ENGINE) || defined(DS_LAYER_IO) || defined(DS_LAYER_SIM) || defined(DS_LAYER_PREDICT)
+#error "deepshare/report.h belongs to the report layer: this layer may not include it (see CMakeLists.txt)"
+#endif
 
 #include <stdio.h>
 #include "deepshare/sim.h"

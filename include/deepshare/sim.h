@@ -1,6 +1,10 @@
 /* sim.h: the event-driven trace simulator (a driver of the engine) and the metrics of one run. */
 #ifndef DS_SIM_H
 #define DS_SIM_H
+/* layering (CMakeLists.txt): the sim layer's header, out of reach of the layers below it */
+#if defined(DS_LAYER_BASE) || defined(DS_LAYER_ENGINE) || defined(DS_LAYER_IO)
+#error "deepshare/sim.h belongs to the sim layer: this layer may not include it (see CMakeLists.txt)"
+#endif
 
 #include "deepshare/coloc.h"
 #include "deepshare/engine.h"

@@ -1,6 +1,10 @@
 /* synth.h: the seeded synthetic workload generator (the built-in default workload). */
 #ifndef DS_SYNTH_H
 #define DS_SYNTH_H
+/* layering (CMakeLists.txt): the io layer's header, out of reach of the layers below it */
+#if defined(DS_LAYER_BASE) || defined(DS_LAYER_ENGINE)
+#error "deepshare/synth.h belongs to the io layer: this layer may not include it (see CMakeLists.txt)"
+#endif
 
 #include "deepshare/trace.h"
 

@@ -285,9 +285,7 @@ int ds_cmd_compare(int argc, char **argv)
         if (!strcmp(name, "details")) { details = 1; continue; }
         if (!strcmp(name, "quiet")) { quiet = 1; continue; }
         if (ds_cli_value("compare", argc, argv, &i, name, &val)) goto done;
-        int w = ds_workload_opt(&wo, name, val);
-        if (w == 0) w = ds_run_opt(&sc, "compare", name, val);
-        if (w == 0) w = ds_cli_predictors_opt(&pred, name, val);
+        int w = ds_cli_common_opt("compare", &wo, &sc, &pred, name, val);
         if (w < 0) goto done;
         if (w > 0) continue;
         if (!strcmp(name, "policies") || !strcmp(name, "policy")) policies = val;

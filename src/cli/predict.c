@@ -256,12 +256,5 @@ done:
 
 int ds_cmd_predict(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        help(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
-    }
-    if (!strcmp(argv[1], "runtime")) return predict_runtime(argc - 2, argv + 2);
-    if (!strcmp(argv[1], "interference")) return predict_interference(argc - 2, argv + 2);
-    fprintf(stderr, "deepshare predict: unknown model '%s' (runtime or interference; see --help)\n", argv[1]);
-    return 2;
+    return ds_cli_model_cmd("predict", argc, argv, help, predict_runtime, predict_interference);
 }

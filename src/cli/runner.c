@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/predictors.h"
 
 int ds_runs_set_param(ds_run_t *runs, int n, const char *key, const char *val, const char *where)
 {
@@ -227,4 +228,13 @@ const char *ds_run_estimates(const ds_policy_ops_t *ops, const ds_trace_t *t, co
     else if (ops->uses_estimates && have < t->njobs) snprintf(buf, n, "file:%s+%s", path ? path : "trace", kind);
     else snprintf(buf, n, "file:%s", path ? path : "trace");
     return buf;
+}
+
+int ds_cli_common_opt(const char *cmd, struct ds_workload_opts *wo, ds_sim_config_t *sc, struct ds_cli_predictors *pred,
+                      const char *name, const char *val)
+{
+    int w = ds_workload_opt(wo, name, val);
+    if (w == 0) w = ds_run_opt(sc, cmd, name, val);
+    if (w == 0) w = ds_cli_predictors_opt(pred, name, val);
+    return w;
 }

@@ -39,6 +39,13 @@ int ds_run_flag(ds_sim_config_t *sc, const char *name);
  * --window): 1 if it was one, 0 if not, -1 after printing why the value is bad. cmd prefixes messages. */
 int ds_run_opt(ds_sim_config_t *sc, const char *cmd, const char *name, const char *val);
 
+/* Handles an option every simulating command takes: workload (ds_workload_opt), cluster/run
+ * (ds_run_opt) or predictor (ds_cli_predictors_opt). 1 if it was one, 0 if not, -1 after printing. */
+struct ds_workload_opts;
+struct ds_cli_predictors;
+int ds_cli_common_opt(const char *cmd, struct ds_workload_opts *wo, ds_sim_config_t *sc, struct ds_cli_predictors *pred,
+                      const char *name, const char *val);
+
 /* Splits one command-line word "--name" or "--name=value" into name (size n) and *val (NULL when the
  * value is the next word). Returns 1 for an option, 0 for --help/-h, -1 after printing why not. */
 int ds_cli_split(const char *cmd, const char *arg, char *name, size_t n, const char **val);

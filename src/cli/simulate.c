@@ -104,9 +104,7 @@ int ds_cmd_simulate(int argc, char **argv)
         if (!strcmp(name, "quiet")) { quiet = 1; continue; }
         if (ds_cli_value("simulate", argc, argv, &i, name, &val)) goto done;
         if (!strcmp(name, "mode") && !strcmp(val, "both")) { both = 1; continue; }
-        int w = ds_workload_opt(&wo, name, val);
-        if (w == 0) w = ds_run_opt(&sc, "simulate", name, val);
-        if (w == 0) w = ds_cli_predictors_opt(&pred, name, val);
+        int w = ds_cli_common_opt("simulate", &wo, &sc, &pred, name, val);
         if (w < 0) goto done;
         if (w > 0) continue;
         if (!strcmp(name, "policy")) policy = val;

@@ -63,19 +63,12 @@ static void help(FILE *f)
 static int read_end_file(const ds_trace_t *t, const char *path, int64_t *end, ds_error_t *err)
 {
     ds_csv_t c;
-    int rc = ds_csv_open(&c, path, err);
+    int rc = ds_csv_open_header(&c, path, "expected a header with job_id and end", err);
     if (rc) return rc;
-    if ((rc = ds_csv_next(&c, err)) <= 0) {
-        if (!rc) ds_error_set(err, path, 0, NULL, "empty file: expected a header with job_id and end");
-        ds_csv_close(&c);
-        return rc ? rc : DS_EPARSE;
-    }
-    int ic = ds_csv_col(&c, "job_id"), ec = ds_csv_col(&c, "end");
-    if (ic < 0 || ec < 0) {
-        ds_error_set(err, path, c.line, ic < 0 ? "job_id" : "end", "missing required column");
-        ds_csv_close(&c);
-        return DS_EPARSE;
-    }
+    static const char *const names[] = {"job_id", "end"};
+    int col[2];
+    if ((rc = ds_csv_require(&c, names, 2, col, err))) return rc;
+    int ic = col[0], ec = col[1];
     ds_idmap_t ids;
     ds_idmap_init(&ids);
     for (int32_t i = 0; i < t->njobs; i++) ds_idmap_put(&ids, t->jobs[i].id, i), end[i] = -1;
@@ -495,14 +488,20 @@ out:
     return status;
 }
 
-int ds_cmd_train(int argc, char **argv)
+int ds_cli_model_cmd(const char *cmd, int argc, char **argv, void (*help)(FILE *f), int (*runtime)(int, char **),
+                     int (*interference)(int, char **))
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         help(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    if (!strcmp(argv[1], "runtime")) return train_runtime(argc - 2, argv + 2);
-    if (!strcmp(argv[1], "interference")) return train_interference(argc - 2, argv + 2);
-    fprintf(stderr, "deepshare train: unknown model '%s' (runtime or interference; see --help)\n", argv[1]);
+    if (!strcmp(argv[1], "runtime")) return runtime(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "interference")) return interference(argc - 2, argv + 2);
+    fprintf(stderr, "deepshare %s: unknown model '%s' (runtime or interference; see --help)\n", cmd, argv[1]);
     return 2;
+}
+
+int ds_cmd_train(int argc, char **argv)
+{
+    return ds_cli_model_cmd("train", argc, argv, help, train_runtime, train_interference);
 }

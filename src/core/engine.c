@@ -131,8 +131,8 @@ int ds_engine_create(ds_engine_t **out, const ds_trace_t *trace, const ds_engine
         }
     }
     e->jgpu_off[nj] = off;
-    e->rate_dirty = ds_xmalloc((size_t)(nj ? nj : 1) * sizeof *e->rate_dirty);
-    e->is_rate_dirty = ds_xcalloc((size_t)(nj ? nj : 1), 1);
+    e->priv.rate_dirty = ds_xmalloc((size_t)(nj ? nj : 1) * sizeof *e->priv.rate_dirty);
+    e->priv.is_rate_dirty = ds_xcalloc((size_t)(nj ? nj : 1), 1);
     e->jgpus = ds_xmalloc((size_t)(off ? off : 1) * sizeof *e->jgpus);
     int32_t nt = trace->ntenants;
     e->tenant_g_gpus = ds_xcalloc((size_t)nt, sizeof(int64_t));
@@ -163,19 +163,19 @@ void ds_engine_destroy(ds_engine_t *e)
     free(e->tenant_be_gpus);
     free(e->tenant_pending_gpus);
     free(e->tenant_running);
-    free(e->dec);
-    free(e->rate_dirty);
-    free(e->is_rate_dirty);
+    free(e->priv.dec);
+    free(e->priv.rate_dirty);
+    free(e->priv.is_rate_dirty);
     free(e);
 }
 
 void ds_engine_record(ds_engine_t *e, int32_t type, int32_t job, int32_t other, int32_t reason)
 {
-    if (e->ndec == e->capdec) {
-        e->capdec = e->capdec ? e->capdec * 2 : 256;
-        e->dec = ds_xrealloc(e->dec, (size_t)e->capdec * sizeof *e->dec);
+    if (e->priv.ndec == e->priv.capdec) {
+        e->priv.capdec = e->priv.capdec ? e->priv.capdec * 2 : 256;
+        e->priv.dec = ds_xrealloc(e->priv.dec, (size_t)e->priv.capdec * sizeof *e->priv.dec);
     }
-    e->dec[e->ndec++] = (ds_decision_t){type, job, other, reason, e->now};
+    e->priv.dec[e->priv.ndec++] = (ds_decision_t){type, job, other, reason, e->now};
 }
 
 static void make_pending(ds_engine_t *e, int32_t j, int64_t now)
@@ -183,7 +183,7 @@ static void make_pending(ds_engine_t *e, int32_t j, int64_t now)
     ds_jstate_t *s = &e->js[j];
     s->status = DS_JS_PENDING;
     s->pend_since = now;
-    s->arrival_seq = ++e->seq;
+    s->arrival_seq = ++e->priv.seq;
     e->parts[s->part].npending++;
     e->parts[s->part].dirty = 1;
     e->tenant_pending_gpus[e->trace->jobs[j].tenant] += e->trace->jobs[j].gpus;
@@ -210,9 +210,9 @@ int64_t ds_engine_elapsed(const ds_engine_t *e, int32_t j, int64_t now)
 
 static void mark_rate(ds_engine_t *e, int32_t j)
 {
-    if (e->is_rate_dirty[j]) return;
-    e->is_rate_dirty[j] = 1;
-    e->rate_dirty[e->nrate_dirty++] = j;
+    if (e->priv.is_rate_dirty[j]) return;
+    e->priv.is_rate_dirty[j] = 1;
+    e->priv.rate_dirty[e->priv.nrate_dirty++] = j;
 }
 
 /* Adds (sign +1) or removes (-1) a GPU's contribution to the utilization totals. */
@@ -352,6 +352,24 @@ void ds_engine_preempt(ds_engine_t *e, int32_t j, int64_t now, int32_t reason)
     make_pending(e, j, now);
 }
 
+void ds_engine_cancel_start(ds_engine_t *e, int32_t j, int64_t now)
+{
+    ds_jstate_t *s = &e->js[j];
+    DS_ASSERT(s->status == DS_JS_RUNNING);
+    e->now = now;
+    int64_t started = s->last_start;
+    /* released as of its start: the time since was never run, so run_time does not grow */
+    release(e, j, started);
+    /* the pending spell the start ended goes on: its stamp and its place in the order are kept */
+    s->queued -= started - s->pend_since;
+    if (s->first_start == started && s->run_time == 0) s->first_start = -1;
+    s->status = DS_JS_PENDING;
+    e->parts[s->part].npending++;
+    e->tenant_pending_gpus[e->trace->jobs[j].tenant] += e->trace->jobs[j].gpus;
+    if (e->ops->cancel_start) e->ops->cancel_start(e, e->pstate, j, now);
+    else if (e->ops->enqueue) e->ops->enqueue(e, e->pstate, j, now);
+}
+
 void ds_engine_adopt(ds_engine_t *e, int32_t j, const int32_t *gpus, int klass, int64_t now)
 {
     ds_jstate_t *s = &e->js[j];
@@ -360,7 +378,7 @@ void ds_engine_adopt(ds_engine_t *e, int32_t j, const int32_t *gpus, int klass, 
     /* pending for an instant, but never queued with the policy: it only hears of the running job */
     s->status = DS_JS_PENDING;
     s->pend_since = now;
-    s->arrival_seq = ++e->seq;
+    s->arrival_seq = ++e->priv.seq;
     s->klass = (uint8_t)klass;
     e->parts[s->part].npending++;
     e->tenant_pending_gpus[e->trace->jobs[j].tenant] += e->trace->jobs[j].gpus;
@@ -404,6 +422,16 @@ int ds_engine_move(ds_engine_t *e, int32_t j, const int32_t *gpus)
     return DS_OK;
 }
 
+void ds_engine_clear_rate_changes(ds_engine_t *e)
+{
+    for (int32_t i = 0; i < e->priv.nrate_dirty; i++) e->priv.is_rate_dirty[e->priv.rate_dirty[i]] = 0;
+    e->priv.nrate_dirty = 0;
+}
+
+void ds_engine_set_hooks(ds_engine_t *e, const ds_driver_hooks_t *hooks) { e->hooks = *hooks; }
+
+void ds_engine_set_preemptions(ds_engine_t *e, int32_t j, int32_t n) { e->js[j].preemptions = n; }
+
 void ds_engine_set_class(ds_engine_t *e, int32_t j, int klass)
 {
     ds_jstate_t *s = &e->js[j];
@@ -435,7 +463,6 @@ void ds_engine_finish(ds_engine_t *e, int32_t j, int64_t now)
     s->status = DS_JS_DONE;
     s->end = now;
     e->n_finished++;
-    ds_engine_record(e, DS_DEC_FINISH, j, -1, 0);
     if (e->ops->on_finish) e->ops->on_finish(e, e->pstate, j, now);
 }
 

@@ -84,10 +84,3 @@ int32_t ds_jheap_pop(ds_jheap_t *h)
     return top;
 }
 
-void ds_jheap_update(ds_jheap_t *h, int32_t job)
-{
-    int32_t i = h->pos[job];
-    DS_ASSERT(i >= 0);
-    up(h, i);
-    down(h, h->pos[job]);
-}

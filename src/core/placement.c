@@ -23,22 +23,22 @@ void ds_placement_init(ds_engine_t *e)
         pi->bits = ds_xcalloc((size_t)(gpn + 1) * (size_t)(pi->words ? pi->words : 1), sizeof(uint64_t));
         for (int32_t i = 0; i < e->parts[p].nnodes; i++) bucket(pi, gpn)[i / 64] |= 1ULL << (i % 64);
     }
-    e->placement = idx;
+    e->priv.placement = idx;
 }
 
 void ds_placement_free(ds_engine_t *e)
 {
-    part_index_t *idx = e->placement;
+    part_index_t *idx = e->priv.placement;
     if (!idx) return;
     for (int32_t p = 0; p < e->nparts; p++) free(idx[p].bits);
     free(idx);
-    e->placement = NULL;
+    e->priv.placement = NULL;
 }
 
 void ds_placement_take(ds_engine_t *e, int32_t node, int delta)
 {
     ds_node_t *nd = &e->nodes[node];
-    part_index_t *pi = &((part_index_t *)e->placement)[nd->part];
+    part_index_t *pi = &((part_index_t *)e->priv.placement)[nd->part];
     int32_t rel = node - e->parts[nd->part].node0;
     bucket(pi, nd->nfree)[rel / 64] &= ~(1ULL << (rel % 64));
     nd->nfree -= delta;
@@ -58,20 +58,21 @@ static int64_t mem_share(const ds_job_t *job, int32_t ngp)
     return job->gpus ? (job->mem_mib * ngp + job->gpus - 1) / job->gpus : job->mem_mib;
 }
 
-/* Shares as held by a running job whose hold may have been shrunk (CPU reclamation). */
-static int32_t held_cpu(const ds_engine_t *e, int32_t j, int32_t ngp)
+/* Shares as held at scale sc by a running job whose hold may have been shrunk (CPU reclamation). */
+static int32_t held_cpu_at(const ds_engine_t *e, int32_t j, int32_t ngp, float sc)
 {
-    float sc = e->js[j].cpu_scale;
     int32_t c = cpu_share(&e->trace->jobs[j], ngp);
     return sc > 0 && sc < 1 ? (int32_t)ceil((double)c * sc) : c;
 }
 
-static int64_t held_mem(const ds_engine_t *e, int32_t j, int32_t ngp)
+static int64_t held_mem_at(const ds_engine_t *e, int32_t j, int32_t ngp, float sc)
 {
-    float sc = e->js[j].cpu_scale;
     int64_t m = mem_share(&e->trace->jobs[j], ngp);
     return sc > 0 && sc < 1 ? (int64_t)ceil((double)m * sc) : m;
 }
+
+static int32_t held_cpu(const ds_engine_t *e, int32_t j, int32_t ngp) { return held_cpu_at(e, j, ngp, e->js[j].cpu_scale); }
+static int64_t held_mem(const ds_engine_t *e, int32_t j, int32_t ngp) { return held_mem_at(e, j, ngp, e->js[j].cpu_scale); }
 
 static int fits_share(const ds_engine_t *e, int32_t node, const ds_job_t *job, int32_t ngp)
 {
@@ -100,13 +101,18 @@ void ds_placement_charge(ds_engine_t *e, int32_t j, int sign)
     }
 }
 
-void ds_engine_job_node_use(const ds_engine_t *e, int32_t j, int32_t node, int32_t *cpus, int64_t *mem)
+void ds_engine_job_node_use_at(const ds_engine_t *e, int32_t j, int32_t node, double scale, int32_t *cpus, int64_t *mem)
 {
     const int32_t *g = &e->jgpus[e->jgpu_off[j]];
     int32_t n = e->js[j].nplaced, k = 0;
     for (int32_t i = 0; i < n; i++) k += e->gpus[g[i]].node == node;
-    *cpus = k ? held_cpu(e, j, k) : 0;
-    *mem = k ? held_mem(e, j, k) : 0;
+    *cpus = k ? held_cpu_at(e, j, k, (float)scale) : 0;
+    *mem = k ? held_mem_at(e, j, k, (float)scale) : 0;
+}
+
+void ds_engine_job_node_use(const ds_engine_t *e, int32_t j, int32_t node, int32_t *cpus, int64_t *mem)
+{
+    ds_engine_job_node_use_at(e, j, node, e->js[j].cpu_scale, cpus, mem);
 }
 
 int ds_engine_node_fits_after(const ds_engine_t *e, int32_t node, int32_t j, int32_t ngp, int32_t cpus_freed,
@@ -163,7 +169,7 @@ int ds_engine_find_free_masked(const ds_engine_t *e, int32_t j, int32_t part, co
     const ds_part_t *p = &e->parts[part];
     int32_t need = job->gpus, gpn = e->cfg.gpus_per_node;
     if (p->gpus_free < need) return 0;
-    part_index_t *pi = &((part_index_t *)e->placement)[part];
+    part_index_t *pi = &((part_index_t *)e->priv.placement)[part];
     if (need <= gpn) {
         for (int32_t c = need; c <= gpn; c++) {
             uint64_t *b = bucket(pi, c);

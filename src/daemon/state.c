@@ -274,7 +274,7 @@ static int rebuild(daemon_t *d, ds_error_t *err)
     /* slot fields are filled before arrival, so a policy reading jobs at arrival sees the real job */
     int rc = ds_engine_create(&d->e, t, &ec, d->ops, d->pconfig, err);
     if (rc) { free(v); return rc; }
-    d->e->hooks.ctx = d;
+    ds_engine_set_hooks(d->e, &(ds_driver_hooks_t){.ctx = d});
     d->now = DS_MAX(d->now, (int64_t)time(NULL));
     int32_t gbuf[SL_MAX_GPUS];
     for (int32_t i = 0; i < live; i++) {
@@ -290,23 +290,23 @@ static int rebuild(daemon_t *d, ds_error_t *err)
                 continue;
             }
             int ok = 1;
-            for (int k = 0; k < n; k++) ok &= d->e->gpus[gbuf[k]].nres < DS_MAX_K;
+            for (int k = 0; k < n; k++) ok &= ds_engine_gpu(d->e, gbuf[k])->nres < DS_MAX_K;
             if (!ok) { dlog(0, "job %u: more residents on its GPU than supported; ignored", j->id); continue; }
             int klass = strstr(j->admin_comment, "class=BE") ? DS_CLASS_BE
                       : strstr(j->admin_comment, "class=G") ? DS_CLASS_G
                       : !strcmp(j->partition, d->cfg.be_partition) ? DS_CLASS_BE : DS_CLASS_G;
             ds_engine_adopt(d->e, s, gbuf, klass, d->now);
-            d->e->js[s].preemptions = j->restarts;
+            ds_engine_set_preemptions(d->e, s, j->restarts);
             d->slot[s].seen_running = j->state == SL_RUNNING;
             d->slot[s].t_dispatch = j->state == SL_PENDING ? daemon_now_mono() : 0;
         } else {
-            d->e->js[s].preemptions = j->restarts;
+            ds_engine_set_preemptions(d->e, s, j->restarts);
             if (j->state == SL_PENDING && is_ours(d, j->partition)) d->slot[s].requeued = 1; /* held by our requeue */
             ds_engine_arrive(d->e, s, d->now);
         }
     }
     ds_engine_clear_decisions(d->e);
-    d->e->nrate_dirty = 0;
+    ds_engine_clear_rate_changes(d->e);
     if (d->have_coloc) ds_coloc_bind(&d->coloc, t);
     free(v);
     d->rebuilds++;
@@ -446,7 +446,7 @@ static void finish_slot(daemon_t *d, int32_t s, const char *how)
 /* Mirrors one Slurm job into its slot. */
 static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
 {
-    ds_jstate_t *js = &d->e->js[s];
+    const ds_jstate_t *js = ds_engine_job(d->e, s);
     dslot_t *sl = &d->slot[s];
     char err[300];
     if (j->state == SL_COMPLETED || j->state == SL_ENDED) {
@@ -465,10 +465,10 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
     int holds = holds_gpus(d, j);
     if (js->status == DS_JS_RUNNING) {
         if (!holds) {
-            /* Slurm has it pending without our pins (requeued, dispatch undone): pending here too */
-            ds_engine_preempt(d->e, s, d->now, 0);
-            d->e->n_preemptions--;
-            js->preemptions = j->restarts;
+            /* Slurm has it pending without our pins (requeued, dispatch undone): pending here too. The
+             * policy did not stop it, so the engine takes the start back instead of preempting it. */
+            ds_engine_cancel_start(d->e, s, d->now);
+            ds_engine_set_preemptions(d->e, s, j->restarts);
             if (j->state == SL_PENDING && is_ours(d, j->partition) && j->held && !j->completing) {
                 if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) dlog(0, "%s", err), d->errors++;
                 else sl->requeued = 0;
@@ -477,7 +477,7 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
             int32_t g[SL_MAX_GPUS];
             int n = job_engine_gpus(d, j, g);
             int same = n == js->nplaced;
-            for (int i = 0; same && i < n; i++) same = g[i] == d->e->jgpus[d->e->jgpu_off[s] + i];
+            for (int i = 0; same && i < n; i++) same = g[i] == ds_engine_job_gpus(d->e, s)[i];
             if (!same) {
                 d->need_rebuild = 1;
                 snprintf(d->rebuild_why, sizeof d->rebuild_why, "job %u holds other GPUs in Slurm", j->id);
@@ -549,8 +549,8 @@ int daemon_sync(daemon_t *d, int force, char *err, size_t errn)
     /* jobs Slurm no longer knows */
     for (int32_t s = 0; s < d->nslots; s++) {
         if (ds_idmap_get(&present, d->slot[s].id) >= 0) continue;
-        if (d->e->js[s].status == DS_JS_RUNNING) finish_slot(d, s, "vanished from Slurm");
-        else if (d->e->js[s].status == DS_JS_PENDING) {
+        if (ds_engine_job(d->e, s)->status == DS_JS_RUNNING) finish_slot(d, s, "vanished from Slurm");
+        else if (ds_engine_job(d->e, s)->status == DS_JS_PENDING) {
             dlog(0, "job %u vanished from Slurm while pending", d->slot[s].id);
             d->need_rebuild = 1;
             snprintf(d->rebuild_why, sizeof d->rebuild_why, "pending job %u vanished", d->slot[s].id);
@@ -558,7 +558,7 @@ int daemon_sync(daemon_t *d, int force, char *err, size_t errn)
     }
     ds_idmap_free(&present);
     ds_engine_clear_decisions(d->e);
-    d->e->nrate_dirty = 0;
+    ds_engine_clear_rate_changes(d->e);
     if (d->need_rebuild) {
         dlog(0, "rebuilding state: %s", d->rebuild_why);
         if (rebuild(d, &e2)) {
@@ -575,10 +575,10 @@ int daemon_sync(daemon_t *d, int force, char *err, size_t errn)
 static int coloc_ok(const daemon_t *d, int32_t j)
 {
     const ds_engine_t *e = d->e;
-    const int32_t *g = &e->jgpus[e->jgpu_off[j]];
+    const int32_t *g = ds_engine_job_gpus(e, j);
     int shared = 0, ok = d->slot[j].shareable;
-    for (int32_t i = 0; i < e->js[j].nplaced; i++) {
-        const ds_gpu_t *gp = &e->gpus[g[i]];
+    for (int32_t i = 0; i < ds_engine_job(e, j)->nplaced; i++) {
+        const ds_gpu_t *gp = ds_engine_gpu(e, g[i]);
         if (gp->nres > 1) shared = 1;
         for (int32_t r = 0; r < gp->nres; r++) ok &= d->slot[gp->res[r]].shareable;
     }
@@ -608,9 +608,9 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
         d->slot[j].undo = 1;
         return;
     }
-    const int32_t *g = &e->jgpus[e->jgpu_off[j]];
-    int idx[SL_MAX_GPUS], n = e->js[j].nplaced;
-    int32_t node = e->gpus[g[0]].node;
+    const int32_t *g = ds_engine_job_gpus(e, j);
+    int idx[SL_MAX_GPUS], n = ds_engine_job(e, j)->nplaced;
+    int32_t node = ds_engine_gpu(e, g[0])->node;
     for (int i = 0; i < n; i++) idx[i] = g[i] - e->nodes[node].gpu0;
     dslot_t *sl = &d->slot[j];
     if (sl->npin > 0) {
@@ -620,7 +620,7 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
         for (int i = 0; same && i < n; i++) same = sl->pin[i] == idx[i];
         if (!same) {
             int32_t tgt[SL_MAX_GPUS];
-            int ok = sl->npin == n && !e->js[j].shared;
+            int ok = sl->npin == n && !ds_engine_job(e, j)->shared;
             for (int i = 0; ok && i < n; i++) {
                 ok = sl->pin[i] >= 0 && sl->pin[i] < e->nodes[node].ngpus;
                 tgt[i] = e->nodes[node].gpu0 + (ok ? sl->pin[i] : 0);
@@ -635,7 +635,7 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
             for (int i = 0; i < n; i++) idx[i] = sl->pin[i];
         }
     }
-    int be = e->js[j].klass == DS_CLASS_BE;
+    int be = ds_engine_job(e, j)->klass == DS_CLASS_BE;
     char ac[128], err[300];
     size_t off = (size_t)snprintf(ac, sizeof ac, "deepshare class=%s gres=%s pin=", be ? "BE" : "G",
                                   sl->shareable ? "shard" : "gpu");
@@ -675,13 +675,14 @@ void daemon_pass(daemon_t *d, int timer)
     ds_engine_schedule(e, d->now, timer);
     d->passes++;
     char err[300];
-    int nundo = 0;
-    for (int32_t i = 0; i < e->ndec; i++) {
-        const ds_decision_t *dec = &e->dec[i];
+    int nundo = 0, ndec;
+    const ds_decision_t *decs = ds_engine_decisions(e, &ndec);
+    for (int32_t i = 0; i < ndec; i++) {
+        const ds_decision_t *dec = &decs[i];
         int32_t j = dec->job;
         switch (dec->type) {
         case DS_DEC_START:
-            if (e->js[j].status == DS_JS_RUNNING) dispatch(d, j, dec->other);
+            if (ds_engine_job(e, j)->status == DS_JS_RUNNING) dispatch(d, j, dec->other);
             nundo += d->slot[j].undo;
             break;
         case DS_DEC_PREEMPT: {
@@ -704,7 +705,7 @@ void daemon_pass(daemon_t *d, int timer)
                 d->requeues++;
                 d->ten[d->trace.jobs[j].tenant].preempted++;
                 dlog(1, "job %u requeued (%s, reason %d)", d->slot[j].id,
-                     e->js[j].klass == DS_CLASS_BE ? "BE" : "G", dec->reason);
+                     ds_engine_job(e, j)->klass == DS_CLASS_BE ? "BE" : "G", dec->reason);
             }
             break;
         }
@@ -722,23 +723,18 @@ void daemon_pass(daemon_t *d, int timer)
         }
     }
     ds_engine_clear_decisions(e);
-    e->nrate_dirty = 0;
+    ds_engine_clear_rate_changes(e);
     if (nundo) {
         /* take back starts Slurm was not told about: the jobs wait again, with no preemption counted */
         for (int32_t j = 0; j < d->nslots; j++) {
             if (!d->slot[j].undo) continue;
             d->slot[j].undo = 0;
-            if (e->js[j].status != DS_JS_RUNNING) continue;
-            double ov = e->js[j].overhead;
-            int32_t pre = e->js[j].preemptions;
-            ds_engine_preempt(e, j, d->now, 0);
-            e->js[j].overhead = ov;
-            e->js[j].preemptions = pre;
-            e->n_preemptions--;
+            if (ds_engine_job(e, j)->status != DS_JS_RUNNING) continue;
+            ds_engine_cancel_start(e, j, d->now);
             d->undone++;
         }
         ds_engine_clear_decisions(e);
-        e->nrate_dirty = 0;
+        ds_engine_clear_rate_changes(e);
     }
 }
 
@@ -751,7 +747,7 @@ static void show_priorities(daemon_t *d)
         const sl_job_t *j = &d->sj[i];
         if (j->state != SL_PENDING || j->held || strcmp(j->partition, d->cfg.staging)) continue;
         int32_t s = daemon_slot_of(d, j->id);
-        if (s < 0 || d->e->js[s].status != DS_JS_PENDING) continue;
+        if (s < 0 || ds_engine_job(d->e, s)->status != DS_JS_PENDING) continue;
         double S = d->ten[d->trace.jobs[s].tenant].S;
         uint32_t want = 1000 + 10 * (uint32_t)(20 - DS_MIN(20, (int)floor(S / 0.05)));
         if (j->priority == want) continue;

@@ -127,6 +127,19 @@ static void dsp_enqueue(ds_engine_t *e, void *state, int32_t j, int64_t now)
     s->ppend_gpus[part] += e->trace->jobs[j].gpus;
 }
 
+/* A start the driver could not carry out (ds_engine_cancel_start): the job waits again, and no G job
+ * counts as preempted, because none was. */
+static void dsp_cancel_start(ds_engine_t *e, void *state, int32_t j, int64_t now)
+{
+    dsp_t *s = state;
+    int32_t part = e->js[j].part, g = e->trace->jobs[j].gpus;
+    stopped(e, s, j);
+    if (e->js[j].klass == DS_CLASS_BE) s->st.lent_jobs--, s->st.lent_gpus -= g;
+    dsp_set_key(e, s, j, now);
+    dsp_pend_insert(s, part, j);
+    s->ppend_gpus[part] += g;
+}
+
 static void dsp_on_finish(ds_engine_t *e, void *state, int32_t j, int64_t now)
 {
     dsp_t *s = state;
@@ -340,9 +353,11 @@ const ds_policy_ops_t ds_policy_deepshare = {
     .name = "deepshare",
     .summary = "QAD-driven: elastic G/BE borrowing, QAD-first order, cost-aware BE preemption, "
                "interference-aware colocation",
+    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_COLOCATES | DS_POLICY_CLASSES,
     .init = dsp_init,
     .fini = dsp_fini,
     .enqueue = dsp_enqueue,
+    .cancel_start = dsp_cancel_start,
     .on_finish = dsp_on_finish,
     .adopt = dsp_adopt,
     .schedule = dsp_schedule,

@@ -61,15 +61,25 @@ int dsp_try_cpu_reclaim(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
         if (nb && ds_engine_node_fits_after(e, n, j, g, cs, ms)) best = n;
     }
     if (best < 0) return 0;
-    int32_t nb = be_on_node(e, best, be, (int32_t)(sizeof be / sizeof be[0]));
-    for (int32_t k = 0; k < nb && !ds_engine_node_fits(e, best, j); k++) {
+    /* Decide first, commit after: the jobs to shrink, in order, until j fits by the holds they will
+     * have at the floor (the engine's rounding), so that a reclamation that cannot place j shrinks none. */
+    int32_t nb = be_on_node(e, best, be, (int32_t)(sizeof be / sizeof be[0])), nshrink = 0, cs = 0;
+    int64_t ms = 0;
+    for (int32_t k = 0; k < nb && !ds_engine_node_fits_after(e, best, j, g, cs, ms); k++) {
         float sc = e->js[be[k]].cpu_scale > 0 ? e->js[be[k]].cpu_scale : 1.0f;
         if (sc <= s->cfg.cpu_floor) continue;
-        ds_engine_set_cpu_scale(e, be[k], s->cfg.cpu_floor);
-        s->st.cpu_shrunk_jobs++;
+        int32_t c0, c1;
+        int64_t m0, m1;
+        ds_engine_job_node_use(e, be[k], best, &c0, &m0);
+        ds_engine_job_node_use_at(e, be[k], best, s->cfg.cpu_floor, &c1, &m1);
+        cs += c0 - c1, ms += m0 - m1;
+        be[nshrink++] = be[k];
     }
     int32_t gpus[DS_MAX_GPUS_PER_NODE];
-    if (!ds_engine_node_fits(e, best, j) || dsp_free_gpus(e, best, g, gpus) < g) return 0;
+    if (!ds_engine_node_fits_after(e, best, j, g, cs, ms) || dsp_free_gpus(e, best, g, gpus) < g) return 0;
+    for (int32_t k = 0; k < nshrink; k++) ds_engine_set_cpu_scale(e, be[k], s->cfg.cpu_floor);
+    s->st.cpu_shrunk_jobs += nshrink;
+    DS_ASSERT(ds_engine_node_fits(e, best, j));
     s->st.cpu_reclaims++;
     dsp_preempt_memo_reset(s); /* shrunk BE jobs left CPU headroom a failed reclamation lacked */
     dsp_start(e, s, j, gpus, -1, now);

@@ -132,6 +132,37 @@ static void evict(ds_engine_t *e, dsp_t *s, const unit_t *u, int32_t nu, int64_t
         }
 }
 
+/* What evicting a choice really frees on its node: a GPU only when every resident is a victim (a unit
+ * counts a GPU it shares with a job of another unit), CPUs and memory once per victim. Writes the GPUs
+ * j would get (the lowest free after eviction, as dsp_free_gpus picks them); returns 1 when j fits. */
+static int choice_fits(const ds_engine_t *e, int32_t j, const choice_t *c, int32_t *gpus)
+{
+    int32_t v[2 * MAX_UNITS], nv = 0, g = e->trace->jobs[j].gpus, k = 0, cpus = 0;
+    int64_t mem = 0;
+    for (int32_t u = 0; u < c->nunits; u++)
+        for (int32_t r = 0; r < c->units[u].njobs; r++) {
+            int32_t x = c->units[u].job[r], seen = 0;
+            for (int32_t q = 0; q < nv; q++) seen |= v[q] == x;
+            if (seen) continue;
+            v[nv++] = x;
+            int32_t cu;
+            int64_t mu;
+            ds_engine_job_node_use(e, x, c->node, &cu, &mu);
+            cpus += cu, mem += mu;
+        }
+    const ds_node_t *nd = &e->nodes[c->node];
+    for (int32_t gi = nd->gpu0; gi < nd->gpu0 + nd->ngpus && k < g; gi++) {
+        const ds_gpu_t *gp = &e->gpus[gi];
+        int freed = 1;
+        for (int32_t r = 0; r < gp->nres && freed; r++) {
+            freed = 0;
+            for (int32_t q = 0; q < nv; q++) freed |= v[q] == gp->res[r];
+        }
+        if (freed) gpus[k++] = gi;
+    }
+    return k == g && ds_engine_node_fits_after(e, c->node, j, g, cpus, mem);
+}
+
 static int preempt_small(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
 {
     const ds_part_t *p = &e->parts[e->js[j].part];
@@ -139,11 +170,11 @@ static int preempt_small(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
     best.ok = 0;
     for (int32_t n = p->node0; n < p->node0 + p->nnodes; n++)
         if (!s->blocked[n]) best_on_node(e, s, j, n, now, &best);
-    if (!best.ok) return 0;
-    evict(e, s, best.units, best.nunits, now);
+    /* decide first: evict only when the start that follows is sure */
     int32_t gpus[DS_MAX_GPUS_PER_NODE];
-    int32_t g = e->trace->jobs[j].gpus;
-    if (dsp_free_gpus(e, best.node, g, gpus) < g || !ds_engine_gpus_fit(e, j, gpus)) return 0;
+    if (!best.ok || !choice_fits(e, j, &best, gpus)) return 0;
+    evict(e, s, best.units, best.nunits, now);
+    DS_ASSERT(ds_engine_gpus_fit(e, j, gpus));
     dsp_start(e, s, j, gpus, -1, now);
     return 1;
 }

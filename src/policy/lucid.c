@@ -691,6 +691,7 @@ static int lucid_stats(const ds_engine_t *e, const void *state, ds_policy_stat_t
 const ds_policy_ops_t ds_policy_lucid = {
     .name = "lucid",
     .summary = "Lucid: profiler for small jobs, packing by sharing score, throughput-driven sharing switch",
+    .props = DS_POLICY_COLOCATES,
     .setup = lucid_setup,
     .init = lucid_init,
     .fini = lucid_fini,

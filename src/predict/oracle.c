@@ -1,5 +1,6 @@
 /* oracle.c: predictors that read the truth (true durations, measured pair retention) or the shipped
  * estimate files; they stand in until the models run and bound what a perfect model would achieve. */
+#include "deepshare/coloc.h"
 #include "deepshare/predictor.h"
 
 #include <math.h>

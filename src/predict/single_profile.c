@@ -9,22 +9,11 @@ int ds_single_read(ds_single_profile_t *s, const char *path, ds_error_t *err)
 {
     memset(s, 0, sizeof *s);
     ds_csv_t f;
-    int rc = ds_csv_open(&f, path, err);
+    int rc = ds_csv_open_header(&f, path, NULL, err);
     if (rc) return rc;
-    rc = ds_csv_next(&f, err);
-    if (rc <= 0) {
-        if (rc == 0) ds_error_set(err, path, 0, NULL, "empty file");
-        ds_csv_close(&f);
-        return rc ? rc : DS_EPARSE;
-    }
-    static const char *names[] = {"model", "dataset", "batchsize", "amp", "speed", "gpu_util", "gmem_util", "gmem", "label"};
+    static const char *const names[] = {"model", "dataset", "batchsize", "amp", "speed", "gpu_util", "gmem_util", "gmem", "label"};
     int col[9];
-    for (int i = 0; i < 9; i++)
-        if ((col[i] = ds_csv_col(&f, names[i])) < 0) {
-            ds_error_set(err, path, f.line, names[i], "missing required column");
-            ds_csv_close(&f);
-            return DS_EPARSE;
-        }
+    if ((rc = ds_csv_require(&f, names, 9, col, err))) return rc;
     int ncols = f.nfields, cap = 0;
     while ((rc = ds_csv_row(&f, ncols, err)) > 0) {
         if (s->n == cap) {

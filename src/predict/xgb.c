@@ -181,8 +181,6 @@ double ds_xgb_predict1(ds_xgb_t *m, const float *x)
     return res[0];
 }
 
-int32_t ds_xgb_nfeatures(const ds_xgb_t *m) { return m->d; }
-
 int ds_xgb_save(ds_xgb_t *m, char **buf, size_t *len, ds_error_t *err)
 {
     bst_ulong n;

@@ -105,11 +105,11 @@ static double rng_normal(sim_t *s)
 static double true_rate(const sim_t *s, int32_t j)
 {
     const ds_engine_t *e = s->e;
-    if (!e->js[j].shared) return 1.0;
+    if (!ds_engine_job(e, j)->shared) return 1.0;
     double r = INFINITY;
-    const int32_t *g = &e->jgpus[e->jgpu_off[j]];
-    for (int32_t i = 0; i < e->js[j].nplaced; i++) {
-        const ds_gpu_t *gp = &e->gpus[g[i]];
+    const int32_t *g = ds_engine_job_gpus(e, j);
+    for (int32_t i = 0; i < ds_engine_job(e, j)->nplaced; i++) {
+        const ds_gpu_t *gp = ds_engine_gpu(e, g[i]);
         double gr = gp->nres > 1 ? INFINITY : 1.0;
         for (int32_t k = 0; k < gp->nres; k++) {
             if (gp->res[k] == j) continue;
@@ -134,7 +134,7 @@ static void schedule_end(sim_t *s, int32_t j)
     s->ver[j]++;
     double dt = s->left[j] / s->rate[j];
     int64_t d = (int64_t)ceil(dt - 1e-9);
-    heap_push(s, (ev_t){s->tupd[j] + (d > 0 ? d : 0) + s->e->js[j].finish_lag, j, s->ver[j]});
+    heap_push(s, (ev_t){s->tupd[j] + (d > 0 ? d : 0) + ds_engine_job(s->e, j)->finish_lag, j, s->ver[j]});
 }
 
 static double hook_observe(void *ctx, int32_t j, int64_t now)
@@ -145,20 +145,14 @@ static double hook_observe(void *ctx, int32_t j, int64_t now)
     return r * exp(s->cfg->noise_sigma * rng_normal(s));
 }
 
-static double hook_remaining(void *ctx, int32_t j, int64_t now)
-{
-    sim_t *s = ctx;
-    if (s->e->js[j].status != DS_JS_RUNNING) return s->left[j];
-    double l = s->left[j] - s->rate[j] * (double)(now - s->tupd[j]);
-    return l > 0 ? l : 0;
-}
-
 /* Applies the pass's decisions to the execution model. */
 static void apply(sim_t *s, ds_sim_result_t *res, int64_t now)
 {
     ds_engine_t *e = s->e;
-    for (int32_t i = 0; i < e->ndec; i++) {
-        const ds_decision_t *d = &e->dec[i];
+    int32_t nd, nr;
+    const ds_decision_t *dec = ds_engine_decisions(e, &nd);
+    for (int32_t i = 0; i < nd; i++) {
+        const ds_decision_t *d = &dec[i];
         int32_t j = d->job;
         if (d->type == DS_DEC_START) {
             s->tupd[j] = now;
@@ -174,17 +168,18 @@ static void apply(sim_t *s, ds_sim_result_t *res, int64_t now)
         }
     }
     ds_engine_clear_decisions(e);
-    for (int32_t i = 0; i < e->nrate_dirty; i++) {
-        int32_t j = e->rate_dirty[i];
-        e->is_rate_dirty[j] = 0;
-        if (e->js[j].status != DS_JS_RUNNING) continue;
+    const int32_t *changed = ds_engine_rate_changes(e, &nr);
+    for (int32_t i = 0; i < nr; i++) {
+        int32_t j = changed[i];
+        const ds_jstate_t *js = ds_engine_job(e, j);
+        if (js->status != DS_JS_RUNNING) continue;
         if (s->tupd[j] != now) advance(s, j, now);
         double r = true_rate(s, j);
-        if (!e->js[j].shared && e->js[j].keep_rate) r = s->rate[j]; /* alone again, as slow as when packed */
+        if (!js->shared && js->keep_rate) r = s->rate[j]; /* alone again, as slow as when packed */
         s->rate[j] = r;
         schedule_end(s, j);
     }
-    e->nrate_dirty = 0;
+    ds_engine_clear_rate_changes(e);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -308,13 +303,13 @@ static void finish_result(sim_t *s, acc_t *a, ds_sim_result_t *res)
     double *jct = ds_xmalloc((size_t)(n ? n : 1) * sizeof *jct), *que = ds_xmalloc((size_t)(n ? n : 1) * sizeof *que);
     int64_t last_end = res->window_start;
     for (int64_t j = 0; j < n; j++) {
-        res->start[j] = e->js[j].first_start;
-        res->end[j] = e->js[j].end;
-        res->queued[j] = e->js[j].queued;
-        res->preempts[j] = e->js[j].preemptions;
-        jct[j] = (double)(e->js[j].end - tr->jobs[j].submit);
-        que[j] = (double)e->js[j].queued;
-        if (e->js[j].end > last_end) last_end = e->js[j].end;
+        res->start[j] = ds_engine_job(e, j)->first_start;
+        res->end[j] = ds_engine_job(e, j)->end;
+        res->queued[j] = ds_engine_job(e, j)->queued;
+        res->preempts[j] = ds_engine_job(e, j)->preemptions;
+        jct[j] = (double)(ds_engine_job(e, j)->end - tr->jobs[j].submit);
+        que[j] = (double)ds_engine_job(e, j)->queued;
+        if (ds_engine_job(e, j)->end > last_end) last_end = ds_engine_job(e, j)->end;
         res->colocated_jobs += res->colocated[j];
     }
     res->jct = ds_dist_of(jct, n);
@@ -338,9 +333,9 @@ static void finish_result(sim_t *s, acc_t *a, ds_sim_result_t *res)
         int64_t m = 0;
         for (int64_t j = 0; j < n; j++) {
             if (tr->jobs[j].tenant != i) continue;
-            jct[m] = (double)(e->js[j].end - tr->jobs[j].submit);
-            que[m] = (double)e->js[j].queued;
-            t->preemptions += e->js[j].preemptions;
+            jct[m] = (double)(ds_engine_job(e, j)->end - tr->jobs[j].submit);
+            que[m] = (double)ds_engine_job(e, j)->queued;
+            t->preemptions += ds_engine_job(e, j)->preemptions;
             m++;
         }
         t->jobs = m;
@@ -388,9 +383,7 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
     int rc = ds_engine_create(&s.e, trace, &cfg->engine, cfg->policy, cfg->policy_config, err);
     if (rc) return rc;
     ds_engine_t *e = s.e;
-    e->hooks.ctx = &s;
-    e->hooks.observe_retention = hook_observe;
-    e->hooks.oracle_remaining = hook_remaining;
+    ds_engine_set_hooks(e, &(ds_driver_hooks_t){.ctx = &s, .observe_retention = hook_observe});
     s.rng[0] = cfg->seed * 0x9E3779B97F4A7C15ULL + 1;
     s.rng[1] = (cfg->seed ^ 0xD1B54A32D192ED03ULL) * 0xBF58476D1CE4E5B9ULL + 7;
     int64_t n = trace->njobs;

@@ -106,6 +106,28 @@ int ds_csv_col(const ds_csv_t *c, const char *name)
     return -1;
 }
 
+int ds_csv_open_header(ds_csv_t *c, const char *path, const char *expect, ds_error_t *err)
+{
+    int rc = ds_csv_open(c, path, err);
+    if (rc) return rc;
+    rc = ds_csv_next(c, err);
+    if (rc > 0) return DS_OK;
+    if (rc == 0) ds_error_set(err, path, 0, NULL, "empty file%s%s", expect ? ": " : "", expect ? expect : "");
+    ds_csv_close(c);
+    return rc ? rc : DS_EPARSE;
+}
+
+int ds_csv_require(ds_csv_t *c, const char *const *names, int n, int *col, ds_error_t *err)
+{
+    for (int i = 0; i < n; i++)
+        if ((col[i] = ds_csv_col(c, names[i])) < 0) {
+            ds_error_set(err, c->path, c->line, names[i], "missing required column");
+            ds_csv_close(c);
+            return DS_EPARSE;
+        }
+    return DS_OK;
+}
+
 int ds_csv_i64(const ds_csv_t *c, int col, const char *name, int64_t min, int64_t *out, ds_error_t *err)
 {
     const char *s = c->fields[col];

@@ -67,15 +67,9 @@ static int copy_name(const ds_csv_t *f, int col, const char *name, char *dst, si
 
 static int open_with_header(ds_csv_t *f, const char *path, const char *what, ds_error_t *err)
 {
-    int rc = ds_csv_open(f, path, err);
-    if (rc) return rc;
-    rc = ds_csv_next(f, err);
-    if (rc <= 0) {
-        if (rc == 0) ds_error_set(err, path, 0, NULL, "empty file: expected a header line (%s)", what);
-        ds_csv_close(f);
-        return rc ? rc : DS_EPARSE;
-    }
-    return DS_OK;
+    char expect[200];
+    snprintf(expect, sizeof expect, "expected a header line (%s)", what);
+    return ds_csv_open_header(f, path, expect, err);
 }
 
 int ds_lucid_read_labels(ds_lucid_config_t *c, const char *path, ds_error_t *err)
@@ -83,14 +77,9 @@ int ds_lucid_read_labels(ds_lucid_config_t *c, const char *path, ds_error_t *err
     ds_csv_t f;
     int rc = open_with_header(&f, path, "model, dataset, batchsize, amp, label", err);
     if (rc) return rc;
-    static const char *names[5] = {"model", "dataset", "batchsize", "amp", "label"};
+    static const char *const names[5] = {"model", "dataset", "batchsize", "amp", "label"};
     int col[5];
-    for (int i = 0; i < 5; i++)
-        if ((col[i] = ds_csv_col(&f, names[i])) < 0) {
-            ds_error_set(err, path, f.line, names[i], "missing required column");
-            ds_csv_close(&f);
-            return DS_EPARSE;
-        }
+    if ((rc = ds_csv_require(&f, names, 5, col, err))) return rc;
     ds_lucid_label_t *rows = NULL;
     int32_t n = 0, cap = 0;
     int ncols = f.nfields;
@@ -138,14 +127,9 @@ int ds_lucid_read_series(ds_lucid_config_t *c, const char *path, ds_error_t *err
     ds_csv_t f;
     int rc = open_with_header(&f, path, "time, pred_gpu_job, pred_gpu_num", err);
     if (rc) return rc;
-    static const char *names[3] = {"time", "pred_gpu_job", "pred_gpu_num"};
+    static const char *const names[3] = {"time", "pred_gpu_job", "pred_gpu_num"};
     int col[3];
-    for (int i = 0; i < 3; i++)
-        if ((col[i] = ds_csv_col(&f, names[i])) < 0) {
-            ds_error_set(err, path, f.line, names[i], "missing required column");
-            ds_csv_close(&f);
-            return DS_EPARSE;
-        }
+    if ((rc = ds_csv_require(&f, names, 3, col, err))) return rc;
     ds_lucid_series_t s;
     memset(&s, 0, sizeof s);
     int32_t cap = 0;

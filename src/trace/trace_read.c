@@ -34,14 +34,8 @@ static int cmp_submit(const void *a, const void *b)
 int ds_trace_read_jobs(ds_trace_t *t, const char *path, ds_error_t *err)
 {
     ds_csv_t c;
-    int rc = ds_csv_open(&c, path, err);
+    int rc = ds_csv_open_header(&c, path, "expected a header line with job_id, tenant, gpus, submit, duration", err);
     if (rc) return rc;
-    rc = ds_csv_next(&c, err);
-    if (rc <= 0) {
-        if (rc == 0) ds_error_set(err, path, 0, NULL, "empty file: expected a header line with job_id, tenant, gpus, submit, duration");
-        ds_csv_close(&c);
-        return rc ? rc : DS_EPARSE;
-    }
     int col[C_N];
     const char *cname[C_N];
     for (int k = 0; k < C_N; k++) {
@@ -154,14 +148,8 @@ int ds_trace_read_jobs(ds_trace_t *t, const char *path, ds_error_t *err)
 int ds_trace_read_estimates(ds_trace_t *t, const char *path, double neg_floor, int32_t *matched, ds_error_t *err)
 {
     ds_csv_t c;
-    int rc = ds_csv_open(&c, path, err);
+    int rc = ds_csv_open_header(&c, path, "expected a header 'job_id,estimate'", err);
     if (rc) return rc;
-    rc = ds_csv_next(&c, err);
-    if (rc <= 0) {
-        if (rc == 0) ds_error_set(err, path, 0, NULL, "empty file: expected a header 'job_id,estimate'");
-        ds_csv_close(&c);
-        return rc ? rc : DS_EPARSE;
-    }
     int idc = ds_csv_col(&c, "job_id");
     if (idc < 0 || c.nfields < 2) {
         ds_error_set(err, path, c.line, "job_id", "expected a header 'job_id,<estimate column>'");

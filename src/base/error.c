@@ -1,23 +1,10 @@
-/* error.c: the error table, the file/line/field error record and the panic/alloc helpers. */
+/* error.c: the file/line/field error record and the panic/alloc helpers. */
 #include "deepshare/common.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-const char *ds_strerror(int code)
-{
-    switch (code) {
-    case DS_OK: return "success";
-    case DS_EINVAL: return "invalid argument";
-    case DS_EIO: return "input/output error";
-    case DS_ENOMEM: return "out of memory";
-    case DS_EPARSE: return "malformed input";
-    case DS_ENOTFOUND: return "not found";
-    default: return "unknown error";
-    }
-}
 
 void ds_error_clear(ds_error_t *err)
 {

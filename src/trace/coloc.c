@@ -21,24 +21,12 @@ int ds_coloc_read(ds_coloc_t *c, const char *path, ds_error_t *err)
     memset(c, 0, sizeof *c);
     c->missing_rho = 1.0;
     ds_csv_t f;
-    int rc = ds_csv_open(&f, path, err);
+    int rc = ds_csv_open_header(&f, path, NULL, err);
     if (rc) return rc;
-    rc = ds_csv_next(&f, err);
-    if (rc <= 0) {
-        if (rc == 0) ds_error_set(err, path, 0, NULL, "empty file");
-        ds_csv_close(&f);
-        return rc ? rc : DS_EPARSE;
-    }
-    static const char *names[] = {"model1", "dataset1", "batchsize1", "amp1", "speed1", "model2", "dataset2",
-                                  "batchsize2", "amp2", "speed2", "gpu_util", "gmem_util", "gmem"};
+    static const char *const names[] = {"model1", "dataset1", "batchsize1", "amp1", "speed1", "model2", "dataset2",
+                                        "batchsize2", "amp2", "speed2", "gpu_util", "gmem_util", "gmem"};
     int col[13];
-    for (int i = 0; i < 13; i++) {
-        if ((col[i] = ds_csv_col(&f, names[i])) < 0) {
-            ds_error_set(err, path, f.line, names[i], "missing required column");
-            ds_csv_close(&f);
-            return DS_EPARSE;
-        }
-    }
+    if ((rc = ds_csv_require(&f, names, 13, col, err))) return rc;
     int ncols = f.nfields, cap = 0;
     while ((rc = ds_csv_row(&f, ncols, err)) > 0) {
         if (c->npairs == cap) {

@@ -1,0 +1,214 @@
+/* fake_slurm.c: the in-memory Slurm of fake_slurm.h. It keeps what the daemon relies on of Slurm 22.05:
+ * pins added by a dispatch stay for the job's life, a requeue holds the job, a restage releases it. */
+#include "fake_slurm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FS_MAX 256
+
+static sl_job_t jobs[FS_MAX];
+static int njobs;
+static sl_node_t nodes[FS_MAX];
+static int nnodes;
+static int dirty = 1;
+static int fail_left[FS_NOPS], calls[FS_NOPS];
+static uint32_t last_id[FS_NOPS];
+
+void fs_reset(void)
+{
+    memset(jobs, 0, sizeof jobs);
+    memset(nodes, 0, sizeof nodes);
+    memset(fail_left, 0, sizeof fail_left);
+    memset(calls, 0, sizeof calls);
+    memset(last_id, 0, sizeof last_id);
+    njobs = nnodes = 0;
+    dirty = 1;
+}
+
+void fs_add_node(const char *name, int cpus, int gpus)
+{
+    sl_node_t *n = &nodes[nnodes++];
+    snprintf(n->name, sizeof n->name, "%s", name);
+    n->cpus = cpus;
+    n->mem_mib = 1 << 20;
+    n->gpus = gpus;
+    n->up = 1;
+    dirty = 1;
+}
+
+sl_job_t *fs_add_job(uint32_t id, const char *account, const char *partition, const char *comment)
+{
+    sl_job_t *j = &jobs[njobs++];
+    memset(j, 0, sizeof *j);
+    j->id = id;
+    snprintf(j->account, sizeof j->account, "%s", account);
+    snprintf(j->user, sizeof j->user, "u%s", account);
+    snprintf(j->partition, sizeof j->partition, "%s", partition);
+    snprintf(j->comment, sizeof j->comment, "%s", comment);
+    j->state = SL_PENDING;
+    j->priority = 1000;
+    j->submit = id;
+    j->cpus = 1;
+    j->num_tasks = 1;
+    dirty = 1;
+    return j;
+}
+
+sl_job_t *fs_job(uint32_t id)
+{
+    for (int i = 0; i < njobs; i++)
+        if (jobs[i].id == id) return &jobs[i];
+    return NULL;
+}
+
+void fs_touch(void) { dirty = 1; }
+
+void fs_pin(sl_job_t *j, const char *node, const int *idx, int n)
+{
+    snprintf(j->req_nodes, sizeof j->req_nodes, "%s", node);
+    for (int i = 0; i < n && j->ngpu_idx < SL_MAX_GPUS; i++) j->gpu_idx[j->ngpu_idx++] = idx[i];
+    size_t off = 0;
+    j->tres_per_node[0] = 0;
+    for (int i = 0; i < j->ngpu_idx && off < sizeof j->tres_per_node; i++)
+        off += (size_t)snprintf(j->tres_per_node + off, sizeof j->tres_per_node - off, "%sgres:%s:g%d:1",
+                                i ? "," : "", j->on_shard ? "shard" : "gpu", j->gpu_idx[i]);
+    dirty = 1;
+}
+
+int fs_run_dispatched(const char *staging)
+{
+    int n = 0;
+    for (int i = 0; i < njobs; i++) {
+        sl_job_t *j = &jobs[i];
+        if (j->state != SL_PENDING || j->held || !strcmp(j->partition, staging) || !j->req_nodes[0]) continue;
+        j->state = SL_RUNNING;
+        j->start = j->submit + 1;
+        _Static_assert(sizeof j->nodes == sizeof j->req_nodes, "node name fields differ");
+        memcpy(j->nodes, j->req_nodes, sizeof j->nodes); /* snprintf here trips gcc's -Wrestrict (one struct) */
+        n++;
+    }
+    if (n) dirty = 1;
+    return n;
+}
+
+void fs_fail(fs_op_t op, int n) { fail_left[op] = n; }
+int fs_calls(fs_op_t op) { return calls[op]; }
+uint32_t fs_last_id(fs_op_t op) { return last_id[op]; }
+
+/* Counts the call; returns -1 with err filled when the test asked it to fail. */
+static int enter(fs_op_t op, uint32_t id, char *err, size_t errn)
+{
+    calls[op]++;
+    last_id[op] = id;
+    if (fail_left[op] <= 0) return 0;
+    fail_left[op]--;
+    snprintf(err, errn, "fake slurm: operation %d on job %u: Unable to contact slurm controller", (int)op, id);
+    return -1;
+}
+
+static sl_job_t *update_target(fs_op_t op, uint32_t id, char *err, size_t errn)
+{
+    if (enter(op, id, err, errn)) return NULL;
+    sl_job_t *j = fs_job(id);
+    if (!j) snprintf(err, errn, "fake slurm: job %u: Invalid job id specified", id);
+    else dirty = 1;
+    return j;
+}
+
+void sl_init(const char *conf) { (void)conf; }
+void sl_fini(void) {}
+void sl_jobs_reset(void) { dirty = 1; }
+
+int sl_load_jobs(sl_job_t **out, int *n, int *changed, char *err, size_t errn)
+{
+    if (enter(FS_LOAD_JOBS, 0, err, errn)) return -1;
+    *changed = dirty;
+    if (!dirty && *out) return 0;
+    sl_job_t *v = calloc(njobs ? (size_t)njobs : 1, sizeof *v);
+    memcpy(v, jobs, (size_t)njobs * sizeof *v);
+    free(*out);
+    *out = v;
+    *n = njobs;
+    dirty = 0;
+    return 0;
+}
+
+int sl_load_nodes(sl_node_t **out, int *n, char *err, size_t errn)
+{
+    if (enter(FS_LOAD_NODES, 0, err, errn)) return -1;
+    sl_node_t *v = calloc(nnodes ? (size_t)nnodes : 1, sizeof *v);
+    memcpy(v, nodes, (size_t)nnodes * sizeof *v);
+    *out = v;
+    *n = nnodes;
+    return 0;
+}
+
+int sl_dispatch(uint32_t id, const char *partition, const char *node, const int *idx, int n, int shard,
+                int clear_first, int fix_tasks, const char *admin_comment, uint32_t priority, char *err,
+                size_t errn)
+{
+    sl_job_t *j = update_target(FS_DISPATCH, id, err, errn);
+    if (!j) return -1;
+    if (j->state != SL_PENDING || j->held) {
+        snprintf(err, errn, "fake slurm: job %u: Job is no longer pending execution", id);
+        return -1;
+    }
+    snprintf(j->partition, sizeof j->partition, "%s", partition);
+    if (clear_first) j->untyped_gpus = 0;
+    if (fix_tasks) j->num_tasks = 1;
+    j->on_shard = shard;
+    /* 22.05 adds a new GRES request to the earlier one: a second pin would grow the job */
+    fs_pin(j, node, idx, n);
+    snprintf(j->admin_comment, sizeof j->admin_comment, "%s", admin_comment);
+    j->priority = priority;
+    return 0;
+}
+
+int sl_requeue_hold(uint32_t id, char *err, size_t errn)
+{
+    sl_job_t *j = update_target(FS_REQUEUE, id, err, errn);
+    if (!j) return -1;
+    if (j->state != SL_RUNNING) {
+        snprintf(err, errn, "fake slurm: requeue of job %u: Job is pending execution", id);
+        return -1;
+    }
+    j->state = SL_PENDING;
+    j->held = 1;
+    j->priority = 0;
+    j->restarts++;
+    j->nodes[0] = 0;
+    return 0;
+}
+
+int sl_restage(uint32_t id, const char *staging, char *err, size_t errn)
+{
+    sl_job_t *j = update_target(FS_RESTAGE, id, err, errn);
+    if (!j) return -1;
+    if (j->state != SL_PENDING) {
+        snprintf(err, errn, "fake slurm: job %u: Job is no longer pending execution", id);
+        return -1;
+    }
+    snprintf(j->partition, sizeof j->partition, "%s", staging);
+    j->req_nodes[0] = 0;
+    j->held = 0;
+    j->priority = 1000;
+    return 0;
+}
+
+int sl_set_admin_comment(uint32_t id, const char *text, char *err, size_t errn)
+{
+    sl_job_t *j = update_target(FS_ADMIN_COMMENT, id, err, errn);
+    if (!j) return -1;
+    snprintf(j->admin_comment, sizeof j->admin_comment, "%s", text);
+    return 0;
+}
+
+int sl_set_priority(uint32_t id, uint32_t priority, char *err, size_t errn)
+{
+    sl_job_t *j = update_target(FS_PRIORITY, id, err, errn);
+    if (!j) return -1;
+    j->priority = priority;
+    return 0;
+}

@@ -1,0 +1,32 @@
+/* fake_slurm.h: an in-memory Slurm behind src/slurm/slurm_io.h, linked in place of slurm_io.c, so that
+ * tests drive deepshared's state.c through restarts, pins, requeues and slurmctld errors. */
+#ifndef DS_FAKE_SLURM_H
+#define DS_FAKE_SLURM_H
+
+#include "slurm/slurm_io.h"
+
+/* The slurm_io.h calls a test can make fail, and count. */
+typedef enum {
+    FS_LOAD_JOBS = 0, FS_LOAD_NODES, FS_DISPATCH, FS_REQUEUE, FS_RESTAGE, FS_ADMIN_COMMENT, FS_PRIORITY, FS_NOPS
+} fs_op_t;
+
+/* Forgets every node, job, failure and count. */
+void fs_reset(void);
+void fs_add_node(const char *name, int cpus, int gpus);
+/* Adds a job (pending in partition, one CPU, submitted at its id); returns it for the test to shape. */
+sl_job_t *fs_add_job(uint32_t id, const char *account, const char *partition, const char *comment);
+/* The job with that id (NULL when none); a test that changes it through the pointer calls fs_touch. */
+sl_job_t *fs_job(uint32_t id);
+void fs_touch(void);
+/* Pins GPU indices as Slurm shows a job dispatched with typed GRES (gres:gpu:gN:1 each). */
+void fs_pin(sl_job_t *j, const char *node, const int *idx, int n);
+/* Slurm's own scheduler: starts every job dispatched to a node (pending, not held, in a partition
+ * other than staging); returns how many started. */
+int fs_run_dispatched(const char *staging);
+/* The next n calls of op fail as an unreachable slurmctld would. */
+void fs_fail(fs_op_t op, int n);
+/* How many calls of op were made (failed ones included) and the id of the last one. */
+int fs_calls(fs_op_t op);
+uint32_t fs_last_id(fs_op_t op);
+
+#endif

@@ -1,0 +1,290 @@
+/* test_state.c: deepshared's core (src/daemon/state.c) against the in-memory Slurm of fake_slurm.c:
+ * rebuilding after a restart, a pinned GPU that is busy and the start taken back, requeue then restage,
+ * and slurmctld errors. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "fake_slurm.h"
+#include "daemon/daemon.h"
+
+static daemon_t D; /* large (latency samples): static, reset by boot */
+
+/* A fresh daemon on a fresh fake cluster of one node with four GPUs and the given tenants. */
+static void boot_daemon(const char *policy, const char *const *tenants, const int *quotas, int nt)
+{
+    memset(&D, 0, sizeof D);
+    dconfig_default(&D.cfg);
+    snprintf(D.cfg.policy, sizeof D.cfg.policy, "%s", policy);
+    D.cfg.journal[0] = 0;
+    D.cfg.listen_port = 0;
+    D.cfg.k = 1; /* no colocation: these tests are about pins, requeues and errors */
+    D.cfg.gpu_sharing = 0;
+    for (int i = 0; i < nt; i++) {
+        snprintf(D.cfg.tenants[i].name, sizeof D.cfg.tenants[i].name, "%s", tenants[i]);
+        D.cfg.tenants[i].quota = quotas[i];
+    }
+    D.cfg.ntenants = nt;
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_int_equal(daemon_setup(&D, &err), DS_OK);
+}
+
+static void boot(const char *policy)
+{
+    static const char *const t[] = {"a", "b"};
+    static const int q[] = {2, 2};
+    boot_daemon(policy, t, q, 2);
+}
+
+/* A pass some seconds later: DeepShare updates its smoothed QAD once a cycle (a second in deepshared). */
+static void pass_later(int64_t seconds)
+{
+    D.now += seconds;
+    daemon_pass(&D, 1);
+}
+
+static int sync_now(void)
+{
+    char err[300];
+    return daemon_sync(&D, 0, err, sizeof err);
+}
+
+static const ds_jstate_t *jstate(uint32_t id)
+{
+    int32_t s = daemon_slot_of(&D, id);
+    assert_true(s >= 0);
+    return &D.e->js[s];
+}
+
+/* The engine GPU index of a job's first GPU. */
+static int32_t engine_gpu(uint32_t id)
+{
+    int32_t s = daemon_slot_of(&D, id);
+    return D.e->jgpus[D.e->jgpu_off[s]];
+}
+
+/* The policy's own invariants, as a driver that checks them after a pass would. */
+static void assert_policy_ok(void)
+{
+    char msg[200] = "";
+    if (D.e->ops->check && D.e->ops->check(D.e, D.e->pstate, msg, sizeof msg)) fail_msg("policy check: %s", msg);
+    if (ds_engine_check(D.e, msg, sizeof msg)) fail_msg("engine check: %s", msg);
+}
+
+/* A job of tenant acct running in partition part on node n0, GPU idx, as deepshared dispatched it. */
+static sl_job_t *running_on(uint32_t id, const char *acct, const char *part, const char *klass, int idx)
+{
+    sl_job_t *j = fs_add_job(id, acct, part, "gpus=1");
+    fs_pin(j, "n0", &idx, 1);
+    snprintf(j->admin_comment, sizeof j->admin_comment, "deepshare class=%s gres=gpu pin=%d", klass, idx);
+    j->state = SL_RUNNING;
+    j->start = j->submit + 1;
+    snprintf(j->nodes, sizeof j->nodes, "n0");
+    return j;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    fs_reset();
+    fs_add_node("n0", 32, 4);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    daemon_teardown(&D);
+    return 0;
+}
+
+/* After a restart the engine is rebuilt from Slurm alone: running and dispatched jobs are adopted on
+ * their pinned GPUs with the class of their admin comment, staged ones wait. */
+static void test_rebuild_adopts(void **state)
+{
+    (void)state;
+    running_on(1, "a", "prod", "G", 2);
+    running_on(2, "b", "batch", "BE", 0)->restarts = 3;
+    fs_add_job(3, "b", "staging", "gpus=1");
+    fs_add_job(4, "nobody", "staging", "gpus=1");
+    boot("deepshare");
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(D.rebuilds, 1);
+    assert_int_equal(jstate(1)->status, DS_JS_RUNNING);
+    assert_int_equal(jstate(1)->klass, DS_CLASS_G);
+    assert_int_equal(engine_gpu(1), 2);
+    assert_int_equal(jstate(2)->status, DS_JS_RUNNING);
+    assert_int_equal(jstate(2)->klass, DS_CLASS_BE);
+    assert_int_equal(jstate(2)->preemptions, 3);
+    assert_int_equal(engine_gpu(2), 0);
+    assert_int_equal(jstate(3)->status, DS_JS_PENDING);
+    assert_int_equal(daemon_slot_of(&D, 4), -1); /* not a tenant: left alone */
+    daemon_pass(&D, 1);
+    assert_policy_ok();
+    assert_int_equal(fs_calls(FS_DISPATCH), 1);
+    assert_int_equal(fs_last_id(FS_DISPATCH), 3);
+    assert_string_equal(fs_job(3)->partition, "prod");
+
+    /* deepshared restarts: job 3 is dispatched, not running yet, and still holds its GPU */
+    daemon_teardown(&D);
+    boot("deepshare");
+    sl_jobs_reset();
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(D.rebuilds, 1);
+    assert_int_equal(jstate(3)->status, DS_JS_RUNNING);
+    assert_int_equal(engine_gpu(3), fs_job(3)->gpu_idx[0]);
+    assert_int_equal(D.e->n_preemptions, 0);
+    daemon_pass(&D, 1);
+    assert_policy_ok();
+    assert_int_equal(fs_calls(FS_DISPATCH), 1); /* nothing more to start */
+}
+
+/* Regression: a job pinned to a GPU index at its first start (Slurm 22.05 cannot re-pin) finds that GPU
+ * busy. deepshared takes the start back; the policy must not hear of a preemption, and none is counted. */
+static void test_pin_busy_start_taken_back(void **state)
+{
+    (void)state;
+    running_on(1, "a", "prod", "G", 0);
+    int pin = 0;
+    sl_job_t *j = fs_add_job(2, "a", "staging", "gpus=1");
+    fs_pin(j, "", &pin, 1);
+    snprintf(j->admin_comment, sizeof j->admin_comment, "deepshare class=G gres=gpu pin=0");
+    j->restarts = 1;
+    boot("deepshare");
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(jstate(2)->status, DS_JS_PENDING);
+    daemon_pass(&D, 1);
+    int32_t s = daemon_slot_of(&D, 2);
+    assert_int_equal(D.undone, 1);
+    assert_int_equal(fs_calls(FS_DISPATCH), 0);
+    assert_non_null(strstr(D.slot[s].why, "pinned at its first start"));
+    assert_int_equal(jstate(2)->status, DS_JS_PENDING);
+    assert_int_equal(jstate(2)->preemptions, 1); /* Slurm's restart count, nothing added */
+    assert_true(jstate(2)->overhead == 0);
+    assert_int_equal(D.e->n_preemptions, 0);
+    assert_policy_ok(); /* DeepShare: "a G job was preempted" on the code that preempted here */
+
+    /* the pinned GPU frees up: the job goes there, and its pin is not sent again */
+    fs_job(1)->state = SL_COMPLETED;
+    fs_job(1)->end = 10;
+    fs_touch();
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_policy_ok();
+    assert_int_equal(fs_calls(FS_DISPATCH), 1);
+    assert_int_equal(jstate(2)->status, DS_JS_RUNNING);
+    assert_int_equal(engine_gpu(2), 0);
+    assert_int_equal(fs_job(2)->ngpu_idx, 1);
+    assert_string_equal(fs_job(2)->req_nodes, "n0");
+    assert_int_equal(D.e->n_preemptions, 0);
+}
+
+/* Tenant a borrows b's idle GPUs; b's jobs arrive and DeepShare reclaims them: the borrowers are
+ * requeued held in Slurm, moved back to staging on the next sync, and b's jobs are dispatched. */
+static void test_requeue_then_restage(void **state)
+{
+    (void)state;
+    for (uint32_t id = 1; id <= 4; id++) fs_add_job(id, "a", "staging", "gpus=1");
+    boot("deepshare");
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_int_equal(fs_calls(FS_DISPATCH), 4);
+    assert_int_equal(fs_run_dispatched("staging"), 4);
+    assert_int_equal(sync_now(), 1);
+    int nbe = 0;
+    for (uint32_t id = 1; id <= 4; id++) nbe += jstate(id)->klass == DS_CLASS_BE;
+    assert_int_equal(nbe, 2);
+    fs_add_job(5, "b", "staging", "gpus=1");
+    fs_add_job(6, "b", "staging", "gpus=1");
+    assert_int_equal(sync_now(), 1);
+    pass_later(5);
+    assert_policy_ok();
+    assert_int_equal(fs_calls(FS_REQUEUE), 2);
+    assert_int_equal(D.requeues, 2);
+    for (uint32_t id = 1; id <= 4; id++) {
+        if (jstate(id)->status != DS_JS_PENDING) continue;
+        assert_int_equal(jstate(id)->klass, DS_CLASS_BE);
+        assert_int_equal(fs_job(id)->held, 1);
+        assert_string_equal(fs_job(id)->partition, "batch");
+    }
+    /* the requeue has completed in Slurm: back to staging, released */
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(fs_calls(FS_RESTAGE), 2);
+    int staged = 0;
+    for (uint32_t id = 1; id <= 4; id++)
+        if (!strcmp(fs_job(id)->partition, "staging")) staged++, assert_int_equal(fs_job(id)->held, 0);
+    assert_int_equal(staged, 2);
+    /* b's jobs were started in the pass that made room for them */
+    assert_int_equal(jstate(5)->status, DS_JS_RUNNING);
+    assert_int_equal(jstate(6)->status, DS_JS_RUNNING);
+    assert_int_equal(fs_calls(FS_DISPATCH), 6);
+    assert_policy_ok();
+}
+
+/* slurmctld errors: a failed load leaves the state as it was; a refused dispatch is taken back and
+ * retried; a failed requeue leaves the job running in Slurm, which the next sync adopts again. */
+static void test_slurmctld_errors(void **state)
+{
+    (void)state;
+    fs_add_job(1, "a", "staging", "gpus=1");
+    boot("deepshare");
+    char err[300];
+    fs_fail(FS_LOAD_NODES, 1);
+    assert_int_equal(daemon_sync(&D, 0, err, sizeof err), -1);
+    assert_non_null(strstr(err, "Unable to contact"));
+    assert_null(D.e);
+    fs_fail(FS_LOAD_JOBS, 1);
+    assert_int_equal(daemon_sync(&D, 0, err, sizeof err), -1);
+    assert_null(D.e);
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(jstate(1)->status, DS_JS_PENDING);
+
+    fs_fail(FS_DISPATCH, 1);
+    daemon_pass(&D, 1);
+    assert_int_equal(D.errors, 1);
+    assert_int_equal(D.undone, 1);
+    assert_int_equal(jstate(1)->status, DS_JS_PENDING);
+    assert_non_null(strstr(D.slot[daemon_slot_of(&D, 1)].why, "last dispatch failed"));
+    assert_int_equal(D.e->n_preemptions, 0);
+    assert_policy_ok();
+    daemon_pass(&D, 1);
+    assert_int_equal(fs_calls(FS_DISPATCH), 2);
+    assert_int_equal(jstate(1)->status, DS_JS_RUNNING);
+    assert_int_equal(fs_run_dispatched("staging"), 1);
+    assert_int_equal(sync_now(), 1);
+
+    /* a borrower that cannot be requeued: Slurm still runs it, so the next sync adopts it again */
+    fs_add_job(2, "a", "staging", "gpus=1");
+    fs_add_job(3, "a", "staging", "gpus=1");
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_int_equal(fs_run_dispatched("staging"), 2);
+    assert_int_equal(sync_now(), 1);
+    fs_add_job(4, "b", "staging", "gpus=1");
+    fs_add_job(5, "b", "staging", "gpus=1");
+    assert_int_equal(sync_now(), 1);
+    fs_fail(FS_REQUEUE, 99);
+    int64_t errors = D.errors, rebuilds = D.rebuilds;
+    pass_later(5);
+    assert_true(D.errors > errors);
+    assert_int_equal(D.requeues, 0);
+    fs_touch();
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(D.rebuilds, rebuilds + 1);
+    for (uint32_t id = 1; id <= 3; id++) assert_int_equal(jstate(id)->status, DS_JS_RUNNING);
+    /* Known gap, not asserted: b's job dispatched onto the GPU the unrequeued borrower still holds is
+     * adopted there too, two residents on a GPU of k = 1, until Slurm runs one of them. */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_rebuild_adopts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pin_busy_start_taken_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_requeue_then_restage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slurmctld_errors, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
