@@ -13,8 +13,6 @@ typedef struct ds_synth_config {
     double days;            /* 0: span follows from load with durations unscaled; > 0: fixed span, durations scaled */
     double load;            /* 1.0: offered GPU-time / capacity over the span */
     double be_share;        /* 0.0: fraction of jobs submitted explicitly as BE */
-    int similar_durations;  /* 1: a session's jobs that repeat the user's habit also repeat its duration class
-                             * (resubmissions run alike); 0: every job draws its class (durations unpredictable) */
 } ds_synth_config_t;
 
 void ds_synth_config_default(ds_synth_config_t *c);

@@ -41,8 +41,6 @@ static void help(FILE *f)
             "                      with unscaled durations; a fixed span scales durations instead)\n"
             "  --synth-load X      synthetic: offered GPU-time / capacity (1.0)\n"
             "  --synth-be-share X  synthetic: fraction of jobs submitted as best effort (0)\n"
-            "  --synth-similar-durations 0|1  synthetic: a session's similar jobs share a duration class (1;\n"
-            "                      0: every job draws its class, the generator before issue 11)\n"
             "\n"
             "cluster and run:\n"
             "  --policy LIST       comma-separated policies, or 'all' (default: all)\n"

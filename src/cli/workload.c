@@ -40,9 +40,6 @@ int ds_workload_opt(ds_workload_opts_t *o, const char *name, const char *arg)
     } else if (!strcmp(name, "synth-be-share")) {
         if (ds_parse_f64("--synth-be-share", arg, 0, 1, &d)) return -1;
         o->synth.be_share = d, o->synth_given = 1;
-    } else if (!strcmp(name, "synth-similar-durations")) {
-        if (ds_parse_i64("--synth-similar-durations", arg, 0, 1, &v)) return -1;
-        o->synth.similar_durations = (int)v, o->synth_given = 1;
     } else
         return 0;
     return 1;
