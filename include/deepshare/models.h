@@ -86,9 +86,9 @@ typedef struct ds_runtime_model_config {
     int per_tenant;         /* DS_RT_TENANT_*: how tenants with enough history get a model of their own */
     int use_model;          /* 0: history heuristic only (the fallback), for comparison */
     int frozen;             /* 1: never retrain (models loaded from a file) */
-    int32_t rounds;         /* boosting rounds of a fresh booster (30) */
+    int32_t rounds;         /* boosting rounds of a fresh booster (50; 10 + rows / 50 on fewer rows) */
     int32_t max_depth;      /* 7 */
-    double eta;             /* 0.2 */
+    double eta;             /* 0.12 */
     double subsample;       /* 0.8 */
     double colsample;       /* colsample_bytree 0.8 */
     int32_t nthread;        /* training threads, 0 = XGBoost default (1: see runtime_model.c) */

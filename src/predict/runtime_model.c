@@ -64,9 +64,9 @@ void ds_runtime_model_config_default(ds_runtime_model_config_t *c)
     c->conditional = 1;
     c->per_tenant = DS_RT_TENANT_NONE;
     c->use_model = 1;
-    c->rounds = 30;
+    c->rounds = 50;
     c->max_depth = 7;
-    c->eta = 0.2;
+    c->eta = 0.12;
     c->subsample = 0.8;
     c->colsample = 0.8;
     c->nthread = 1; /* OpenMP threads spin badly on a shared machine; trees are small */
@@ -219,6 +219,8 @@ int ds_runtime_model_retrain(ds_runtime_model_t *m, ds_error_t *err)
             rc = ds_xgb_boost(m->cluster, &m->tx[(n - k) * DS_RT_NFEAT], &m->ty[n - k], k, m->c.inc_rounds, err);
         } else {
             ds_xgb_t *b;
+            /* a few dozen rows support no more than a few trees; each costs ~1-3 ms however small */
+            p.rounds = (int)DS_MIN((int64_t)m->c.rounds, 10 + n / 50);
             rc = ds_xgb_train(&b, m->tx, m->ty, n, DS_RT_NFEAT, &p, err);
             if (!rc) {
                 ds_xgb_free(m->cluster);
