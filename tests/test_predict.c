@@ -449,6 +449,7 @@ static void test_runtime_conditional_remaining(void **state)
     int64_t *end = lower_ends(&t);
     ds_runtime_model_config_t c;
     ds_runtime_model_config_default(&c);
+    c.conditional = 1;
     ds_runtime_model_t *m = ds_runtime_model_create(&t, &c);
     assert_true(ds_runtime_model_remaining(m, 500, 100) == 400);
     assert_true(ds_runtime_model_remaining(m, 500, 700) == 1);
@@ -461,6 +462,9 @@ static void test_runtime_conditional_remaining(void **state)
     double r1 = ds_runtime_model_remaining(m, 1200, 1100);
     assert_true(r1 >= 1 && r1 < 300);
     assert_true(ds_runtime_model_remaining(m, 1200, 10000000) == 10000000);
+    ds_runtime_model_t *plain = ds_runtime_model_create(&t, &(ds_runtime_model_config_t){0});
+    assert_true(ds_runtime_model_remaining(plain, 1200, 1100) == 100); /* conditional off: the simple one */
+    ds_runtime_model_destroy(plain);
     free(pred), free(end);
     ds_runtime_model_destroy(m);
     ds_trace_free(&t);
