@@ -64,7 +64,7 @@ int main(int argc, char **argv)
     }
     printf("runtime model: %d jobs, %d boosters (%d rounds, depth %d), retrain %.2f s\n", t.njobs,
            ds_runtime_model_ntrained(m), rc.rounds, rc.max_depth, train_s);
-    printf("  first prediction of a job (features + XGBoostPredictFromDense): %8.2f us/call\n", best_raw * 1e6);
+    printf("  first prediction of a job (features + flat tree walk):         %8.2f us/call\n", best_raw * 1e6);
     printf("  repeated prediction (cached until the next retrain):           %8.3f us/call\n", best_cached * 1e6);
     {
         /* the conditional remaining time DeepShare asks for running jobs at every pass */

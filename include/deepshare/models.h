@@ -37,6 +37,9 @@ int ds_xgb_boost(ds_xgb_t *m, const float *x, const float *y, int64_t n, int rou
 int32_t ds_xgb_rounds(ds_xgb_t *m);
 /* One row (d features); NAN if XGBoost fails (it never should on a valid model). */
 double ds_xgb_predict1(ds_xgb_t *m, const float *x);
+/* The same through XGBoost's own predictor (ds_xgb_predict1 walks a flat copy of the trees once it
+ * agreed with XGBoost on the first 16 rows): for tests and benchmarks. */
+double ds_xgb_predict1_ref(ds_xgb_t *m, const float *x);
 int32_t ds_xgb_nfeatures(const ds_xgb_t *m);
 /* Serialized model (XGBoost's UBJSON); *buf is malloc'ed. */
 int ds_xgb_save(ds_xgb_t *m, char **buf, size_t *len, ds_error_t *err);
