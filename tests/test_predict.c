@@ -48,6 +48,40 @@ static void test_xgb_learns_relation(void **state)
     free(y);
 }
 
+/* The flat trees that answer one-row predictions agree with XGBoost's predictor, missing values
+ * included, before and after trees are added in place. */
+static void test_xgb_flat_matches_xgboost(void **state)
+{
+    (void)state;
+    int n = 3000, d = 5;
+    float *x = malloc(sizeof *x * (size_t)n * d), *y = malloc(sizeof *y * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < d; k++) x[i * d + k] = urand() < 0.15 ? NAN : (float)(10 * urand());
+        y[i] = (isnan(x[i * d]) ? 4 : x[i * d]) + (isnan(x[i * d + 1]) ? 0 : (float)sin(x[i * d + 1])) +
+               (isnan(x[i * d + 2]) ? 3.0f : 0.0f);
+    }
+    ds_xgb_params_t p;
+    ds_xgb_params_init(&p, 60);
+    ds_xgb_param(&p, "max_depth", "7");
+    ds_xgb_param(&p, "base_score", "2.5");
+    ds_xgb_t *m;
+    ds_error_t err;
+    assert_int_equal(ds_xgb_train(&m, x, y, n, d, &p, &err), 0);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < n; i++) {
+            double a = ds_xgb_predict1(m, &x[i * d]), b = ds_xgb_predict1_ref(m, &x[i * d]);
+            assert_true(fabs(a - b) <= 1e-4 * (1 + fabs(b)));
+        }
+        int brc = ds_xgb_boost(m, x, y, n, 10, &err);
+        if (brc) fprintf(stderr, "%s\n", err.msg);
+        assert_int_equal(brc, 0);
+        assert_int_equal(ds_xgb_rounds(m), 70 + 10 * pass);
+    }
+    ds_xgb_free(m);
+    free(x);
+    free(y);
+}
+
 /* Training on nothing is an error, not a crash. */
 static void test_xgb_empty(void **state)
 {
@@ -304,6 +338,7 @@ static double second_job_mdape(const ds_trace_t *t, const int64_t *end, int use_
     c.rounds = 100;
     c.eta = 0.3;
     c.retrain_period = 10 * 86400;
+    c.min_child_weight = 2; /* 150 pairs: the protocol is under test, not the regularization */
     c.use_model = use_model;
     int32_t n = t->njobs;
     double *pred = malloc(sizeof *pred * (size_t)n), *act = malloc(sizeof *act * (size_t)n);
@@ -448,6 +483,7 @@ static void test_runtime_conditional_remaining(void **state)
     int64_t *end = lower_ends(&t);
     ds_runtime_model_config_t c;
     ds_runtime_model_config_default(&c);
+    c.conditional = 1;
     ds_runtime_model_t *m = ds_runtime_model_create(&t, &c);
     assert_true(ds_runtime_model_remaining(m, 500, 100) == 400);
     assert_true(ds_runtime_model_remaining(m, 500, 700) == 1);
@@ -460,6 +496,9 @@ static void test_runtime_conditional_remaining(void **state)
     double r1 = ds_runtime_model_remaining(m, 1200, 1100);
     assert_true(r1 >= 1 && r1 < 300);
     assert_true(ds_runtime_model_remaining(m, 1200, 10000000) == 10000000);
+    ds_runtime_model_t *plain = ds_runtime_model_create(&t, &(ds_runtime_model_config_t){0});
+    assert_true(ds_runtime_model_remaining(plain, 1200, 1100) == 100); /* conditional off: the simple one */
+    ds_runtime_model_destroy(plain);
     free(pred), free(end);
     ds_runtime_model_destroy(m);
     ds_trace_free(&t);
@@ -596,6 +635,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_xgb_learns_relation),
         cmocka_unit_test(test_xgb_empty),
+        cmocka_unit_test(test_xgb_flat_matches_xgboost),
         cmocka_unit_test(test_runtime_recovers_relation),
         cmocka_unit_test(test_runtime_save_load_identical),
         cmocka_unit_test(test_model_file_errors),

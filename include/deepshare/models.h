@@ -41,6 +41,10 @@ int ds_xgb_boost(ds_xgb_t *m, const float *x, const float *y, int64_t n, int rou
 int32_t ds_xgb_rounds(ds_xgb_t *m);
 /* One row (d features); NAN if XGBoost fails (it never should on a valid model). */
 double ds_xgb_predict1(ds_xgb_t *m, const float *x);
+/* The same through XGBoost's own predictor (ds_xgb_predict1 walks a flat copy of the trees once it
+ * agreed with XGBoost on the first 16 rows): for tests and benchmarks. */
+double ds_xgb_predict1_ref(ds_xgb_t *m, const float *x);
+int32_t ds_xgb_nfeatures(const ds_xgb_t *m);
 /* Serialized model (XGBoost's UBJSON); *buf is malloc'ed. */
 int ds_xgb_save(ds_xgb_t *m, char **buf, size_t *len, ds_error_t *err);
 /* Loads a serialized model; d is the feature count it must have. */
@@ -85,13 +89,14 @@ typedef struct ds_runtime_model_config {
     int32_t max_bin;        /* histogram bins per feature (64): XGBoost's split search scales with them */
     double min_child_weight; /* 20 (v1: 2): fewer leaves fitted to a few noisy jobs */
     int32_t max_trees;      /* beyond this many trees, grow a fresh booster on the window (200) */
-    int conditional;        /* remaining time from the residual distribution given elapsed (1) */
+    int conditional;        /* remaining time from the residual distribution given elapsed (0: the
+                             * simple max(pred - elapsed, 1), which scheduled better; see predictors.md) */
     int per_tenant;         /* DS_RT_TENANT_*: how tenants with enough history get a model of their own */
     int use_model;          /* 0: history heuristic only (the fallback), for comparison */
     int frozen;             /* 1: never retrain (models loaded from a file) */
-    int32_t rounds;         /* boosting rounds of a fresh booster (30) */
+    int32_t rounds;         /* boosting rounds of a fresh booster (50; 10 + rows / 50 on fewer rows) */
     int32_t max_depth;      /* 7 */
-    double eta;             /* 0.2 */
+    double eta;             /* 0.12 */
     double subsample;       /* 0.8 */
     double colsample;       /* colsample_bytree 0.8 */
     int32_t nthread;        /* training threads, 0 = XGBoost default (1: see runtime_model.c) */

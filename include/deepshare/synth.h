@@ -20,8 +20,6 @@ typedef struct ds_synth_config {
     double noisy;           /* 0: off; F > 0: the smallest tenant offers F x its quota in bursts (half of
                                each day), the others 0.8 x load of theirs each */
     double large_share;     /* 0: off; share of GPU-time in jobs of 16-64 GPUs (tenants with quota >= 16) */
-    int similar_durations;  /* 1: a session's jobs that repeat the user's habit also repeat its duration class
-                             * (resubmissions run alike); 0: every job draws its class (durations unpredictable) */
 } ds_synth_config_t;
 
 void ds_synth_config_default(ds_synth_config_t *c);

@@ -103,6 +103,7 @@ ds_model_predictors_t *ds_model_predictors_create(const ds_trace_t *t, const ds_
     pthread_mutex_init(&s->mu, NULL);
     ds_runtime_model_config_default(&s->rc);
     s->rc.log = log_once;
+    s->rc.conditional = 1; /* used only when the CLI hands rt->remaining on (--remaining conditional) */
     s->rc.log_ctx = s;
     rt->name = "model";
     rt->ctx = s;

@@ -24,7 +24,7 @@ int ds_cli_predictors_opt(ds_cli_predictors_t *p, const char *name, const char *
             fprintf(stderr, "deepshare: option --remaining: '%s' is not conditional or simple\n", val);
             return -1;
         }
-        p->simple_remaining = !strcmp(val, "simple");
+        p->remaining = !strcmp(val, "simple") ? 1 : 2;
         return 1;
     }
     if (strcmp(name, "predictor")) return 0;
@@ -56,7 +56,8 @@ int ds_cli_predictors_setup(ds_cli_predictors_t *p, const ds_trace_t *t, const d
         /* online runtime models (daily retrain in trace time) and the forest trained on --coloc now */
         if (!(p->rt_model = ds_model_predictors_create(t, coloc, p->single, &p->runtime, &p->interference, err)))
             return -1;
-        if (p->simple_remaining) p->runtime.remaining = NULL; /* max(pred - elapsed, 1) */
+        /* default simple: max(pred - elapsed, 1) through DeepShare's own formula */
+        if (p->remaining != 2) p->runtime.remaining = NULL;
         p->set.runtime = &p->runtime;
         p->set.interference = &p->interference;
         return 0;

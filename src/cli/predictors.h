@@ -14,7 +14,7 @@ typedef struct ds_cli_predictors {
     ds_predictors_t set;  /* what goes into ds_engine_config_t.predictors */
     const char *single;   /* --single FILE: workload profiles for the interference forest (model) */
     void *rt_model;       /* --predictor model: ds_model_predictors_t (cli/model_predictors.h) */
-    int simple_remaining; /* --remaining simple: max(pred - elapsed, 1) instead of the model's conditional one */
+    int remaining;        /* --remaining: 0 default (simple), 1 simple, 2 conditional (the model's estimate) */
 } ds_cli_predictors_t;
 
 void ds_cli_predictors_default(ds_cli_predictors_t *p);

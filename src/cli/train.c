@@ -46,7 +46,7 @@ static void help(FILE *f)
             "  --separate-tenants    each tenant's model trained on its own jobs only (ablation)\n"
             "  --v1                  the first model's training: daily, all history, from scratch, tenant\n"
             "                        corrections, 200 rounds at eta 0.05 (features are today's)\n"
-            "  --rounds N (30)  --max-depth N (7)  --eta X (0.2)  --max-bin N (64)  --threads N (XGBoost default)\n"
+            "  --rounds N (50)  --max-depth N (7)  --eta X (0.12)  --max-bin N (64)  --threads N (XGBoost default)\n"
             "\n"
             "interference: random forest (XGBoost, num_parallel_tree trees, row and column subsampling, one round)\n"
             "predicting each job's retention beside a partner from both workloads' exclusive profiles.\n"

@@ -56,9 +56,6 @@ int ds_workload_opt(ds_workload_opts_t *o, const char *name, const char *arg)
     } else if (!strcmp(name, "arrival-scale")) {
         if (ds_parse_f64("--arrival-scale", arg, 0.01, 1000, &d)) return -1;
         o->arrival_scale = d;
-    } else if (!strcmp(name, "synth-similar-durations")) {
-        if (ds_parse_i64("--synth-similar-durations", arg, 0, 1, &v)) return -1;
-        o->synth.similar_durations = (int)v, o->synth_given = 1;
     } else
         return 0;
     return 1;

@@ -20,7 +20,6 @@ void ds_synth_config_default(ds_synth_config_t *c)
     c->be_share = 0.0;
     c->noisy = 0.0;
     c->large_share = 0.0;
-    c->similar_durations = 1;
 }
 
 typedef struct rng { uint64_t s; } rng_t;
@@ -54,7 +53,6 @@ static const struct wtype {
 typedef struct user {
     int32_t tenant, type, gpus;
     double short_med, mid_med, long_med; /* habitual durations of the user's three kinds of run */
-    double kind_u;                       /* the user's usual kind of run (a uniform draw; similar_durations) */
 } user_t;
 
 /* Duration classes of the cluster study: short exploratory runs (under 1 h), medium runs (1-4 h) and
@@ -177,7 +175,6 @@ int ds_synth_generate(ds_trace_t *t, const ds_synth_config_t *c, ds_error_t *err
             x->short_med = lognormal(&r, 1200, 0.4);
             x->mid_med = lognormal(&r, 1.6 * 3600, 0.3);
             x->long_med = lognormal(&r, 4.5 * 3600, 0.4);
-            x->kind_u = c->similar_durations ? unif(&r) : 0;
             char name[32];
             snprintf(name, sizeof name, "u%04d", nusers - 1);
             ds_strtab_intern(&t->users, name);
@@ -199,15 +196,6 @@ int ds_synth_generate(ds_trace_t *t, const ds_synth_config_t *c, ds_error_t *err
         int32_t nu = ufirst[ten + 1] - ufirst[ten];
         user_t *u = &users[ufirst[ten] + DS_MIN(nu - 1, (int32_t)(unif(&r) * nu))];
         int32_t burst = 1 + (int32_t)expo(&r, 3.0);
-        /* a session is one experiment resubmitted: its similar jobs share a duration class, and users
-         * have a usual kind of run (with a per-job class draw alone, a user's next job said nothing
-         * about its length: R2log < 0 for any predictor, against ~0.55 on Venus) */
-        int sess_kind = -1;
-        if (c->similar_durations) {
-            /* mostly the user's usual kind of run, else any: class shares stay those of the study */
-            double k = unif(&r) < 0.7 ? u->kind_u : unif(&r);
-            sess_kind = k < SHORT_SHARE ? 0 : k < 1.0 - LONG_SHARE ? 1 : 2;
-        }
         for (int32_t b = 0; b < burst && n < c->jobs; b++) {
             ds_job_t *j = ds_trace_add_job(t);
             j->tenant = u->tenant;
@@ -225,7 +213,6 @@ int ds_synth_generate(ds_trace_t *t, const ds_synth_config_t *c, ds_error_t *err
             int32_t cap = DS_MIN(t->tenants[u->tenant].quota_gpus, 4 * gpn);
             double k = unif(&r);
             int kind = k < SHORT_SHARE ? 0 : k < 1.0 - LONG_SHARE ? 1 : 2;
-            if (similar && sess_kind >= 0) kind = sess_kind;
             /* exploratory runs are often debugged on one GPU before scaling out */
             if (kind == 0 && unif(&r) < 0.15) j->gpus = 1;
             else j->gpus = similar ? DS_MIN(u->gpus, cap) : pick_gpus(&r, cap);
