@@ -222,7 +222,7 @@ static int holds_gpus(daemon_t *d, const sl_job_t *j)
 }
 
 /* Builds the engine from the Slurm snapshot alone: the start state and the state after a restart
- * (SPEC 4.1: the policy warm-starts its QAD from the first cycle; nothing else is stored). */
+ * (docs/policy.md §1: the policy warm-starts its QAD from the first cycle; nothing else is stored). */
 static int rebuild(daemon_t *d, ds_error_t *err)
 {
     if (d->e) ds_engine_destroy(d->e);

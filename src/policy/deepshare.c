@@ -1,4 +1,4 @@
-/* deepshare.c: the DeepShare policy (SPEC 4): its ops, the per-job bookkeeping its parts share, and
+/* deepshare.c: the DeepShare policy (docs/policy.md): its ops, the per-job bookkeeping its parts share, and
  * the scheduling pass: QAD cycle, monitoring and promotion, classification, QG then QB placement. */
 #include "ds_internal.h"
 
@@ -34,7 +34,7 @@ static dsp_list_t *solo_of(dsp_t *s, const ds_engine_t *e, int32_t j)
 
 double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now)
 {
-    /* Remaining = max(predicted total - elapsed wall time, 1): the simple estimate of SPEC 5. */
+    /* Remaining = max(predicted total - elapsed wall time, 1): the simple estimate of docs/predictors.md. */
     double r = s->pred[j] - (double)ds_engine_elapsed(e, j, now);
     return r > 1.0 ? r : 1.0;
 }
@@ -245,7 +245,7 @@ static int oversize_alone(const ds_engine_t *e, const dsp_t *s, int32_t i, int64
     return n == 1 && big;
 }
 
-/* SPEC 6 invariants only the policy can see. */
+/* Invariants (docs/policy.md §7) only the policy can see. */
 static int dsp_check(const ds_engine_t *e, const void *state, char *msg, size_t n)
 {
     const dsp_t *s = state;

@@ -1,4 +1,4 @@
-/* ds_qad.c: the Quota Assurance Degree (SPEC 4.1): instantaneous Q_i from G allocations only, its
+/* ds_qad.c: the Quota Assurance Degree (docs/policy.md §1): instantaneous Q_i from G allocations only, its
  * exponential smoothing S_i per cycle, and the bands and under-service test built on it. */
 #include "ds_internal.h"
 
