@@ -50,7 +50,7 @@ journal = $W/journal.csv
 listen = 127.0.0.1:$port
 interference_profile = $W/profile.csv
 default_runtime = 600
-# with a 16-GPU cluster and no GPU free, SPEC's eps = 1e-6 makes the colocation threshold ~1;
+# with a 16-GPU cluster and no GPU free, the default eps = 1e-6 makes the colocation threshold ~1;
 # eps = 1 keeps the pressure at sqrt(pending GPUs)
 policy.eps = 1
 tenant ta 8

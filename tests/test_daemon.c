@@ -1,5 +1,6 @@
 /* test_daemon.c: the parts of deepshared that need no Slurm: its config file (every error names file,
- * line and key), the runtime history and its journal, and the engine calls it relies on (adopt, move). */
+ * line and key), the runtime history and its journal, and the engine calls it relies on (adopt, move,
+ * cancel_start). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,6 +178,60 @@ static void test_engine_adopt_move(void **state)
     ds_trace_free(&t);
 }
 
+/* A start the driver takes back leaves the job pending as if it had not started: its pending spell,
+ * queue order and counters go on, no preemption is counted, and the policy places it again. DeepShare
+ * hears cancel_start (its check would fail on a preempted G job); FIFO, without that hook, enqueue. */
+static void test_engine_cancel_start(void **state)
+{
+    (void)state;
+    static const char *const policies[] = {"deepshare", "fifo"};
+    for (size_t p = 0; p < sizeof policies / sizeof policies[0]; p++) {
+        ds_trace_t t;
+        tu_trace(&t, "a:8", "1 a 2 0 100; 2 a 1 0 100");
+        ds_engine_config_t c;
+        ds_engine_config_default(&c);
+        ds_engine_t *e;
+        ds_error_t err;
+        const ds_policy_ops_t *ops = ds_policy_find(policies[p]);
+        assert_int_equal(ds_engine_create(&e, &t, &c, ops, NULL, &err), DS_OK);
+        ds_engine_arrive(e, 0, 0);
+        ds_engine_arrive(e, 1, 0);
+        int64_t seq = e->js[0].arrival_seq;
+        ds_engine_schedule(e, 5, 1);
+        assert_int_equal(e->js[0].status, DS_JS_RUNNING);
+        assert_int_equal(e->js[0].first_start, 5);
+        ds_engine_clear_decisions(e);
+        ds_engine_cancel_start(e, 0, 5);
+        const ds_jstate_t *js = ds_engine_job(e, 0);
+        assert_int_equal(js->status, DS_JS_PENDING);
+        assert_int_equal(js->first_start, -1);
+        assert_int_equal(js->queued, 0);
+        assert_int_equal(js->pend_since, 0);
+        assert_int_equal(js->arrival_seq, seq);
+        assert_int_equal(js->preemptions, 0);
+        assert_true(js->overhead == 0);
+        assert_int_equal(js->run_time, 0);
+        assert_int_equal(e->n_preemptions, 0);
+        assert_int_equal(e->parts[js->part].npending, 1);
+        assert_int_equal(e->tenant_pending_gpus[0], 2);
+        assert_int_equal(e->tenant_g_gpus[0] + e->tenant_be_gpus[0], 1);
+        int32_t nd;
+        ds_engine_decisions(e, &nd);
+        assert_int_equal(nd, 0); /* the driver did it: nothing to apply */
+        char msg[200] = "";
+        if (ds_engine_check(e, msg, sizeof msg) || (ops->check && ops->check(e, e->pstate, msg, sizeof msg)))
+            fail_msg("%s: %s", ops->name, msg);
+        /* placed again later; its wait runs from its arrival */
+        ds_engine_schedule(e, 9, 1);
+        assert_int_equal(e->js[0].status, DS_JS_RUNNING);
+        assert_int_equal(e->js[0].queued, 9);
+        if (ds_engine_check(e, msg, sizeof msg) || (ops->check && ops->check(e, e->pstate, msg, sizeof msg)))
+            fail_msg("%s: %s", ops->name, msg);
+        ds_engine_destroy(e);
+        ds_trace_free(&t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,6 +240,7 @@ int main(void)
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_journal),
         cmocka_unit_test(test_engine_adopt_move),
+        cmocka_unit_test(test_engine_cancel_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
-/* test_deepshare.c: the DeepShare policy (SPEC 4) on hand-made schedules worked out by hand, its
- * parameters, and its invariants (SPEC 6) on every pass of synthetic and Venus runs. */
+/* test_deepshare.c: the DeepShare policy (docs/policy.md) on hand-made schedules worked out by hand, its
+ * parameters, and its invariants (docs/policy.md §7) on every pass of synthetic and Venus runs. */
 #include "testutil.h"
 
 #include <math.h>
@@ -556,7 +556,7 @@ static void test_workload_knobs(void **st)
     ds_trace_free(&t);
 }
 
-/* SPEC 6 invariants after every pass (ops->check included) on synthetic workloads in both modes,
+/* Invariants (docs/policy.md §7) after every pass (ops->check included) on synthetic workloads in both modes,
  * with explicit BE jobs, under every ablation. */
 static void test_invariants_synthetic(void **st)
 {

@@ -41,5 +41,7 @@ int ds_csv_require(ds_csv_t *c, const char *const *names, int n, int *col, ds_er
 /* Field parsers; on failure fill err naming file, line and column. */
 int ds_csv_i64(const ds_csv_t *c, int col, const char *name, int64_t min, int64_t *out, ds_error_t *err);
 int ds_csv_f64(const ds_csv_t *c, int col, const char *name, double min, double *out, ds_error_t *err);
+/* Copies a text field into dst (size n); a value that does not fit is an error, not a truncation. */
+int ds_csv_str(const ds_csv_t *c, int col, const char *name, char *dst, size_t n, ds_error_t *err);
 
 #endif

@@ -259,7 +259,7 @@ int ds_engine_node_fits_after(const ds_engine_t *e, int32_t node, int32_t job, i
                               int64_t mem_freed);
 /* Shrinks (or restores) a running job's CPU/memory hold to scale x its request, in (0, 1]. */
 void ds_engine_set_cpu_scale(ds_engine_t *e, int32_t job, double scale);
-/* Checks SPEC section 6 invariants that the engine can see; returns 0 or fills msg. */
+/* Checks invariants (docs/policy.md §7) that the engine can see; returns 0 or fills msg. */
 int ds_engine_check(const ds_engine_t *e, char *msg, size_t n);
 
 #endif

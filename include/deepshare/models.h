@@ -1,4 +1,4 @@
-/* models.h: the learned predictors of SPEC section 5 on XGBoost: per-tenant gradient-boosted runtime
+/* models.h: the learned predictors of docs/predictors.md on XGBoost: per-tenant gradient-boosted runtime
  * models with a cluster fallback, learned online, and a random-forest colocation interference model. */
 #ifndef DS_MODELS_H
 #define DS_MODELS_H

@@ -59,7 +59,7 @@ static void help(FILE *f)
             "  --no-cpu-check      do not enforce node CPUs (the reference simulator ignores them)\n"
             "  --cycle S           metrics/QAD sampling period in seconds (60)\n"
             "  --window A:B        utilization window in trace seconds (default: whole days around submits)\n"
-            "  --check-invariants  verify the SPEC section 6 invariants after every scheduling pass\n"
+            "  --check-invariants  verify the invariants (docs/policy.md §7) after every scheduling pass\n"
             "\n"
             "output:\n"
             "  --json FILE|-       summary JSON (an object for one policy, an array for several)\n"

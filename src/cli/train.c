@@ -1,4 +1,4 @@
-/* train.c: 'deepshare train runtime|interference': trains the predictors of SPEC section 5, saves
+/* train.c: 'deepshare train runtime|interference': trains the predictors of docs/predictors.md, saves
  * them to model files and prints their evaluation (online protocol, leave-one-model-out). */
 #include <math.h>
 #include <stdio.h>

@@ -74,7 +74,7 @@ char *daemon_metrics(daemon_t *d)
     static const char *const names[] = {"qad", "qad_smoothed", "gpus_g", "gpus_be", "gpus_lent", "gpus_borrowed",
                                         "pending_gpus", "quota_gpus", "preemptions_total", "dispatches_total",
                                         "qad_reported", "qad_reported_smoothed"};
-    static const char *const help[] = {"Quota Assurance Degree this cycle, G GPUs only (the policy's signal).", "Smoothed QAD (lambda).",
+    static const char *const help[] = {"Quota Assurance Degree this cycle, G GPUs only (the policy's signal; docs/policy.md).", "Smoothed QAD (lambda).",
                                        "GPUs held by guaranteed jobs.", "GPUs held by best-effort jobs.",
                                        "Unused quota GPUs that other tenants borrow (shared in proportion to unused quota).",
                                        "GPUs held beyond quota.", "GPUs asked by pending jobs.", "Quota in GPUs.",
@@ -228,7 +228,7 @@ char *daemon_explain(daemon_t *d, uint32_t id)
         bprintf(&b, ")\n");
     }
     if (!fits && job->gpus == 1) {
-        /* colocation admission as SPEC 4.5 states it, with the daemon's retention predictor */
+        /* colocation admission as docs/policy.md §5 states it, with the daemon's retention predictor */
         double rho_min = pparam(d, "rho-min", 0.7), gamma = pparam(d, "gamma", 0.5);
         double pending = 0;
         for (int i = 0; i < d->cfg.ntenants; i++) pending += (double)e->tenant_pending_gpus[i];

@@ -223,7 +223,7 @@ static int holds_gpus(daemon_t *d, const sl_job_t *j)
 }
 
 /* Builds the engine from the Slurm snapshot alone: the start state and the state after a restart
- * (SPEC 4.1: the policy warm-starts its QAD from the first cycle; nothing else is stored). */
+ * (docs/policy.md §1: the policy warm-starts its QAD from the first cycle; nothing else is stored). */
 static int rebuild(daemon_t *d, ds_error_t *err)
 {
     if (d->e) ds_engine_destroy(d->e);
@@ -277,9 +277,16 @@ static int rebuild(daemon_t *d, ds_error_t *err)
     ds_engine_set_hooks(d->e, &(ds_driver_hooks_t){.ctx = d});
     d->now = DS_MAX(d->now, (int64_t)time(NULL));
     int32_t gbuf[SL_MAX_GPUS];
+    int32_t *slots = ds_xmalloc((size_t)(live ? live : 1) * sizeof *slots);
+    for (int32_t i = 0; i < live; i++) slots[i] = add_slot(d, v[i]);
+    /* Running jobs first, dispatched ones after: when a requeue failed, Slurm still runs the job on the
+     * GPU a later dispatch was pinned to; that dispatch waits in Slurm, so it goes back to staging. */
+    for (int pass = 0; pass < 2; pass++)
     for (int32_t i = 0; i < live; i++) {
-        const sl_job_t *j = v[i];
-        int32_t s = add_slot(d, j);
+        sl_job_t *j = v[i];
+        int32_t s = slots[i];
+        int dispatched = j->state == SL_PENDING && holds_gpus(d, j);
+        if (dispatched != pass) continue;
         if (holds_gpus(d, j)) {
             int n = job_engine_gpus(d, j, gbuf);
             if (n != t->jobs[s].gpus) {
@@ -289,8 +296,20 @@ static int rebuild(daemon_t *d, ds_error_t *err)
                 ds_engine_arrive(d->e, s, d->now);
                 continue;
             }
-            int ok = 1;
-            for (int k = 0; k < n; k++) ok &= ds_engine_gpu(d->e, gbuf[k])->nres < DS_MAX_K;
+            int ok = 1, room = 1;
+            for (int k = 0; k < n; k++) {
+                ok &= ds_engine_gpu(d->e, gbuf[k])->nres < DS_MAX_K;
+                room &= ds_engine_gpu(d->e, gbuf[k])->nres < d->cfg.k;
+            }
+            if (dispatched && !room) {
+                char err[300];
+                dlog(0, "job %u: dispatched to a GPU another job holds; back to staging", j->id);
+                if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) dlog(0, "%s", err), d->errors++;
+                else snprintf(j->partition, sizeof j->partition, "%s", d->cfg.staging), j->req_nodes[0] = 0;
+                ds_engine_set_preemptions(d->e, s, j->restarts);
+                ds_engine_arrive(d->e, s, d->now);
+                continue;
+            }
             if (!ok) { dlog(0, "job %u: more residents on its GPU than supported; ignored", j->id); continue; }
             int klass = strstr(j->admin_comment, "class=BE") ? DS_CLASS_BE
                       : strstr(j->admin_comment, "class=G") ? DS_CLASS_G
@@ -305,6 +324,7 @@ static int rebuild(daemon_t *d, ds_error_t *err)
             ds_engine_arrive(d->e, s, d->now);
         }
     }
+    free(slots);
     ds_engine_clear_decisions(d->e);
     ds_engine_clear_rate_changes(d->e);
     if (d->have_coloc) ds_coloc_bind(&d->coloc, t);

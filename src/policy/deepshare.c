@@ -1,4 +1,4 @@
-/* deepshare.c: the DeepShare policy (SPEC 4): its ops, the per-job bookkeeping its parts share, and
+/* deepshare.c: the DeepShare policy (docs/policy.md): its ops, the per-job bookkeeping its parts share, and
  * the scheduling pass: QAD cycle, monitoring and promotion, classification, QG then QB placement. */
 #include "ds_internal.h"
 
@@ -35,7 +35,7 @@ static dsp_list_t *solo_of(dsp_t *s, const ds_engine_t *e, int32_t j)
 double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now)
 {
     /* The predictor's estimate given the elapsed time when it has one (learned models: conditional on
-     * having run that long), else max(predicted total - elapsed wall time, 1), SPEC 5's. */
+     * having run that long), else max(predicted total - elapsed wall time, 1), docs/predictors.md. */
     const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
     if (rp && rp->remaining) return rp->remaining(rp->ctx, e->trace, j, s->pred[j], ds_engine_elapsed(e, j, now));
     double r = s->pred[j] - (double)ds_engine_elapsed(e, j, now);
@@ -278,7 +278,7 @@ static int64_t be_classified(const ds_engine_t *e, const dsp_t *s, int32_t i, in
     return sum;
 }
 
-/* SPEC 6 invariants only the policy can see. */
+/* Invariants (docs/policy.md §7) only the policy can see. */
 static int dsp_check(const ds_engine_t *e, const void *state, char *msg, size_t n)
 {
     const dsp_t *s = state;

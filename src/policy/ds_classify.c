@@ -1,4 +1,4 @@
-/* ds_classify.c: elastic borrowing (SPEC 4.2): cycle-local G/BE classification of pending jobs against
+/* ds_classify.c: elastic borrowing (docs/policy.md §2): cycle-local G/BE classification of pending jobs against
  * each tenant's quota and BE cap, and promotion of running BE jobs to G when quota frees. */
 #include "ds_internal.h"
 

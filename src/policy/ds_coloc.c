@@ -1,4 +1,4 @@
-/* ds_coloc.c: interference-aware colocation as admission control (SPEC 4.5): a load- and
+/* ds_coloc.c: interference-aware colocation as admission control (docs/policy.md §5): a load- and
  * assurance-dependent retention threshold, and the choice of a partner among capped candidates. */
 #include "ds_internal.h"
 

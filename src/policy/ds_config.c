@@ -1,5 +1,5 @@
 /* ds_config.c: DeepShare's parameters: defaults, setting them by name from flags or a config file,
- * the ablation switches of SPEC 4.7, and the --help text. */
+ * the ablation switches of docs/policy.md §8, and the --help text. */
 #include "ds_internal.h"
 
 #include <ctype.h>

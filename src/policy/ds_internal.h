@@ -1,4 +1,4 @@
-/* ds_internal.h: the DeepShare policy's state, parameters and the functions its files share (SPEC 4). */
+/* ds_internal.h: the DeepShare policy's state, parameters and the functions its files share (docs/policy.md). */
 #ifndef DS_POLICY_DS_INTERNAL_H
 #define DS_POLICY_DS_INTERNAL_H
 
@@ -36,7 +36,7 @@ typedef struct dsp_config {
     int learn_retention;    /* admission uses the monitor's measurements of a workload pair (1) */
     int share_first;        /* a BE job shares a GPU before taking free ones when both keep enough (1) */
     double share_first_min; /* "enough" for that: predicted retention of both at least this and tau_max */
-    /* switches (1 = on); the ablations of SPEC 4.7 turn them off */
+    /* switches (1 = on); the ablations of docs/policy.md §8 turn them off */
     int prediction, interference_aware, colocation, borrowing, preemption, cpu_reclaim, monitor;
 } dsp_config_t;
 
@@ -134,7 +134,7 @@ static inline dsp_list_t *dsp_solo(dsp_t *s, int32_t part, int be, int32_t gpus)
 void dsp_list_push(dsp_list_t *l, int32_t *pos, int32_t j);
 void dsp_list_remove(dsp_list_t *l, int32_t *pos, int32_t j);
 
-/* ds_qad.c (SPEC 4.1) */
+/* ds_qad.c (docs/policy.md §1) */
 double dsp_qad_now(const ds_engine_t *e, int32_t tenant);
 void dsp_qad_cycle(ds_engine_t *e, dsp_t *s, int64_t now);
 int dsp_band(const dsp_t *s, int32_t tenant);
@@ -144,7 +144,7 @@ int dsp_underserved(const dsp_t *s, int32_t tenant);
 double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now);
 double dsp_retention(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b);
 
-/* ds_classify.c (SPEC 4.2) */
+/* ds_classify.c (docs/policy.md §2) */
 void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t *ng, int32_t *nb);
 void dsp_promote(ds_engine_t *e, dsp_t *s);
 
@@ -165,7 +165,7 @@ void dsp_resv_free(dsp_t *s);
 void dsp_observed_add(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, double rho);
 int dsp_observed_get(const dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, double *rho);
 
-/* ds_order.c (SPEC 4.3) */
+/* ds_order.c (docs/policy.md §3) */
 void dsp_set_key(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
 void dsp_pend_insert(dsp_t *s, int32_t part, int32_t j);
 void dsp_pend_remove(dsp_t *s, int32_t part, int32_t j);
@@ -176,8 +176,8 @@ void dsp_merge_qb(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n);
  * breaks the pending list's order) */
 void dsp_sort_qg(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t now);
 
-/* ds_coloc.c (SPEC 4.5) */
-/* tau of SPEC 4.5 from the partition's contention pressure, then a tenant's tau_i */
+/* ds_coloc.c (docs/policy.md §5) */
+/* tau of docs/policy.md §5 from the partition's contention pressure, then a tenant's tau_i */
 double dsp_tau_base(const ds_engine_t *e, const dsp_t *s, int32_t part);
 double dsp_tau_tenant(const dsp_t *s, double tau, int32_t tenant);
 double dsp_threshold(const ds_engine_t *e, const dsp_t *s, int32_t j, int32_t part);
@@ -185,14 +185,14 @@ int dsp_try_colocate(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
 /* the same with both thresholds at least floor_tau */
 int dsp_try_colocate_min(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, double floor_tau);
 
-/* ds_preempt.c (SPEC 4.4.1) */
+/* ds_preempt.c (docs/policy.md §4.1) */
 int dsp_try_preempt(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
 void dsp_preempt_memo_reset(dsp_t *s);
 
-/* ds_monitor.c (SPEC 4.6) */
+/* ds_monitor.c (docs/policy.md §6) */
 void dsp_monitor(ds_engine_t *e, dsp_t *s, int64_t now);
 
-/* ds_place.c: placement escalation of one job (SPEC 4.4); 1 when it started */
+/* ds_place.c: placement escalation of one job (docs/policy.md §4); 1 when it started */
 int dsp_place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
 int dsp_try_cpu_reclaim(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
 /* starts j on the given GPUs (partner: the resident it joins, or -1) and updates the policy's lists */

@@ -1,4 +1,4 @@
-/* ds_monitor.c: online retention monitoring (SPEC 4.6): each cycle every colocated pair is sampled;
+/* ds_monitor.c: online retention monitoring (docs/policy.md §6): each cycle every colocated pair is sampled;
  * after w consecutive samples below threshold the colocation is revoked and its BE member stopped. */
 #include "ds_internal.h"
 

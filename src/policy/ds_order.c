@@ -1,4 +1,4 @@
-/* ds_order.c: DeepShare's queue orders (SPEC 4.3): QAD band first, so a prediction can never lift a
+/* ds_order.c: DeepShare's queue orders (docs/policy.md §3): QAD band first, so a prediction can never lift a
  * well-served tenant above an under-served one; predicted remaining time only inside a band.
  * A pending job's key (tenant, predicted remaining, submit, id) does not change while it waits, so
  * each partition keeps its pending jobs sorted by it; QG and QB are merges of the tenants' runs. */

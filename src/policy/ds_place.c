@@ -1,4 +1,4 @@
-/* ds_place.c: placement escalation of one job, least disruptive first (SPEC 4.4): exclusive GPUs,
+/* ds_place.c: placement escalation of one job, least disruptive first (docs/policy.md §4): exclusive GPUs,
  * colocation, CPU/memory reclamation from BE residents, then (G jobs of under-served tenants only)
  * preemption of BE jobs. */
 #include "ds_internal.h"

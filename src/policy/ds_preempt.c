@@ -1,4 +1,4 @@
-/* ds_preempt.c: cost-aware reclamation (SPEC 4.4.1): for a G job of an under-served tenant, the
+/* ds_preempt.c: cost-aware reclamation (docs/policy.md §4.1): for a G job of an under-served tenant, the
  * cheapest set of BE victims whose eviction leaves a feasible device; G jobs are never victims. */
 #include "ds_internal.h"
 

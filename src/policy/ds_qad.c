@@ -1,4 +1,4 @@
-/* ds_qad.c: DeepShare's QAD signal: Q_i over G allocations only (through the core's one definition,
+/* ds_qad.c: DeepShare's QAD signal (docs/policy.md §1): Q_i over G allocations only (through the core's one definition,
  * deepshare/qad.h), its exponential smoothing S_i per cycle, and the bands and under-service test. */
 #include "ds_internal.h"
 

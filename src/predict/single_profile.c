@@ -22,16 +22,9 @@ int ds_single_read(ds_single_profile_t *s, const char *path, ds_error_t *err)
         }
         ds_workload_t *w = &s->w[s->n];
         memset(w, 0, sizeof *w);
-        for (int k = 0; k < 2; k++) {
-            char *dst = k ? w->dataset : w->model;
-            if (strlen(f.fields[col[k]]) >= sizeof w->model) {
-                ds_error_set(err, path, f.line, names[k], "value longer than %zu characters", sizeof w->model - 1);
-                rc = DS_EPARSE;
-                break;
-            }
-            snprintf(dst, sizeof w->model, "%s", f.fields[col[k]]);
-        }
-        if (rc < 0) break;
+        if ((rc = ds_csv_str(&f, col[0], names[0], w->model, sizeof w->model, err)) ||
+            (rc = ds_csv_str(&f, col[1], names[1], w->dataset, sizeof w->dataset, err)))
+            break;
         int64_t v;
         double d;
         if ((rc = ds_csv_i64(&f, col[2], names[2], 0, &v, err))) break;

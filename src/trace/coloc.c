@@ -6,16 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int copy_field(const ds_csv_t *c, int col, const char *name, char *dst, size_t n, ds_error_t *err)
-{
-    if (strlen(c->fields[col]) >= n) {
-        ds_error_set(err, c->path, c->line, name, "value longer than %zu characters", n - 1);
-        return DS_EPARSE;
-    }
-    snprintf(dst, n, "%s", c->fields[col]);
-    return DS_OK;
-}
-
 int ds_coloc_read(ds_coloc_t *c, const char *path, ds_error_t *err)
 {
     memset(c, 0, sizeof *c);
@@ -35,10 +25,10 @@ int ds_coloc_read(ds_coloc_t *c, const char *path, ds_error_t *err)
         }
         ds_coloc_pair_t *p = &c->pairs[c->npairs];
         int64_t v;
-        if ((rc = copy_field(&f, col[0], names[0], p->model1, sizeof p->model1, err)) ||
-            (rc = copy_field(&f, col[1], names[1], p->dataset1, sizeof p->dataset1, err)) ||
-            (rc = copy_field(&f, col[5], names[5], p->model2, sizeof p->model2, err)) ||
-            (rc = copy_field(&f, col[6], names[6], p->dataset2, sizeof p->dataset2, err)))
+        if ((rc = ds_csv_str(&f, col[0], names[0], p->model1, sizeof p->model1, err)) ||
+            (rc = ds_csv_str(&f, col[1], names[1], p->dataset1, sizeof p->dataset1, err)) ||
+            (rc = ds_csv_str(&f, col[5], names[5], p->model2, sizeof p->model2, err)) ||
+            (rc = ds_csv_str(&f, col[6], names[6], p->dataset2, sizeof p->dataset2, err)))
             break;
         if ((rc = ds_csv_i64(&f, col[2], names[2], 0, &v, err))) break;
         p->batch1 = (int32_t)v;

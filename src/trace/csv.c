@@ -181,3 +181,13 @@ int ds_csv_row(ds_csv_t *c, int ncols, ds_error_t *err)
                  c->ended_with_newline ? "" : " (truncated line?)");
     return DS_EPARSE;
 }
+
+int ds_csv_str(const ds_csv_t *c, int col, const char *name, char *dst, size_t n, ds_error_t *err)
+{
+    if (strlen(c->fields[col]) >= n) {
+        ds_error_set(err, c->path, c->line, name, "value longer than %zu characters", n - 1);
+        return DS_EPARSE;
+    }
+    snprintf(dst, n, "%s", c->fields[col]);
+    return DS_OK;
+}

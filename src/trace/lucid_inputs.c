@@ -55,16 +55,6 @@ void ds_lucid_config_free(void *config)
     free(c);
 }
 
-static int copy_name(const ds_csv_t *f, int col, const char *name, char *dst, size_t n, ds_error_t *err)
-{
-    if (strlen(f->fields[col]) >= n) {
-        ds_error_set(err, f->path, f->line, name, "value longer than %zu characters", n - 1);
-        return DS_EPARSE;
-    }
-    snprintf(dst, n, "%s", f->fields[col]);
-    return DS_OK;
-}
-
 static int open_with_header(ds_csv_t *f, const char *path, const char *what, ds_error_t *err)
 {
     char expect[200];
@@ -90,8 +80,8 @@ int ds_lucid_read_labels(ds_lucid_config_t *c, const char *path, ds_error_t *err
         }
         ds_lucid_label_t *r = &rows[n];
         int64_t v;
-        if ((rc = copy_name(&f, col[0], names[0], r->model, sizeof r->model, err)) ||
-            (rc = copy_name(&f, col[1], names[1], r->dataset, sizeof r->dataset, err)))
+        if ((rc = ds_csv_str(&f, col[0], names[0], r->model, sizeof r->model, err)) ||
+            (rc = ds_csv_str(&f, col[1], names[1], r->dataset, sizeof r->dataset, err)))
             break;
         if ((rc = ds_csv_i64(&f, col[2], names[2], 0, &v, err))) break;
         r->batch = (int32_t)DS_MIN(v, INT32_MAX);
