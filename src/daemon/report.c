@@ -109,6 +109,22 @@ static void histogram(buf_t *b, const char *name, const char *help, const double
             (long long)cum);
 }
 
+/* A summary whose quantiles cover the last D_SAMPLES observations (as client libraries' sliding windows)
+ * and whose sum and count cover all of them. */
+static void summary(buf_t *b, const char *name, const char *help, const double *samples, int64_t n, double sum,
+                    int64_t count)
+{
+    head(b, name, "summary", help);
+    static const double qs[] = {0.5, 0.99};
+    for (int i = 0; i < 2; i++) {
+        double v = quantile(samples, n, qs[i]);
+        /* the exposition format spells it NaN (no observation yet) */
+        if (isnan(v)) bprintf(b, "%s{quantile=\"%g\"} NaN\n", name, qs[i]);
+        else bprintf(b, "%s{quantile=\"%g\"} %g\n", name, qs[i], v);
+    }
+    bprintf(b, "%s_sum %.9g\n%s_count %lld\n", name, sum, name, (long long)count);
+}
+
 /* Prometheus names (docs/deepshared.md lists them, and the renames): base units in the name (_seconds,
  * _ratio for the QAD in [0, 1], _gpus for counts of GPUs), _total on counters, _info for constant
  * labels. 'promtool check metrics' lints this text in tests/e2e_slurm.sh. */
@@ -189,20 +205,15 @@ char *daemon_metrics(daemon_t *d)
     bprintf(&b, "deepshare_journal_records %lld\n", (long long)d->hist.records);
     histogram(&b, "deepshare_pass_latency_seconds", "Time of one pass: read Slurm, run the engine, apply.",
               d->lat_bounds, d->lat_count, D_LAT_BUCKETS, d->lat_sum);
-    char h[160];
-    snprintf(h, sizeof h, "Quantiles of the pass latency over the last %d passes (nearest rank).", D_SAMPLES);
-    head(&b, "deepshare_pass_latency_recent_seconds", "gauge", h);
-    bprintf(&b, "deepshare_pass_latency_recent_seconds{quantile=\"0.5\"} %g\n"
-                "deepshare_pass_latency_recent_seconds{quantile=\"0.99\"} %g\n",
-            quantile(d->lat_samples, d->lat_n, 0.5), quantile(d->lat_samples, d->lat_n, 0.99));
+    summary(&b, "deepshare_pass_latency_recent_seconds",
+            "Pass latency: quantiles over the last passes (nearest rank), sum and count over all.", d->lat_samples,
+            d->lat_n, d->lat_sum, d->lat_n);
     histogram(&b, "deepshare_submit_to_running_seconds",
               "Slurm submit to start of jobs' first runs (Slurm's clock: 1 s resolution).", s2r_bounds, d->s2r_count,
               D_S2R_BUCKETS, d->s2r_sum);
-    snprintf(h, sizeof h, "Quantiles of submit to running over the last %d first runs (nearest rank).", D_SAMPLES);
-    head(&b, "deepshare_submit_to_running_recent_seconds", "gauge", h);
-    bprintf(&b, "deepshare_submit_to_running_recent_seconds{quantile=\"0.5\"} %g\n"
-                "deepshare_submit_to_running_recent_seconds{quantile=\"0.99\"} %g\n",
-            quantile(d->s2r_samples, d->s2r_n, 0.5), quantile(d->s2r_samples, d->s2r_n, 0.99));
+    summary(&b, "deepshare_submit_to_running_recent_seconds",
+            "Submit to running: quantiles over the last first runs (nearest rank), sum and count over all.",
+            d->s2r_samples, d->s2r_n, d->s2r_sum, d->s2r_folded);
     if (e && d->ops->stats) {
         ds_policy_stat_t st[64];
         int n = d->ops->stats(e, e->pstate, st, 64);
