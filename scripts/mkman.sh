@@ -5,6 +5,8 @@
 #        mkman.sh daemon BIN VERSION EXTRA OUT        deepshared(8): 'BIN --help', then the roff file EXTRA
 #        mkman.sh conf SAMPLE VERSION EXTRA OUT       deepshared.conf(5): the sample config, then EXTRA
 set -eu
+# A sanitizer build's leak report at exit must not fail the build of its man pages.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
 
 # Plain text to roff: backslashes, minus signs, and lines that would read as requests.
 esc() { sed -e 's/\\/\\e/g' -e 's/-/\\-/g' -e "s/^\\([.']\\)/\\\\\\&\\1/"; }

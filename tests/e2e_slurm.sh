@@ -19,6 +19,7 @@ dpid=""
 mon=""
 ppid=""
 pkg_installed=0
+keep_pkg=""
 
 log() { echo "e2e: $*" >&2; }
 ok() { echo "e2e: PASS $*" >&2; }
@@ -29,7 +30,7 @@ cleanup() {
   [ -n "$mon" ] && kill "$mon" 2>/dev/null
   [ -n "$dpid" ] && kill "$dpid" 2>/dev/null
   [ -n "$ppid" ] && kill "$ppid" 2>/dev/null
-  [ $pkg_installed = 1 ] && [ -z "${E2E_KEEP:-}" ] && dpkg --purge deepshare >/dev/null 2>&1
+  [ $pkg_installed = 1 ] && [ -z "$keep_pkg" ] && dpkg --purge deepshare >/dev/null 2>&1
   [ -s "$W/submits" ] && scancel $(awk '{print $1}' "$W/submits") 2>/dev/null
   [ -z "${E2E_KEEP:-}" ] && "$root/deploy/slurm/stop.sh"
 }
@@ -42,9 +43,10 @@ trap cleanup EXIT
 # and the daemon runs from the installed path for the whole test
 daemon_bin=$build/deepshared
 prefix0=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
-if dpkg-query -W -f='${Status}' deepshare 2>/dev/null | grep -q "install ok installed"; then
-  bad "package: deepshare is installed already; remove it (dpkg --purge deepshare) so the test installs its own"
-elif cmake -DCMAKE_INSTALL_PREFIX=/usr "$build" >"$W/cpack.log" 2>&1 &&
+# a deepshare package installed before the test is upgraded to this build's and left installed
+keep_pkg=${E2E_KEEP:-}
+dpkg-query -W -f='${Status}' deepshare 2>/dev/null | grep -q "install ok installed" && keep_pkg=1
+if cmake -DCMAKE_INSTALL_PREFIX=/usr "$build" >"$W/cpack.log" 2>&1 &&
      cpack --config "$build/CPackConfig.cmake" -G DEB -B "$W/pkg" >>"$W/cpack.log" 2>&1 &&
      deb=$(ls "$W"/pkg/deepshare_*.deb) && dpkg -i "$deb" >"$W/dpkg.log" 2>&1; then
   pkg_installed=1
