@@ -2,7 +2,7 @@
 # deps.sh: installs the Debian packages deepshare builds and tests with; does nothing when present.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libjansson-dev libcmocka-dev libxgboost-dev gnuplot-nox valgrind)
-[ "${1:-}" = "--with-slurm" ] && pkgs+=(slurmctld slurmd slurm-client munge libslurm-dev libmicrohttpd-dev curl)
+[ "${1:-}" = "--with-slurm" ] && pkgs+=(slurmctld slurmd slurm-client munge libslurm-dev libmicrohttpd-dev curl prometheus)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -12,8 +12,9 @@ SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 echo "deepshare: installing Debian packages: ${missing[*]}" >&2
 $SUDO apt-get update -qq
-# Slurm's postinst would start daemons with the distribution config; our scripts start them instead.
-if [[ " ${missing[*]} " == *" slurm"* ]] && [ ! -e /usr/sbin/policy-rc.d ]; then
+# Slurm's and Prometheus's postinsts would start daemons with the distribution config; our scripts start
+# them instead.
+if [[ " ${missing[*]} " == *" slurm"* || " ${missing[*]} " == *" prometheus "* ]] && [ ! -e /usr/sbin/policy-rc.d ]; then
   printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
   $SUDO chmod +x /usr/sbin/policy-rc.d
   trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # e2e_slurm.sh: end-to-end test of deepshared on the real local Slurm cluster (deploy/slurm): borrowing,
 # reclaim by requeue, shard colocation admission, SIGKILL of the daemon, slurmctld restart; prints the
-# measured latencies. Needs root and the Slurm packages (deploy/slurm/install.sh).
+# measured latencies. The daemon runs from the .deb that cpack builds and dpkg installs (/usr/sbin/deepshared),
+# Debian's prometheus scrapes it, and promtool lints its metrics. Needs root and the packages of
+# 'scripts/deps.sh --with-slurm'.
 # usage: tests/e2e_slurm.sh BUILD_DIR   (env: E2E_POLICY=deepshare, E2E_CYCLE=2, E2E_KEEP=1 keeps the cluster up)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,6 +17,9 @@ port=$((20000 + RANDOM % 20000))
 fails=0
 dpid=""
 mon=""
+ppid=""
+pkg_installed=0
+keep_pkg=""
 
 log() { echo "e2e: $*" >&2; }
 ok() { echo "e2e: PASS $*" >&2; }
@@ -24,6 +29,8 @@ now() { date +%s.%N; }
 cleanup() {
   [ -n "$mon" ] && kill "$mon" 2>/dev/null
   [ -n "$dpid" ] && kill "$dpid" 2>/dev/null
+  [ -n "$ppid" ] && kill "$ppid" 2>/dev/null
+  [ $pkg_installed = 1 ] && [ -z "$keep_pkg" ] && dpkg --purge deepshare >/dev/null 2>&1
   [ -s "$W/submits" ] && scancel $(awk '{print $1}' "$W/submits") 2>/dev/null
   [ -z "${E2E_KEEP:-}" ] && "$root/deploy/slurm/stop.sh"
 }
@@ -31,6 +38,37 @@ trap cleanup EXIT
 
 [ "$(id -u)" -eq 0 ] || { log "needs root"; exit 77; }
 [ -x "$build/deepshared" ] || { log "$build/deepshared not built (needs libslurm-dev, libmicrohttpd-dev)"; exit 77; }
+
+# ---- the package: cpack -G DEB for prefix /usr (the build's own prefix is put back after), dpkg -i,
+# and the daemon runs from the installed path for the whole test
+daemon_bin=$build/deepshared
+prefix0=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
+# a deepshare package installed before the test is upgraded to this build's and left installed
+keep_pkg=${E2E_KEEP:-}
+dpkg-query -W -f='${Status}' deepshare 2>/dev/null | grep -q "install ok installed" && keep_pkg=1
+if cmake -DCMAKE_INSTALL_PREFIX=/usr "$build" >"$W/cpack.log" 2>&1 &&
+     cpack --config "$build/CPackConfig.cmake" -G DEB -B "$W/pkg" >>"$W/cpack.log" 2>&1 &&
+     deb=$(ls "$W"/pkg/deepshare_*.deb) && dpkg -i "$deb" >"$W/dpkg.log" 2>&1; then
+  pkg_installed=1
+  daemon_bin=/usr/sbin/deepshared
+  ok "package: $(basename "$deb") built and installed (Depends: $(dpkg-query -W -f='${Depends}' deepshare))"
+  [ -x /usr/bin/deepshare ] && [ -f /etc/deepshare/deepshared.conf ] && man -w deepshared.conf >/dev/null 2>&1 &&
+    man -w deepshared >/dev/null 2>&1 && ok "package: /usr/bin/deepshare, /etc/deepshare/deepshared.conf and the man pages installed" \
+    || bad "package: files missing ($(dpkg -L deepshare | tr '\n' ' '))"
+  # --check opens the journal, creating /var/lib/deepshared (systemd's StateDirectory= would): undone after
+  state_dir_existed=0
+  [ -e /var/lib/deepshared ] && state_dir_existed=1
+  /usr/sbin/deepshared -c /etc/deepshare/deepshared.conf --check >"$W/check.log" 2>&1 \
+    && ok "package: the installed sample config passes --check" || bad "package: sample config: $(cat "$W/check.log")"
+  [ $state_dir_existed = 0 ] && rm -rf /var/lib/deepshared
+  if command -v systemd-analyze >/dev/null; then
+    systemd-analyze verify /usr/lib/systemd/system/deepshared.service >"$W/verify.log" 2>&1 \
+      && ok "package: systemd-analyze verify accepts deepshared.service" || bad "package: unit: $(cat "$W/verify.log")"
+  fi
+else
+  bad "package: cpack or dpkg -i failed: $(tail -5 "$W/cpack.log" "$W/dpkg.log" 2>/dev/null)"
+fi
+[ -n "$prefix0" ] && cmake -DCMAKE_INSTALL_PREFIX="$prefix0" "$build" >/dev/null 2>&1
 
 "$root/deploy/slurm/stop.sh"
 CLEAN=1 "$root/deploy/slurm/start.sh" >/dev/null || { log "cluster did not start"; exit 1; }
@@ -67,7 +105,7 @@ chmod +x "$W/job.sh"
 touch "$W/events" "$W/submits"
 
 start_daemon() {
-  "$build/deepshared" -c "$W/deepshared.conf" -v >> "$W/deepshared.log" 2>&1 &
+  "$daemon_bin" -c "$W/deepshared.conf" -v >> "$W/deepshared.log" 2>&1 &
   dpid=$!
 }
 
@@ -129,6 +167,18 @@ monitor() {
 start_daemon
 monitor &
 mon=$!
+# Debian's prometheus scrapes the daemon every second with the example rules loaded (queried in step 3)
+pport=$((port + 1))
+if command -v prometheus >/dev/null; then
+  sed -e "s/127.0.0.1:9464/127.0.0.1:$port/" -e 's/^  scrape_interval: 15s/  scrape_interval: 1s/' \
+    -e "s|^  - deepshare.rules.yml|  - $root/deploy/prometheus/deepshare.rules.yml|" \
+    "$root/deploy/prometheus/prometheus.yml" > "$W/prometheus.yml"
+  prometheus --config.file="$W/prometheus.yml" --storage.tsdb.path="$W/prom" \
+    --web.listen-address="127.0.0.1:$pport" > "$W/prometheus.log" 2>&1 &
+  ppid=$!
+else
+  bad "prometheus not installed (scripts/deps.sh --with-slurm installs it)"
+fi
 sleep 1
 
 # ---- 1. tenant A idle; tenant B fills the cluster, borrowing A's quota as best effort
@@ -144,13 +194,19 @@ else
   bad "step 1: tb could not fill the cluster"
 fi
 sleep $((cycle + 1))
-g=$(metric 'deepshare_tenant_gpus_g{tenant="tb"}'); b=$(metric 'deepshare_tenant_gpus_be{tenant="tb"}')
-lent=$(metric 'deepshare_tenant_gpus_lent{tenant="ta"}')
+g=$(metric 'deepshare_tenant_guaranteed_gpus{tenant="tb"}'); b=$(metric 'deepshare_tenant_best_effort_gpus{tenant="tb"}')
+lent=$(metric 'deepshare_tenant_lent_gpus{tenant="ta"}')
 if [ "$g" = 8 ] && [ "$b" = 8 ] && [ "$lent" = 8 ]; then ok "step 1: tb holds 8 G + 8 BE GPUs; ta lends 8"
 else bad "step 1: expected tb G=8 BE=8 and ta lending 8, got G=$g BE=$b lent=$lent"; fi
 nbatch=0
 for j in "${fill1[@]}" "${fill2[@]}"; do [ "$(part "$j")" = batch ] && nbatch=$((nbatch + 1)); done
 [ $nbatch = 8 ] && ok "step 1: the 8 borrowed jobs run in the preemptable partition" || bad "step 1: $nbatch jobs of tb in batch, expected 8"
+http_get /metrics 2>/dev/null | sed '1,/^\r$/d' > "$W/metrics.txt"
+if command -v promtool >/dev/null; then
+  if promtool check metrics < "$W/metrics.txt" > "$W/promtool.log" 2>&1 && [ ! -s "$W/promtool.log" ]; then
+    ok "promtool check metrics: the exposition ($(grep -c '^# TYPE' "$W/metrics.txt") metrics) passes without a remark"
+  else bad "promtool check metrics: $(head -5 "$W/promtool.log")"; fi
+fi
 be_jobs=()
 for j in "${fill1[@]}" "${fill2[@]}"; do [ "$(part "$j")" = batch ] && be_jobs+=("$j"); done
 
@@ -209,6 +265,17 @@ else
   bad "step 3: the light job did not start by colocation"
 fi
 [ "$(metric deepshare_colocations_total)" -ge 1 ] 2>/dev/null && ok "step 3: colocations counted" || bad "step 3: no colocation counted"
+# Prometheus has scraped for a while now: its HTTP API returns the tenants' QAD and the pass-latency histogram
+if [ -n "$ppid" ]; then
+  pq() { curl -s --max-time 5 "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1"; }
+  r1=$(pq 'deepshare_tenant_qad_reported_smoothed_ratio{tenant="tb"}')
+  r2=$(pq 'histogram_quantile(0.99, sum by (le) (rate(deepshare_pass_latency_seconds_bucket[1m])))')
+  r3=$(pq 'up{job="deepshare"}')
+  if echo "$r1" | grep -q '"status":"success"' && echo "$r1" | grep -q '"tenant":"tb"' &&
+     echo "$r2" | grep -qE '"value":\[[0-9.]+,"[0-9.e+-]+"\]' && echo "$r3" | grep -q '"1"\]'; then
+    ok "prometheus: scrapes deepshared; tb's reported QAD $(echo "$r1" | grep -o '"value":\[[^]]*\]'), pass-latency p99 over 1 min $(echo "$r2" | grep -o '"value":\[[^]]*\]')"
+  else bad "prometheus: queries gave: $r1 / $r2 / $r3 (log: $(tail -3 "$W/prometheus.log"))"; fi
+fi
 whole=$(submit ta 15 'model=light dataset=synthetic batch=32 amp=0' --gres=gpu:2)
 if wait_running $((3 * cycle + 10)) "$whole"; then
   ok "step 3: a 2-GPU job (--gres=gpu:2) runs: $(squeue -h -j "$whole" -o '%N %b')"
@@ -238,7 +305,7 @@ while [ $(($(date +%s) - t0)) -lt 300 ]; do
 done
 # ---- 5. slurmctld stopped and restarted (with no shard job running: Slurm 22.05.8 recovers the
 # shard count of a GPU that a running shard job holds as 0 -- see docs/deepshared.md)
-p50a=$(metric 'deepshare_pass_latency_quantile_seconds{q="0.5"}'); p99a=$(metric 'deepshare_pass_latency_quantile_seconds{q="0.99"}')
+p50a=$(metric 'deepshare_pass_latency_recent_seconds{quantile="0.5"}'); p99a=$(metric 'deepshare_pass_latency_recent_seconds{quantile="0.99"}')
 npass=$(metric 'deepshare_pass_latency_seconds_count')
 log "step 5: stop slurmctld for 15 s (longer than Slurm's MessageTimeout)"
 kill "$(cat /run/slurm-ds/slurmctld.pid)"
@@ -280,7 +347,7 @@ while read -r id t acct; do
   s=$(first_start "$id"); [ -n "$s" ] && s2r+=("$(calc "$s - $t")")
 done < "$W/submits"
 pct() { printf '%s\n' "${@:2}" | sort -g | awk -v q="$1" '{v[NR]=$1} END {i=int(q*NR+0.999999); if(i<1)i=1; printf "%.2f", v[i]}'; }
-p50=$(metric 'deepshare_pass_latency_quantile_seconds{q="0.5"}'); p99=$(metric 'deepshare_pass_latency_quantile_seconds{q="0.99"}')
+p50=$(metric 'deepshare_pass_latency_recent_seconds{quantile="0.5"}'); p99=$(metric 'deepshare_pass_latency_recent_seconds{quantile="0.99"}')
 echo "e2e: FIGURES policy=$policy cycle=${cycle}s jobs=$(wc -l < "$W/submits")" >&2
 echo "e2e: FIGURES pass latency (read Slurm + engine + apply), $npass passes before the slurmctld outage: p50 $(calc "$p50a * 1000") ms, p99 $(calc "$p99a * 1000") ms" >&2
 echo "e2e: FIGURES pass latency over the whole run, outage included (libslurm blocks until it gives up): p50 $(calc "$p50 * 1000") ms, p99 $(calc "$p99 * 1000") ms" >&2

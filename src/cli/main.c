@@ -5,7 +5,10 @@
 #include "cli/cli.h"
 #include "deepshare/policy.h"
 
+/* CMake passes the project version; this fallback serves other builds. */
+#ifndef DS_VERSION
 #define DS_VERSION "0.1.0"
+#endif
 
 static void usage(FILE *f)
 {

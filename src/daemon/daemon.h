@@ -29,6 +29,7 @@ typedef struct dslot {
 
 #define D_LAT_BUCKETS 12
 #define D_SAMPLES 4096
+#define D_S2R_BUCKETS 10
 
 typedef struct dtenant {
     double S;               /* smoothed QAD, G GPUs only (the policy's signal) */
@@ -77,6 +78,10 @@ typedef struct daemon {
     double lat_samples[D_SAMPLES];
     double s2r_samples[D_SAMPLES];   /* submit -> running, seconds (Slurm's 1 s clock) */
     int64_t s2r_n;
+    /* the histogram of submit -> running, folded from s2r_samples by report.c */
+    int64_t s2r_folded;
+    int64_t s2r_count[D_S2R_BUCKETS + 1];
+    double s2r_sum;
     pthread_mutex_t lock;
 } daemon_t;
 

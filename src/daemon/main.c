@@ -24,7 +24,8 @@ static void usage(FILE *f)
             "\n"
             "Schedules the jobs users submit to Slurm's staging partition with a deepshare policy: tenants are\n"
             "Slurm accounts with GPU quotas from CONFIG (default /etc/deepshare/deepshared.conf; see\n"
-            "docs/deepshared.conf.sample). Runs in the foreground, logs to stderr; needs root or SlurmUser.\n"
+            "deepshared.conf(5) or docs/deepshared.conf.sample). Runs in the foreground, logs to stderr;\n"
+            "needs root or SlurmUser.\n"
             "  -c CONFIG   configuration file\n"
             "  -v          log every dispatch, requeue and finish (-vv: every pass)\n"
             "  --check     read the configuration, report the first error, and exit\n");

@@ -27,6 +27,31 @@ static void bprintf(buf_t *b, const char *fmt, ...)
     }
 }
 
+/* Policy parameter as set in the config, or the given default. */
+static double pparam(const daemon_t *d, const char *key, double def)
+{
+    for (int i = 0; i < d->cfg.nparams; i++)
+        if (!strcmp(d->cfg.pkeys[i], key)) return atof(d->cfg.pvals[i]);
+    return def;
+}
+
+/* Submit-to-running bucket bounds, seconds: Slurm's clock has 1 s resolution. */
+static const double s2r_bounds[D_S2R_BUCKETS] = {0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600};
+
+/* Moves submit-to-running samples recorded since the last call into the histogram. Called after every
+ * pass and at every scrape, so at most one pass's first starts arrive in between (fewer than D_SAMPLES). */
+static void fold_s2r(daemon_t *d)
+{
+    if (d->s2r_n - d->s2r_folded > D_SAMPLES) d->s2r_folded = d->s2r_n - D_SAMPLES;
+    for (; d->s2r_folded < d->s2r_n; d->s2r_folded++) {
+        double v = d->s2r_samples[d->s2r_folded % D_SAMPLES];
+        int i = 0;
+        while (i < D_S2R_BUCKETS && v > s2r_bounds[i]) i++;
+        d->s2r_count[i]++;
+        d->s2r_sum += v;
+    }
+}
+
 void daemon_observe_latency(daemon_t *d, double sec)
 {
     int i = 0;
@@ -35,6 +60,7 @@ void daemon_observe_latency(daemon_t *d, double sec)
     d->lat_sum += sec;
     d->lat_samples[d->lat_n % D_SAMPLES] = sec;
     d->lat_n++;
+    fold_s2r(d);
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -57,13 +83,65 @@ static double quantile(const double *v, int64_t total, double q)
     return out;
 }
 
+/* One metric's HELP and TYPE lines. */
+static void head(buf_t *b, const char *name, const char *type, const char *help)
+{
+    bprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void counter(buf_t *b, const char *name, const char *help, int64_t v)
+{
+    head(b, name, "counter", help);
+    bprintf(b, "%s %lld\n", name, (long long)v);
+}
+
+static void histogram(buf_t *b, const char *name, const char *help, const double *bounds, const int64_t *count,
+                      int nb, double sum)
+{
+    head(b, name, "histogram", help);
+    int64_t cum = 0;
+    for (int i = 0; i < nb; i++) {
+        cum += count[i];
+        bprintf(b, "%s_bucket{le=\"%g\"} %lld\n", name, bounds[i], (long long)cum);
+    }
+    cum += count[nb];
+    bprintf(b, "%s_bucket{le=\"+Inf\"} %lld\n%s_sum %.9g\n%s_count %lld\n", name, (long long)cum, name, sum, name,
+            (long long)cum);
+}
+
+/* A summary whose quantiles cover the last D_SAMPLES observations (as client libraries' sliding windows)
+ * and whose sum and count cover all of them. */
+static void summary(buf_t *b, const char *name, const char *help, const double *samples, int64_t n, double sum,
+                    int64_t count)
+{
+    head(b, name, "summary", help);
+    static const double qs[] = {0.5, 0.99};
+    for (int i = 0; i < 2; i++) {
+        double v = quantile(samples, n, qs[i]);
+        /* the exposition format spells it NaN (no observation yet) */
+        if (isnan(v)) bprintf(b, "%s{quantile=\"%g\"} NaN\n", name, qs[i]);
+        else bprintf(b, "%s{quantile=\"%g\"} %g\n", name, qs[i], v);
+    }
+    bprintf(b, "%s_sum %.9g\n%s_count %lld\n", name, sum, name, (long long)count);
+}
+
+/* Prometheus names (docs/deepshared.md lists them, and the renames): base units in the name (_seconds,
+ * _ratio for the QAD in [0, 1], _gpus for counts of GPUs), _total on counters, _info for constant
+ * labels. 'promtool check metrics' lints this text in tests/e2e_slurm.sh. */
 char *daemon_metrics(daemon_t *d)
 {
     buf_t b = {0};
     const ds_engine_t *e = d->e;
-    bprintf(&b, "# HELP deepshare_up 1 while slurmctld answers.\n# TYPE deepshare_up gauge\ndeepshare_up %d\n", d->slurm_up);
-    bprintf(&b, "# HELP deepshare_policy_info The scheduling policy.\n# TYPE deepshare_policy_info gauge\n"
-                "deepshare_policy_info{policy=\"%s\"} 1\n", d->ops->name);
+    fold_s2r(d);
+    head(&b, "deepshare_build_info", "gauge", "deepshared's version.");
+    bprintf(&b, "deepshare_build_info{version=\"%s\"} 1\n", DS_VERSION);
+    head(&b, "deepshare_policy_info", "gauge", "The scheduling policy.");
+    bprintf(&b, "deepshare_policy_info{policy=\"%s\"} 1\n", d->ops->name);
+    head(&b, "deepshare_slurmctld_up", "gauge", "1 while slurmctld answers, 0 while the daemon retries.");
+    bprintf(&b, "deepshare_slurmctld_up %d\n", d->slurm_up);
+    head(&b, "deepshare_qad_threshold_ratio", "gauge",
+         "Smoothed policy QAD under which a tenant is under-served (policy.theta, else qad_theta).");
+    bprintf(&b, "deepshare_qad_threshold_ratio %g\n", pparam(d, "theta", d->cfg.qad_theta));
     int nt = d->cfg.ntenants;
     int64_t unused = 0, borrowed = 0;
     for (int i = 0; e && i < nt; i++) {
@@ -71,19 +149,23 @@ char *daemon_metrics(daemon_t *d)
         if (held < q) unused += q - held;
         else borrowed += held - q;
     }
-    static const char *const names[] = {"qad", "qad_smoothed", "gpus_g", "gpus_be", "gpus_lent", "gpus_borrowed",
-                                        "pending_gpus", "quota_gpus", "preemptions_total", "dispatches_total",
-                                        "qad_reported", "qad_reported_smoothed"};
-    static const char *const help[] = {"Quota Assurance Degree this cycle, G GPUs only (the policy's signal; docs/policy.md).", "Smoothed QAD (lambda).",
-                                       "GPUs held by guaranteed jobs.", "GPUs held by best-effort jobs.",
-                                       "Unused quota GPUs that other tenants borrow (shared in proportion to unused quota).",
-                                       "GPUs held beyond quota.", "GPUs asked by pending jobs.", "Quota in GPUs.",
-                                       "Jobs of the tenant requeued by deepshared.", "Jobs of the tenant dispatched.",
-                                       "Reported QAD this cycle: all GPUs held, any class, capped at quota.",
-                                       "Smoothed reported QAD (the compliance figure of the simulator)."};
+    static const char *const names[] = {"qad_policy_ratio", "qad_policy_smoothed_ratio", "guaranteed_gpus",
+                                        "best_effort_gpus", "lent_gpus", "borrowed_gpus", "pending_gpus",
+                                        "quota_gpus", "preemptions_total", "dispatches_total", "qad_reported_ratio",
+                                        "qad_reported_smoothed_ratio"};
+    static const char *const help[] = {
+        "Quota Assurance Degree this cycle counting guaranteed (G) GPUs only: the policy's signal.",
+        "Policy QAD smoothed over cycles (qad_lambda); under-served below deepshare_qad_threshold_ratio.",
+        "GPUs held by the tenant's guaranteed (G) jobs.", "GPUs held by the tenant's best-effort (BE) jobs.",
+        "Unused quota GPUs that other tenants borrow (shared in proportion to unused quota).",
+        "GPUs held beyond quota.", "GPUs asked by pending jobs.", "Quota in GPUs.",
+        "Jobs of the tenant requeued by deepshared.", "Jobs of the tenant dispatched.",
+        "Reported QAD this cycle: all GPUs held, any class, capped at quota.",
+        "Reported QAD smoothed over cycles (qad_lambda): the compliance figure of the simulator."};
     for (int m = 0; e && m < 12; m++) {
-        bprintf(&b, "# HELP deepshare_tenant_%s %s\n# TYPE deepshare_tenant_%s %s\n", names[m], help[m], names[m],
-                m == 8 || m == 9 ? "counter" : "gauge");
+        char name[80];
+        snprintf(name, sizeof name, "deepshare_tenant_%s", names[m]);
+        head(&b, name, m == 8 || m == 9 ? "counter" : "gauge", help[m]);
         for (int i = 0; i < nt; i++) {
             int64_t held = e->tenant_g_gpus[i] + e->tenant_be_gpus[i], q = d->cfg.tenants[i].quota;
             double v = 0;
@@ -101,49 +183,41 @@ char *daemon_metrics(daemon_t *d)
             case 10: v = d->ten[i].Qr; break;
             case 11: v = d->ten[i].Sr; break;
             }
-            bprintf(&b, "deepshare_tenant_%s{tenant=\"%s\"} %g\n", names[m], d->cfg.tenants[i].name, v);
+            bprintf(&b, "%s{tenant=\"%s\"} %g\n", name, d->cfg.tenants[i].name, v);
         }
     }
     int64_t busy = 0, shared = 0;
     for (int32_t g = 0; e && g < e->ngpus; g++) busy += e->gpus[g].nres > 0, shared += e->gpus[g].nres > 1;
-    bprintf(&b, "# HELP deepshare_gpus GPUs of the cluster by state.\n# TYPE deepshare_gpus gauge\n"
-                "deepshare_gpus{state=\"total\"} %d\ndeepshare_gpus{state=\"busy\"} %lld\ndeepshare_gpus{state=\"shared\"} %lld\n",
+    head(&b, "deepshare_gpus", "gauge", "GPUs of the cluster by state (total, busy: holding a job, shared: two).");
+    bprintf(&b, "deepshare_gpus{state=\"total\"} %d\ndeepshare_gpus{state=\"busy\"} %lld\ndeepshare_gpus{state=\"shared\"} %lld\n",
             e ? e->ngpus : 0, (long long)busy, (long long)shared);
-    bprintf(&b, "# TYPE deepshare_preemptions_total counter\ndeepshare_preemptions_total %lld\n", (long long)d->requeues);
-    bprintf(&b, "# TYPE deepshare_colocations_total counter\ndeepshare_colocations_total %lld\n", (long long)d->colocations);
-    bprintf(&b, "# TYPE deepshare_dispatches_total counter\ndeepshare_dispatches_total %lld\n", (long long)d->dispatches);
-    bprintf(&b, "# TYPE deepshare_finished_total counter\ndeepshare_finished_total %lld\n", (long long)d->finished);
-    bprintf(&b, "# TYPE deepshare_rebuilds_total counter\ndeepshare_rebuilds_total %lld\n", (long long)d->rebuilds);
-    bprintf(&b, "# TYPE deepshare_errors_total counter\ndeepshare_errors_total %lld\n", (long long)d->errors);
-    bprintf(&b, "# HELP deepshare_colocations_refused_total Shared placements Slurm cannot honour, taken back.\n"
-                "# TYPE deepshare_colocations_refused_total counter\ndeepshare_colocations_refused_total %lld\n",
-            (long long)d->undone);
-    bprintf(&b, "# TYPE deepshare_cycles_total counter\ndeepshare_cycles_total %lld\n", (long long)d->cycles);
-    bprintf(&b, "# TYPE deepshare_journal_records gauge\ndeepshare_journal_records %lld\n", (long long)d->hist.records);
-    bprintf(&b, "# HELP deepshare_pass_latency_seconds Time of one pass: read Slurm, run the engine, apply.\n"
-                "# TYPE deepshare_pass_latency_seconds histogram\n");
-    int64_t cum = 0;
-    for (int i = 0; i < D_LAT_BUCKETS; i++) {
-        cum += d->lat_count[i];
-        bprintf(&b, "deepshare_pass_latency_seconds_bucket{le=\"%g\"} %lld\n", d->lat_bounds[i], (long long)cum);
-    }
-    cum += d->lat_count[D_LAT_BUCKETS];
-    bprintf(&b, "deepshare_pass_latency_seconds_bucket{le=\"+Inf\"} %lld\n", (long long)cum);
-    bprintf(&b, "deepshare_pass_latency_seconds_sum %g\ndeepshare_pass_latency_seconds_count %lld\n", d->lat_sum,
-            (long long)d->lat_n);
-    bprintf(&b, "# HELP deepshare_pass_latency_quantile_seconds Over the last %d passes.\n"
-                "# TYPE deepshare_pass_latency_quantile_seconds gauge\n", D_SAMPLES);
-    bprintf(&b, "deepshare_pass_latency_quantile_seconds{q=\"0.5\"} %g\ndeepshare_pass_latency_quantile_seconds{q=\"0.99\"} %g\n",
-            quantile(d->lat_samples, d->lat_n, 0.5), quantile(d->lat_samples, d->lat_n, 0.99));
-    bprintf(&b, "# HELP deepshare_submit_to_running_quantile_seconds Slurm submit to start (1 s clock), first runs.\n"
-                "# TYPE deepshare_submit_to_running_quantile_seconds gauge\n");
-    bprintf(&b, "deepshare_submit_to_running_quantile_seconds{q=\"0.5\"} %g\ndeepshare_submit_to_running_quantile_seconds{q=\"0.99\"} %g\n",
-            quantile(d->s2r_samples, d->s2r_n, 0.5), quantile(d->s2r_samples, d->s2r_n, 0.99));
+    counter(&b, "deepshare_preemptions_total", "Jobs requeued by deepshared (best effort only).", d->requeues);
+    counter(&b, "deepshare_colocations_total", "Jobs started on a GPU another job holds (through shard).",
+            d->colocations);
+    counter(&b, "deepshare_dispatches_total", "Jobs moved from staging to a partition to run.", d->dispatches);
+    counter(&b, "deepshare_finished_total", "Jobs seen to finish.", d->finished);
+    counter(&b, "deepshare_rebuilds_total", "Rebuilds of the engine from Slurm (start, restarts, surprises).",
+            d->rebuilds);
+    counter(&b, "deepshare_errors_total", "Slurm calls that failed.", d->errors);
+    counter(&b, "deepshare_colocations_refused_total", "Shared placements Slurm cannot honour, taken back.", d->undone);
+    counter(&b, "deepshare_cycles_total", "Periodic cycles run (QAD update, promotion, reclaim).", d->cycles);
+    head(&b, "deepshare_journal_records", "gauge", "Finished jobs in the journal the runtime predictor learns from.");
+    bprintf(&b, "deepshare_journal_records %lld\n", (long long)d->hist.records);
+    histogram(&b, "deepshare_pass_latency_seconds", "Time of one pass: read Slurm, run the engine, apply.",
+              d->lat_bounds, d->lat_count, D_LAT_BUCKETS, d->lat_sum);
+    summary(&b, "deepshare_pass_latency_recent_seconds",
+            "Pass latency: quantiles over the last passes (nearest rank), sum and count over all.", d->lat_samples,
+            d->lat_n, d->lat_sum, d->lat_n);
+    histogram(&b, "deepshare_submit_to_running_seconds",
+              "Slurm submit to start of jobs' first runs (Slurm's clock: 1 s resolution).", s2r_bounds, d->s2r_count,
+              D_S2R_BUCKETS, d->s2r_sum);
+    summary(&b, "deepshare_submit_to_running_recent_seconds",
+            "Submit to running: quantiles over the last first runs (nearest rank), sum and count over all.",
+            d->s2r_samples, d->s2r_n, d->s2r_sum, d->s2r_folded);
     if (e && d->ops->stats) {
         ds_policy_stat_t st[64];
         int n = d->ops->stats(e, e->pstate, st, 64);
-        bprintf(&b, "# HELP deepshare_policy_stat The policy's own counters since the last rebuild.\n"
-                    "# TYPE deepshare_policy_stat gauge\n");
+        head(&b, "deepshare_policy_stat", "gauge", "The policy's own counters since the last rebuild.");
         for (int i = 0; i < n; i++) bprintf(&b, "deepshare_policy_stat{name=\"%s\"} %g\n", st[i].name, st[i].value);
     }
     return b.s;
@@ -153,14 +227,6 @@ static const char *status_name(int s)
 {
     static const char *const n[] = {"not queued", "pending", "running", "done"};
     return s >= 0 && s <= 3 ? n[s] : "?";
-}
-
-/* Policy parameter as set in the config, or the given default. */
-static double pparam(const daemon_t *d, const char *key, double def)
-{
-    for (int i = 0; i < d->cfg.nparams; i++)
-        if (!strcmp(d->cfg.pkeys[i], key)) return atof(d->cfg.pvals[i]);
-    return def;
 }
 
 char *daemon_explain(daemon_t *d, uint32_t id)
