@@ -230,6 +230,33 @@ static void test_determinism(void **st)
     json_decref(g);
 }
 
+
+/* The no-argument main job: both modes of every policy in one table, ending with DeepShare's verdict
+ * against the suite's goal; the verdict names the best pooled and partitioned baselines it judged by. */
+static void test_main_job_verdict(void **st)
+{
+    (void)st;
+    char *out, *err;
+    int rc = run("--synth-jobs 400 --synth-nodes 6 --predictor oracle", &out, &err);
+    free(out), free(err);
+    assert_int_equal(rc, 2); /* the main job takes no options: they belong to 'simulate' */
+    rc = run("simulate --policy all --mode both --synth-jobs 400 --synth-nodes 6 --predictor oracle", &out, &err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    const char *v = strstr(out, "\nverdict: GOAL ");
+    assert_non_null(v);
+    assert_non_null(strstr(v, "best pooled baseline"));
+    assert_non_null(strstr(v, "best partitioned baseline"));
+    assert_non_null(strstr(v, "[queue "));
+    assert_true(strstr(out, "deepshare  pooled") < v && strstr(out, "fifo       partitioned") < v);
+    free(out), free(err);
+    /* a single policy has nothing to be judged against: no verdict */
+    rc = run("simulate --policy deepshare --mode pooled --synth-jobs 400 --synth-nodes 6 --predictor oracle", &out, &err);
+    assert_int_equal(rc, 0);
+    assert_null(strstr(out, "verdict:"));
+    free(out), free(err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -237,6 +264,7 @@ int main(void)
         cmocka_unit_test(test_bad_trace_message),
         cmocka_unit_test(test_help_mentions_every_flag),
         cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_main_job_verdict),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
