@@ -62,7 +62,7 @@ void ds_runtime_model_config_default(ds_runtime_model_config_t *c)
     c->max_trees = 200;
     c->max_bin = 64;
     c->min_child_weight = 20;
-    c->conditional = 0; /* measured worse for DeepShare's schedule (docs/predictors.md) */
+    c->conditional = 0; /* DeepShare queued longer with it on Venus under load (docs/predictors.md) */
     c->per_tenant = DS_RT_TENANT_NONE;
     c->use_model = 1;
     c->rounds = 50;
