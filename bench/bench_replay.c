@@ -1,5 +1,6 @@
 /* bench_replay.c: wall time and peak memory of replaying a workload under each policy, each run in a
- * child process so that its peak resident set is its own. Prints one row per policy. */
+ * child process so that its peak resident set is its own. Prints one row per policy, and one more
+ * for DeepShare with the learned online runtime model (the others run on the traces' estimates). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "deepshare/coloc.h"
+#include "deepshare/models.h"
 #include "deepshare/policy.h"
 #include "deepshare/sim.h"
 #include "deepshare/synth.h"
@@ -21,6 +23,7 @@ typedef struct job_spec {
     const char *policy;
     const char *estimates;  /* file, or NULL */
     const char *label;
+    int model;              /* 1: the learned online runtime model (measured retention), else none */
 } job_spec_t;
 
 typedef struct opts {
@@ -105,6 +108,18 @@ static void child(const opts_t *o, const job_spec_t *js, int fd)
             }
         }
         if (o->venus) c.window_start = 13219200, c.window_end = 15465600;
+        ds_runtime_model_config_t mc;
+        ds_runtime_model_config_default(&mc);
+        ds_runtime_model_t *rm = js->model ? ds_runtime_model_create(&t, &mc) : NULL;
+        ds_runtime_predictor_t rp;
+        ds_interference_predictor_t ip;
+        ds_predictors_t set = {&rp, &ip};
+        if (rm) {
+            ds_runtime_model_as_predictor(rm, &rp);
+            rp.remaining = NULL; /* DeepShare's default, as in simulate */
+            ds_interference_oracle(&ip, have_coloc ? &coloc : NULL);
+            c.engine.predictors = &set;
+        }
         ds_sim_result_t res;
         if (rc == DS_OK) rc = ds_sim_run(&t, &c, &res, &err);
         double t2 = now_s();
@@ -120,6 +135,7 @@ static void child(const opts_t *o, const job_spec_t *js, int fd)
             ds_sim_result_free(&res);
         }
         if (pc && c.policy->config_free) c.policy->config_free(pc);
+        ds_runtime_model_destroy(rm);
     }
     if (!r.ok) ds_error_format(&err, r.msg, sizeof r.msg);
     ssize_t w = write(fd, &r, sizeof r);
@@ -228,16 +244,23 @@ int main(int argc, char **argv)
         char label[64];
         if (o.venus && !strcmp(name, "qssf")) {
             /* QSSF once with each shipped estimate file */
-            job_spec_t a = {name, "Venus_Sept_lgb.csv", "qssf (lgb)"};
-            job_spec_t b = {name, "Venus_Sept_ebm_weekly_updated.csv", "qssf (ebm)"};
+            job_spec_t a = {name, "Venus_Sept_lgb.csv", "qssf (lgb)", 0};
+            job_spec_t b = {name, "Venus_Sept_ebm_weekly_updated.csv", "qssf (ebm)", 0};
             run_one(&o, &a);
             run_one(&o, &b);
             continue;
         }
         snprintf(label, sizeof label, "%s", name);
         /* Other policies get Lucid's default estimate file (the ones that do not predict ignore it). */
-        job_spec_t s = {name, o.venus ? "Venus_Sept_ebm_weekly_updated.csv" : NULL, label};
+        job_spec_t s = {name, o.venus ? "Venus_Sept_ebm_weekly_updated.csv" : NULL, label, 0};
         run_one(&o, &s);
+        if ((*p)->uses_predictors) {
+            /* again with the learned runtime model (simulate's default predictor, less the forest) */
+            char ml[64];
+            snprintf(ml, sizeof ml, "%s (model)", name);
+            job_spec_t m = {name, NULL, ml, 1};
+            run_one(&o, &m);
+        }
     }
     return 0;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh: builds a release tree and prints wall time and peak memory per policy for the Venus
 # replay (skipped with a message when the data is absent) and a synthetic 1,000,000-job trace on
-# 10,000 GPUs. Runs pinned to one core when taskset exists. Usage: bench/run.sh [venus|synth|all]
+# 10,000 GPUs; DeepShare twice: with true durations and with the learned runtime model ("(model)"). Runs pinned to one core when taskset exists. Usage: bench/run.sh [venus|synth|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}

@@ -90,7 +90,7 @@ typedef struct ds_runtime_model_config {
     double min_child_weight; /* 20 (v1: 2): fewer leaves fitted to a few noisy jobs */
     int32_t max_trees;      /* beyond this many trees, grow a fresh booster on the window (200) */
     int conditional;        /* remaining time from the residual distribution given elapsed (0: the
-                             * simple max(pred - elapsed, 1), which scheduled better; see predictors.md) */
+                             * simple max(pred - elapsed, 1), which scheduled better on Venus) */
     int per_tenant;         /* DS_RT_TENANT_*: how tenants with enough history get a model of their own */
     int use_model;          /* 0: history heuristic only (the fallback), for comparison */
     int frozen;             /* 1: never retrain (models loaded from a file) */

@@ -1,6 +1,7 @@
 /* runtime_model.c: a gradient-boosted duration model learned online from the jobs the driver reports
- * finished, kept current by adding trees on a bounded window of recent finishes (cost follows what is
- * new), with optional per-tenant models and a conditional remaining-time estimate for running jobs. */
+ * finished, retrained by the count of new finishes on a bounded window of recent ones (the cost
+ * follows what is new, not the whole history), with optional per-tenant models and a conditional
+ * remaining-time estimate for running jobs. */
 #include "rt_features.h"
 
 #include <math.h>
@@ -61,7 +62,7 @@ void ds_runtime_model_config_default(ds_runtime_model_config_t *c)
     c->max_trees = 200;
     c->max_bin = 64;
     c->min_child_weight = 20;
-    c->conditional = 0; /* measured worse for DeepShare's schedule (docs/predictors.md) */
+    c->conditional = 0; /* DeepShare queued longer with it on Venus under load (docs/predictors.md) */
     c->per_tenant = DS_RT_TENANT_NONE;
     c->use_model = 1;
     c->rounds = 50;
@@ -205,7 +206,6 @@ int ds_runtime_model_retrain(ds_runtime_model_t *m, ds_error_t *err)
     m->nsorted = m->nres;
     memcpy(m->sorted, m->res, (size_t)m->nres * sizeof *m->sorted);
     qsort(m->sorted, (size_t)m->nsorted, sizeof *m->sorted, cmp_f);
-    int64_t fresh = m->total - m->at_retrain;
     m->at_retrain = m->total;
     ds_xgb_params_t p;
     params(m, &p);
@@ -215,9 +215,8 @@ int ds_runtime_model_retrain(ds_runtime_model_t *m, ds_error_t *err)
         /* continue boosting on the window while the booster is small enough; otherwise (and at
          * first) grow a fresh one on the whole window: either way the cost is bounded by the window */
         if (m->cluster && m->c.inc_rounds > 0 && ds_xgb_rounds(m->cluster) + m->c.inc_rounds <= m->c.max_trees) {
-            (void)fresh; /* fitting the new trees on the new rows alone overfit them (R2 -30 on Venus) */
-            int64_t k = n;
-            rc = ds_xgb_boost(m->cluster, &m->tx[(n - k) * DS_RT_NFEAT], &m->ty[n - k], k, m->c.inc_rounds, err);
+            /* on the window: fitting the new trees on the new rows alone overfit them (R2 -30 on Venus) */
+            rc = ds_xgb_boost(m->cluster, m->tx, m->ty, n, m->c.inc_rounds, err);
         } else {
             ds_xgb_t *b;
             /* a few dozen rows support no more than a few trees; each costs ~1-3 ms however small */
