@@ -443,6 +443,33 @@ double ds_runtime_model_remaining(const ds_runtime_model_t *m, double pred, int6
     return r > 1 ? r : 1;
 }
 
+static double rt_predict_cb(void *ctx, const ds_trace_t *t, int32_t job, int64_t now)
+{
+    (void)t;
+    return ds_runtime_model_predict(ctx, job, now);
+}
+
+static void rt_observe_cb(void *ctx, const ds_trace_t *t, int32_t job, int64_t now)
+{
+    (void)t;
+    ds_runtime_model_observe(ctx, job, now);
+}
+
+static double rt_remaining_cb(void *ctx, const ds_trace_t *t, int32_t job, double pred, int64_t elapsed)
+{
+    (void)t, (void)job;
+    return ds_runtime_model_remaining(ctx, pred, elapsed);
+}
+
+void ds_runtime_model_as_predictor(ds_runtime_model_t *m, ds_runtime_predictor_t *p)
+{
+    p->name = "model";
+    p->ctx = m;
+    p->predict = rt_predict_cb;
+    p->observe_finish = rt_observe_cb;
+    p->remaining = rt_remaining_cb;
+}
+
 int64_t ds_runtime_model_latest_observed(const ds_runtime_model_t *m) { return m->latest_observed; }
 
 int64_t ds_runtime_model_observed(const ds_runtime_model_t *m, int32_t tenant)
