@@ -6,6 +6,7 @@
 #include "deepshare/common.h"
 
 #define DS_CSV_MAX_FIELDS 64
+#define DS_CSV_MAX_LINE (1 << 20) /* bytes in one row: longer is not a trace, and getline would grow without bound */
 
 typedef struct ds_csv {
     FILE *f;
@@ -31,5 +32,9 @@ int ds_csv_col(const ds_csv_t *c, const char *name);
 /* Field parsers; on failure fill err naming file, line and column. */
 int ds_csv_i64(const ds_csv_t *c, int col, const char *name, int64_t min, int64_t *out, ds_error_t *err);
 int ds_csv_f64(const ds_csv_t *c, int col, const char *name, double min, double *out, ds_error_t *err);
+/* An integer in [min, max]: the bound is checked here, so no caller narrows an out-of-range value. */
+int ds_csv_int(const ds_csv_t *c, int col, const char *name, int64_t min, int64_t max, int64_t *out, ds_error_t *err);
+/* A finite number in [min, max]. */
+int ds_csv_num(const ds_csv_t *c, int col, const char *name, double min, double max, double *out, ds_error_t *err);
 
 #endif

@@ -54,7 +54,7 @@ int main(int argc, char **argv)
     ds_error_clear(&err);
     char msg[800];
     dconfig_default(&d.cfg);
-    if (dconfig_read(&d.cfg, path, &err)) {
+    if (dconfig_read(&d.cfg, path, &err) || dconfig_check(&d.cfg, &err)) {
         ds_error_format(&err, msg, sizeof msg);
         fprintf(stderr, "deepshared: %s\n", msg);
         return 1;
@@ -66,6 +66,9 @@ int main(int argc, char **argv)
         daemon_teardown(&d);
         return 1;
     }
+    if (dconfig_listen_public(&d.cfg))
+        fprintf(stderr, "deepshared: warning: %s: listen = %s:%d is not a loopback address: /metrics and /explain "
+                "are readable from the network without authentication\n", path, d.cfg.listen_addr, d.cfg.listen_port);
     if (check) {
         printf("deepshared: %s: ok (policy %s, %d tenants)\n", path, d.ops->name, d.cfg.ntenants);
         daemon_teardown(&d);
