@@ -37,4 +37,7 @@ int ds_csv_int(const ds_csv_t *c, int col, const char *name, int64_t min, int64_
 /* A finite number in [min, max]. */
 int ds_csv_num(const ds_csv_t *c, int col, const char *name, double min, double max, double *out, ds_error_t *err);
 
+/* Writes one field, quoted and with quotes doubled when it holds ',', '"', CR or LF (or edge blanks). */
+void ds_csv_put(FILE *f, const char *s);
+
 #endif

@@ -231,3 +231,19 @@ int ds_csv_row(ds_csv_t *c, int ncols, ds_error_t *err)
                  c->ended_with_newline ? "" : " (truncated line?)");
     return DS_EPARSE;
 }
+
+void ds_csv_put(FILE *f, const char *s)
+{
+    /* RFC 4180: quote a field holding a separator, a quote or a line break, or blanks this reader would trim */
+    size_t n = strlen(s);
+    if (!strpbrk(s, ",\"\r\n") && !(n && strchr(" \t", s[0])) && !(n && strchr(" \t", s[n - 1]))) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
