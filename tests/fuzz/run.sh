@@ -13,6 +13,8 @@ command -v clang >/dev/null || { echo "run.sh: clang is needed (bash scripts/dep
 CC=clang cmake -S "$root" -B "$build" -DDS_FUZZ=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j"${DS_FUZZ_JOBS:-2}" >/dev/null
 targets=(tenants jobs estimates lucid coloc model config dconfig journal)
+# inputs go through a scratch file per target: keep it in memory where the box allows
+[ -z "${TMPDIR:-}" ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # Limits make "accepted input exhausts resources" a finding too: 2 GB RSS, 10 s per input.
