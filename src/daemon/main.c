@@ -106,6 +106,11 @@ int main(int argc, char **argv)
         } else {
             d.slurm_up = 0;
         }
+        /* /metrics and /healthz serve this snapshot: requests never wait on the lock held above */
+        if (d.cfg.listen_port) {
+            if (rc >= 0) http_publish(&d);
+            else http_publish_health(0);
+        }
         pthread_mutex_unlock(&d.lock);
         if (rc < 0) {
             /* slurmctld down or restarting: keep the state, retry with backoff, resync on return */
