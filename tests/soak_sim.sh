@@ -15,20 +15,20 @@ max_span=$((2 * 366 * 86400))
 { echo "job_id,tenant,gpus,cpus,submit,duration"
   echo "1,A,1,4,0,$max_dur"; echo "2,B,8,32,5,$max_dur"; echo "3,A,16,64,$max_span,$max_dur"
   echo "4,B,1,96,$((max_span / 2)),1"; } >"$work/span.csv"
-# 2. many tenants (the limit) with one job each
+# 2. many tenants (the limit), 10 jobs each
 python3 - "$work" <<'PY'
 import sys
 w = sys.argv[1]
 with open(w + "/many_t.csv", "w") as f:
     f.write("tenant,quota_gpus\n")
-    for i in range(10000): f.write("t%05d,%d\n" % (i, 1 + i % 8))
+    for i in range(1000): f.write("t%05d,%d\n" % (i, 1 + i % 8))
 with open(w + "/many_j.csv", "w") as f:
     f.write("job_id,tenant,gpus,submit,duration\n")
-    for i in range(10000): f.write("%d,t%05d,1,%d,%d\n" % (i + 1, i, i * 30, 600 + i % 3600))
-# 3. a burst: 50,000 jobs at one instant, the largest job a partition holds
+    for i in range(10000): f.write("%d,t%05d,1,%d,%d\n" % (i + 1, i % 1000, i * 30, 600 + i % 3600))
+# 3. a burst: 10,000 jobs at one instant, up to the largest job a partition holds
 with open(w + "/burst.csv", "w") as f:
     f.write("job_id,tenant,gpus,submit,duration\n")
-    for i in range(50000): f.write("%d,%s,%d,0,%d\n" % (i + 1, "AB"[i % 2], 1 + (i % 8), 60 + i % 7200))
+    for i in range(10000): f.write("%d,%s,%d,0,%d\n" % (i + 1, "AB"[i % 2], 1 + (i % 8), 60 + i % 7200))
 PY
 status=0
 run() {
