@@ -153,6 +153,15 @@ static void test_config_hardening(void **state)
     assert_true(dconfig_listen_public(&c));
     dconfig_default(&c);
     assert_false(dconfig_listen_public(&c)); /* 127.0.0.1 */
+    /* --check binds once: an address of another machine passes the syntax but would fail at start */
+    snprintf(c.listen_addr, sizeof c.listen_addr, "192.0.2.1"); /* TEST-NET-1, never local */
+    ds_error_clear(&err);
+    assert_int_equal(dconfig_check_bind(&c, &err), DS_EPARSE);
+    assert_string_equal(err.field, "listen");
+    assert_non_null(strstr(err.msg, "not an address of this machine"));
+    snprintf(c.listen_addr, sizeof c.listen_addr, "127.0.0.1");
+    c.listen_port = 0;
+    assert_int_equal(dconfig_check_bind(&c, &err), DS_OK); /* off */
 }
 
 /* The journal: a reused job id with another end time is a new job; non-finite or absurd run times and

@@ -2,6 +2,9 @@
 #include "dconfig.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -232,4 +235,24 @@ int dconfig_listen_public(const dconfig_t *c)
     struct in_addr ia;
     if (!c->listen_port || inet_pton(AF_INET, c->listen_addr, &ia) != 1) return 0;
     return (ntohl(ia.s_addr) >> 24) != 127;
+}
+
+int dconfig_check_bind(const dconfig_t *c, ds_error_t *err)
+{
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)c->listen_port);
+    if (!c->listen_port || inet_pton(AF_INET, c->listen_addr, &sa.sin_addr) != 1) return DS_OK;
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0) return DS_OK; /* nothing learned: start will tell */
+    int one = 1;
+    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one); /* as the HTTP server binds */
+    int rc = bind(s, (struct sockaddr *)&sa, sizeof sa) ? errno : 0;
+    close(s);
+    if (rc == 0) return DS_OK;
+    if (rc == EADDRINUSE) return 1; /* perhaps the running daemon itself: the caller warns */
+    ds_error_set(err, c->path, 0, "listen", "cannot listen on %s:%d: %s", c->listen_addr, c->listen_port,
+                 rc == EADDRNOTAVAIL ? "not an address of this machine" : strerror(rc));
+    return DS_EPARSE;
 }

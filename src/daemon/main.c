@@ -70,6 +70,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "deepshared: warning: %s: listen = %s:%d is not a loopback address: /metrics and /explain "
                 "are readable from the network without authentication\n", path, d.cfg.listen_addr, d.cfg.listen_port);
     if (check) {
+        int b = dconfig_check_bind(&d.cfg, &err);
+        if (b < 0) {
+            ds_error_format(&err, msg, sizeof msg);
+            fprintf(stderr, "deepshared: %s\n", msg);
+            daemon_teardown(&d);
+            return 1;
+        }
+        if (b > 0)
+            fprintf(stderr, "deepshared: warning: %s: %s:%d is in use now (a running deepshared?): start needs it free\n",
+                    path, d.cfg.listen_addr, d.cfg.listen_port);
         printf("deepshared: %s: ok (policy %s, %d tenants)\n", path, d.ops->name, d.cfg.ntenants);
         daemon_teardown(&d);
         return 0;
