@@ -24,6 +24,12 @@ for cfg in release asan; do
   echo "== $cfg tests" >&2
   (cd "$dir" && ctest --output-on-failure -j"$jobs") || status=1
 done
+# Every reader under libFuzzer (ASan+UBSan): the regression inputs, then DS_FUZZ_SECONDS (20) per target.
+# DS_SKIP_FUZZ=1 skips; tests/fuzz/run.sh SECONDS --campaign DIR is the longer nightly run.
+if [ -z "${DS_SKIP_FUZZ:-}" ]; then
+  echo "== fuzz targets (${DS_FUZZ_SECONDS:-20} s each)" >&2
+  DS_FUZZ_BUILD=build-test-fuzz DS_FUZZ_JOBS="$jobs" bash tests/fuzz/run.sh "${DS_FUZZ_SECONDS:-20}" || status=1
+fi
 if [ $slurm_e2e = 1 ]; then
   echo "== Slurm end-to-end test (deepshared on a local cluster)" >&2
   bash tests/e2e_slurm.sh build-test-release || status=1

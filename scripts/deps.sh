@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # deps.sh: installs the Debian packages deepshare builds and tests with; does nothing when present.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config libjansson-dev libcmocka-dev libxgboost-dev gnuplot-nox valgrind)
+# clang + libclang-rt-dev: libFuzzer and its sanitizer runtimes for tests/fuzz (recommends are not installed)
+pkgs=(build-essential cmake pkg-config libjansson-dev libcmocka-dev libxgboost-dev gnuplot-nox valgrind clang libclang-rt-dev)
 [ "${1:-}" = "--with-slurm" ] && pkgs+=(slurmctld slurmd slurm-client munge libslurm-dev libmicrohttpd-dev curl prometheus)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -112,16 +112,88 @@ static void test_journal(void **state)
     assert_int_equal(hist_open(&h, p, count_warn, &err), 0);
     assert_int_equal(h.records, 2);
     assert_int_equal(nwarn, 1);
-    assert_true(hist_seen(&h, 11) && hist_seen(&h, 12) && !hist_seen(&h, 13));
+    assert_true(hist_seen(&h, 11, 1000) && hist_seen(&h, 12, 1100) && !hist_seen(&h, 13, 0));
     char e[200];
-    assert_int_equal(hist_record(&h, 12, "a", "u", 2, 999, 2000, e, sizeof e), 0); /* already there */
+    assert_int_equal(hist_record(&h, 12, "a", "u", 2, 999, 1100, e, sizeof e), 0); /* already there */
     assert_int_equal(h.records, 2);
     assert_int_equal(hist_record(&h, 14, "a", "u", 1, 50, 2100, e, sizeof e), 0);
     hist_free(&h);
     hist_init(&h, 1, 3600);
     assert_int_equal(hist_open(&h, p, NULL, &err), 0);
     assert_int_equal(h.records, 3); /* the new record survived the reopen */
-    assert_true(hist_seen(&h, 14));
+    assert_true(hist_seen(&h, 14, 2100));
+    hist_free(&h);
+}
+
+/* Hardening (issue 13): NaN and fractions for integer keys are refused with file, line and key; listen is
+ * checked as start checks it; non-loopback binds are flagged for a warning. */
+static void test_config_hardening(void **state)
+{
+    (void)state;
+    expect_error("tenant a 4\njob_capacity = nan\n", 2, "job_capacity", "expected an integer");
+    expect_error("tenant a 4\ncycle = nan\n", 2, "cycle", "expected a number");
+    expect_error("tenant a 4\nk = NaN\n", 2, "k", "expected an integer");
+    expect_error("tenant a 4\npoll = -nan\n", 2, "poll", "expected a number");
+    expect_error("tenant a 4\nk = 2.5\n", 2, "k", "expected an integer");
+    expect_error("tenant a 4\njob_capacity = 100.5\n", 2, "job_capacity", "expected an integer");
+    expect_error("tenant a 4\ncycle = inf\n", 2, "cycle", "expected a number");
+    expect_error("tenant a 4\nlisten = localhost:9464\n", 2, "listen", "not an IPv4 address");
+    expect_error("tenant a 4\nlisten = 300.1.1.1:80\n", 2, "listen", "not an IPv4 address");
+    expect_error("tenant a 4\nlisten = 127.0.0.1:\n", 2, "listen", "ADDRESS:PORT");
+    expect_error("tenant a 4.5\n", 1, "tenant", "tenant ACCOUNT QUOTA_GPUS");
+    expect_error("tenant a 99999999999999999999\n", 1, "tenant", "tenant ACCOUNT QUOTA_GPUS");
+    const char *p = tu_write_temp("d.conf", "tenant a 1\nk = 3.0\nlisten = 0.0.0.0:9464\n");
+    dconfig_t c;
+    ds_error_t err;
+    dconfig_default(&c);
+    assert_int_equal(dconfig_read(&c, p, &err), DS_OK);
+    assert_int_equal(c.k, 3);
+    assert_int_equal(dconfig_check(&c, &err), DS_OK);
+    assert_true(dconfig_listen_public(&c));
+    dconfig_default(&c);
+    assert_false(dconfig_listen_public(&c)); /* 127.0.0.1 */
+    /* --check binds once: an address of another machine passes the syntax but would fail at start */
+    snprintf(c.listen_addr, sizeof c.listen_addr, "192.0.2.1"); /* TEST-NET-1, never local */
+    ds_error_clear(&err);
+    assert_int_equal(dconfig_check_bind(&c, &err), DS_EPARSE);
+    assert_string_equal(err.field, "listen");
+    assert_non_null(strstr(err.msg, "not an address of this machine"));
+    snprintf(c.listen_addr, sizeof c.listen_addr, "127.0.0.1");
+    c.listen_port = 0;
+    assert_int_equal(dconfig_check_bind(&c, &err), DS_OK); /* off */
+}
+
+/* The journal: a reused job id with another end time is a new job; non-finite or absurd run times and
+ * malformed lines are skipped, each reported with file and line. */
+static void test_journal_hardening(void **state)
+{
+    (void)state;
+    const char *p = tu_write_temp("journal2.csv", "slurm_job_id,tenant,user,gpus,seconds,end\n"
+                                                  "7,a,u,1,100,1000\n"
+                                                  "7,a,u,1,300,5000\n"  /* id 7 reused later */
+                                                  "8,a,u,1,inf,1200\n"
+                                                  "9,a,u,1,1e308,1300\n"
+                                                  "10,a,u,1,nan,1400\n"
+                                                  "11,a,u,1,50,1500 junk\n"
+                                                  "12,a,u,1,50\n"
+                                                  "13,a,u,1,60,1600\n");
+    hist_t h;
+    ds_error_t err;
+    hist_init(&h, 1, 3600);
+    nwarn = 0;
+    assert_int_equal(hist_open(&h, p, count_warn, &err), 0);
+    assert_int_equal(h.records, 3);
+    assert_int_equal(nwarn, 5);
+    assert_int_equal(h.skipped, 5);
+    assert_true(hist_seen(&h, 7, 1000) && hist_seen(&h, 7, 5000) && !hist_seen(&h, 7, 6000));
+    double pr = hist_predict(&h, "a", "u");
+    assert_true(isfinite(pr) && fabs(pr - exp((log(100) + log(300) + log(60)) / 3)) < 1e-6);
+    char e[200];
+    assert_int_equal(hist_record(&h, 7, "a", "u", 1, 400, 9000, e, sizeof e), 0); /* third use of id 7 */
+    assert_int_equal(h.records, 4);
+    assert_int_equal(hist_record(&h, 20, "a", "u", 1, INFINITY, 9100, e, sizeof e), -1);
+    assert_non_null(strstr(e, "out of range"));
+    assert_int_equal(h.records, 4);
     hist_free(&h);
 }
 
@@ -239,6 +311,8 @@ int main(void)
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_journal),
+        cmocka_unit_test(test_config_hardening),
+        cmocka_unit_test(test_journal_hardening),
         cmocka_unit_test(test_engine_adopt_move),
         cmocka_unit_test(test_engine_cancel_start),
     };

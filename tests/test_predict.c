@@ -222,9 +222,29 @@ static void test_model_file_errors(void **state)
     const char *p = tu_write_temp("junk.model", "hello world\n");
     assert_int_equal(ds_model_file_read(p, "runtime", &buf, &len, &err), DS_EPARSE);
     assert_non_null(strstr(err.msg, "not a deepshare model file"));
-    p = tu_write_temp("trunc.model", "deepshare-model runtime 100\nabc");
+    p = tu_write_temp("trunc.model", "deepshare-model runtime 100 fnv1a64=0000000000000000\nabc");
     assert_int_equal(ds_model_file_read(p, "runtime", &buf, &len, &err), DS_EPARSE);
-    assert_non_null(strstr(err.msg, "truncated"));
+    assert_non_null(strstr(err.msg, "the file holds 3"));
+    /* a header claiming 16 GiB is refused before anything is allocated (the file holds 3 bytes) */
+    p = tu_write_temp("huge.model", "deepshare-model runtime 17179869184 fnv1a64=0000000000000000\nabc");
+    assert_int_equal(ds_model_file_read(p, "runtime", &buf, &len, &err), DS_EPARSE);
+    assert_non_null(strstr(err.msg, "corrupt model file"));
+    /* files without a checksum (older deepshare) are refused: their bytes would reach XGBoost unchecked */
+    p = tu_write_temp("old.model", "deepshare-model runtime 3\nabc");
+    assert_int_equal(ds_model_file_read(p, "runtime", &buf, &len, &err), DS_EPARSE);
+    assert_non_null(strstr(err.msg, "no checksum"));
+    /* one flipped byte (as a corrupted UBJSON string length) fails the checksum before XGBoost sees it */
+    char good[128];
+    snprintf(good, sizeof good, "deepshare-model runtime 3 fnv1a64=%016llx\nabc",
+             (unsigned long long)ds_model_checksum("abc", 3));
+    p = tu_write_temp("good.model", good);
+    assert_int_equal(ds_model_file_read(p, "runtime", &buf, &len, &err), DS_OK);
+    assert_int_equal(len, 3);
+    free(buf);
+    good[strlen(good) - 2] = 'X';
+    p = tu_write_temp("flip.model", good);
+    assert_int_equal(ds_model_file_read(p, "runtime", &buf, &len, &err), DS_EPARSE);
+    assert_non_null(strstr(err.msg, "checksum mismatch"));
     p = tu_write_temp("kind.model", "deepshare-model interference 3\nabc");
     assert_int_equal(ds_model_file_read(p, "runtime", &buf, &len, &err), DS_EPARSE);
     assert_non_null(strstr(err.msg, "expected a 'runtime' model"));

@@ -107,7 +107,7 @@ static void test_field_errors(void **st)
         {"2,A,u,1,4,100,1e3x,10,G,m,d,32,0,50,20,1000", "submit", "not an integer"},
         {"2,A,u,1,4,100,0,-10,G,m,d,32,0,50,20,1000", "duration", "below the minimum"},
         {"2,A,u,1,4,100,0,ten,G,m,d,32,0,50,20,1000", "duration", "not an integer"},
-        {"2,A,u,1,4,100,0,99999999999999,G,m,d,32,0,50,20,1000", "duration", "out of range"},
+        {"2,A,u,1,4,100,0,99999999999999,G,m,d,32,0,50,20,1000", "duration", "above the maximum"},
         {"2,A,u,1,4,100,0,10,X,m,d,32,0,50,20,1000", "class", "not G, BE or auto"},
         {"2,A,u,1,4,100,0,10,G,m,d,-32,0,50,20,1000", "batchsize", "below the minimum"},
         {"2,A,u,1,4,100,0,10,G,m,d,32,2,50,20,1000", "amp", "expected 0 or 1"},
@@ -116,7 +116,7 @@ static void test_field_errors(void **st)
         {"2,A,u,1,4,100,0,10,G,m,d,32,0,-5,20,1000", "gpu_util", "below the minimum"},
         {"2,A,u,1,4,100,0,10,G,m,d,32,0,50,nan,1000", "gmem_util", "not a number"},
         {"2,A,u,1,4,100,0,10,G,m,d,32,0,50,20,-1", "gmem", "below the minimum"},
-        {"2,A,u,2000000,4,100,0,10,G,m,d,32,0,50,20,1000", "gpus", "implausible"},
+        {"2,A,u,2000000,4,100,0,10,G,m,d,32,0,50,20,1000", "gpus", "above the maximum"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char b[1024];
@@ -246,7 +246,7 @@ static void test_tenant_errors_more(void **st)
     tenant_error("tenant,quota_gpus\n,8\n", 2, "tenant", "empty tenant name");
     tenant_error("tenant,quota_gpus\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA,8\n", 2, "tenant",
                  "longer than");
-    tenant_error("tenant,quota_gpus\nA,999999999999\n", 2, "quota_gpus", "implausibly large");
+    tenant_error("tenant,quota_gpus\nA,999999999999\n", 2, "quota_gpus", "above the maximum");
     /* 'quota' and 'nodes' headers are accepted too */
     ds_trace_t t;
     ds_trace_init(&t);

@@ -10,6 +10,7 @@
 #include "deepshare/common.h"
 
 #define DS_CSV_MAX_FIELDS 64
+#define DS_CSV_MAX_LINE (1 << 20) /* bytes in one row: longer is not a trace, and getline would grow without bound */
 
 typedef struct ds_csv {
     FILE *f;
@@ -43,5 +44,12 @@ int ds_csv_i64(const ds_csv_t *c, int col, const char *name, int64_t min, int64_
 int ds_csv_f64(const ds_csv_t *c, int col, const char *name, double min, double *out, ds_error_t *err);
 /* Copies a text field into dst (size n); a value that does not fit is an error, not a truncation. */
 int ds_csv_str(const ds_csv_t *c, int col, const char *name, char *dst, size_t n, ds_error_t *err);
+/* An integer in [min, max]: the bound is checked here, so no caller narrows an out-of-range value. */
+int ds_csv_int(const ds_csv_t *c, int col, const char *name, int64_t min, int64_t max, int64_t *out, ds_error_t *err);
+/* A finite number in [min, max]. */
+int ds_csv_num(const ds_csv_t *c, int col, const char *name, double min, double max, double *out, ds_error_t *err);
+
+/* Writes one field, quoted and with quotes doubled when it holds ',', '"', CR or LF (or edge blanks). */
+void ds_csv_put(FILE *f, const char *s);
 
 #endif

@@ -231,7 +231,10 @@ int ds_interference_eval_lomo(const ds_coloc_t *coloc, const ds_single_profile_t
 
 /* ---------------------------------------------------------------- model files (model_file.c: the only file I/O) */
 
-/* A model file holds a kind ("runtime" or "interference") and the serialized models. */
+/* A model file holds a kind ("runtime" or "interference"), the size and FNV-1a checksum of the serialized
+ * models, then those bytes. Reading checks size and checksum before allocating or parsing anything; it
+ * detects corruption, not tampering: model files must come from a trusted source. */
+uint64_t ds_model_checksum(const char *buf, size_t len);
 int ds_model_file_write(const char *path, const char *kind, const char *buf, size_t len, ds_error_t *err);
 /* Reads a model file of the given kind; *buf is malloc'ed. A missing file is DS_ENOTFOUND. */
 int ds_model_file_read(const char *path, const char *kind, char **buf, size_t *len, ds_error_t *err);

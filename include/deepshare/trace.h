@@ -4,6 +4,17 @@
 
 #include "deepshare/common.h"
 
+/* What the readers accept (docs/trace-format.md, "Limits"): beyond these, the simulator's per-cycle
+ * series and per-tenant arrays would exhaust memory or time, so the reader names the file and line instead. */
+#define DS_MAX_JOBS 20000000                 /* rows in one job file */
+#define DS_MAX_TENANTS 1000                  /* tenants in one file: DeepShare's cycle grows ~cubically (3000: 37 s) */
+#define DS_MAX_QUOTA_GPUS 1000000            /* one tenant's quota */
+#define DS_MAX_JOB_GPUS 100000               /* one job */
+#define DS_MAX_SUBMIT ((int64_t)1 << 40)     /* absolute submit time, s (Unix seconds fit) */
+#define DS_MAX_SPAN ((int64_t)2 * 366 * 86400) /* last submit - first submit, s */
+#define DS_MAX_DURATION ((int64_t)366 * 86400) /* one job's run time, s */
+#define DS_MAX_ESTIMATE 1e12                 /* a duration estimate, s (|value|) */
+
 typedef enum { DS_CLASS_AUTO = 0, DS_CLASS_G = 1, DS_CLASS_BE = 2 } ds_class_t;
 
 /* A job as submitted: static description, never changed by a run. */
@@ -49,7 +60,8 @@ typedef struct ds_trace {
     ds_job_t *jobs;
     int32_t njobs, cap;
     ds_tenant_t *tenants;
-    int32_t ntenants;
+    int32_t ntenants, tcap;
+    int32_t *thash, thcap;    /* open-addressing index of tenant names: many tenants must not cost a quadratic scan */
     ds_strtab_t users, models, datasets;
     char source[256];  /* "synthetic(seed=..)" or the file path */
 } ds_trace_t;

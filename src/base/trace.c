@@ -16,6 +16,7 @@ void ds_trace_free(ds_trace_t *t)
 {
     free(t->jobs);
     free(t->tenants);
+    free(t->thash);
     ds_strtab_free(&t->users);
     ds_strtab_free(&t->models);
     ds_strtab_free(&t->datasets);
@@ -37,21 +38,54 @@ ds_job_t *ds_trace_add_job(ds_trace_t *t)
     return j;
 }
 
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
 int32_t ds_trace_find_tenant(const ds_trace_t *t, const char *name)
 {
-    for (int32_t i = 0; i < t->ntenants; i++)
+    if (!t->thcap) return -1;
+    for (uint32_t h = name_hash(name) & (uint32_t)(t->thcap - 1);; h = (h + 1) & (uint32_t)(t->thcap - 1)) {
+        int32_t i = t->thash[h];
+        if (i < 0) return -1;
         if (strcmp(t->tenants[i].name, name) == 0) return i;
-    return -1;
+    }
+}
+
+/* Adds tenant i to the index unless its name is there already (the first of duplicates wins, as a scan would). */
+static void index_tenant(ds_trace_t *t, int32_t i)
+{
+    if (ds_trace_find_tenant(t, t->tenants[i].name) >= 0) return;
+    uint32_t h = name_hash(t->tenants[i].name) & (uint32_t)(t->thcap - 1);
+    while (t->thash[h] >= 0) h = (h + 1) & (uint32_t)(t->thcap - 1);
+    t->thash[h] = i;
 }
 
 int32_t ds_trace_add_tenant(ds_trace_t *t, const char *name, int32_t quota_gpus)
 {
-    t->tenants = ds_xrealloc(t->tenants, (size_t)(t->ntenants + 1) * sizeof *t->tenants);
+    if (t->ntenants == t->tcap) {
+        t->tcap = t->tcap ? t->tcap * 2 : 16;
+        t->tenants = ds_xrealloc(t->tenants, (size_t)t->tcap * sizeof *t->tenants);
+    }
     ds_tenant_t *x = &t->tenants[t->ntenants];
     memset(x, 0, sizeof *x);
     snprintf(x->name, sizeof x->name, "%s", name);
     x->quota_gpus = quota_gpus;
-    return t->ntenants++;
+    int32_t i = t->ntenants++;
+    if (t->ntenants * 2 > t->thcap) {
+        free(t->thash);
+        t->thcap = t->thcap ? t->thcap * 2 : 64;
+        while (t->ntenants * 2 > t->thcap) t->thcap *= 2;
+        t->thash = ds_xmalloc((size_t)t->thcap * sizeof *t->thash);
+        for (int32_t k = 0; k < t->thcap; k++) t->thash[k] = -1;
+        for (int32_t k = 0; k < t->ntenants; k++) index_tenant(t, k);
+    } else {
+        index_tenant(t, i);
+    }
+    return i;
 }
 
 const char *ds_trace_model_name(const ds_trace_t *t, const ds_job_t *j)

@@ -42,11 +42,24 @@ int ds_runs_read_config(ds_run_t *runs, int n, const char *path)
         fprintf(stderr, "deepshare: %s: cannot open: %s\n", path, strerror(errno));
         return -1;
     }
-    char line[1024];
+    /* whole lines of any length: a fixed buffer split long lines and parsed their tail as a parameter */
+    char *line = NULL;
+    size_t cap = 0;
     long ln = 0;
     int rc = 0;
-    while (fgets(line, sizeof line, f)) {
+    ssize_t got;
+    while ((got = getline(&line, &cap, f)) >= 0) {
         ln++;
+        if ((size_t)got != strlen(line)) {
+            fprintf(stderr, "deepshare: %s:%ld: NUL byte in line (binary file?)\n", path, ln);
+            rc = -1;
+            break;
+        }
+        if (got > 65536) {
+            fprintf(stderr, "deepshare: %s:%ld: line longer than 65536 characters\n", path, ln);
+            rc = -1;
+            break;
+        }
         char *h = strchr(line, '#');
         if (h) *h = '\0';
         char *k = line;
@@ -73,6 +86,7 @@ int ds_runs_read_config(ds_run_t *runs, int n, const char *path)
             break;
         }
     }
+    free(line);
     fclose(f);
     return rc;
 }

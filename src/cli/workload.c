@@ -27,7 +27,7 @@ int ds_workload_opt(ds_workload_opts_t *o, const char *name, const char *arg)
         if (ds_parse_i64("--synth-jobs", arg, 1, 100000000, &v)) return -1;
         o->synth.jobs = v, o->synth_given = 1;
     } else if (!strcmp(name, "synth-tenants")) {
-        if (ds_parse_i64("--synth-tenants", arg, 1, 10000, &v)) return -1;
+        if (ds_parse_i64("--synth-tenants", arg, 1, DS_MAX_TENANTS, &v)) return -1;
         o->synth.tenants = (int32_t)v, o->synth_given = 1;
     } else if (!strcmp(name, "synth-nodes")) {
         if (ds_parse_i64("--synth-nodes", arg, 1, 1000000, &v)) return -1;

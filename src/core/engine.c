@@ -129,6 +129,30 @@ int ds_engine_create(ds_engine_t **out, const ds_trace_t *trace, const ds_engine
             ds_engine_destroy(e);
             return DS_EINVAL;
         }
+        /* A job that no empty node could hold would wait forever: FIFO stalls on it and timer-driven policies
+         * (Tiresias) loop without end. The busiest node of a placement holds min(gpus, gpus_per_node) of its
+         * GPUs and that share of its CPUs and memory (placement.c). */
+        int32_t ngp = DS_MIN(job->gpus, gpn);
+        int64_t cpu = job->gpus ? ((int64_t)job->cpus * ngp + job->gpus - 1) / job->gpus : job->cpus;
+        int64_t mem = job->gpus ? (job->mem_mib * ngp + job->gpus - 1) / job->gpus : job->mem_mib;
+        const char *what = NULL;
+        if (cfg->enforce_cpu && cpu > cfg->cpus_per_node) what = "CPUs";
+        else if (cfg->mem_per_node > 0 && mem > cfg->mem_per_node) what = "MiB of memory";
+        if (what) {
+            int cpus = what[0] == 'C';
+            ds_error_set(err, trace->source, job->line, cpus ? "cpus" : "mem_mib",
+                         "job %lld could never run: it needs %lld %s on one node, a node has %lld%s", (long long)job->id,
+                         (long long)(cpus ? cpu : mem), what, (long long)(cpus ? cfg->cpus_per_node : cfg->mem_per_node),
+                         cpus ? " (see --cpus-per-node and --no-cpu-check)" : "");
+            ds_engine_destroy(e);
+            return DS_EINVAL;
+        }
+        if (job->gpus / gpn > 4096) { /* ds_engine_find_free places at most 4096 whole nodes */
+            ds_error_set(err, trace->source, job->line, "gpus", "job %lld could never run: it spans more than 4096 nodes",
+                         (long long)job->id);
+            ds_engine_destroy(e);
+            return DS_EINVAL;
+        }
     }
     e->jgpu_off[nj] = off;
     e->priv.rate_dirty = ds_xmalloc((size_t)(nj ? nj : 1) * sizeof *e->priv.rate_dirty);

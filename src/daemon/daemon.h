@@ -111,5 +111,9 @@ void daemon_observe_latency(daemon_t *d, double seconds);
 /* http.c */
 int http_start(daemon_t *d, ds_error_t *err);
 void http_stop(void);
+/* Renders /metrics from d and publishes it with Slurm's reachability; call under d->lock after a pass. */
+void http_publish(daemon_t *d);
+/* Publishes only whether slurmctld answered (the pass failed: the old metrics stay). */
+void http_publish_health(int slurm_up);
 
 #endif

@@ -1,8 +1,13 @@
 /* dconfig.c: reads deepshared's configuration file; any mistake is reported with its file, line and key. */
 #include "dconfig.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,14 +45,16 @@ static char *trim(char *s)
     return s;
 }
 
-static int num(const char *path, long line, const char *key, const char *v, double lo, double hi, double *out,
-               ds_error_t *err)
+/* Written as !(x >= lo && x <= hi) so that NaN fails it: a NaN cycle or capacity spins the daemon. */
+static int num(const char *path, long line, const char *key, const char *v, double lo, double hi, int integer,
+               double *out, ds_error_t *err)
 {
     char *end;
     errno = 0;
     double x = strtod(v, &end);
-    if (errno || end == v || *trim(end) || x < lo || x > hi) {
-        ds_error_set(err, path, line, key, "expected a number in [%g, %g], got '%s'", lo, hi, v);
+    if (errno || end == v || *trim(end) || !(x >= lo && x <= hi) || (integer && x != floor(x))) {
+        ds_error_set(err, path, line, key, "expected %s in [%g, %g], got '%s'", integer ? "an integer" : "a number", lo,
+                     hi, v);
         return DS_EPARSE;
     }
     *out = x;
@@ -81,7 +88,9 @@ static int set_key(dconfig_t *c, const char *path, long line, const char *k, con
     }
 #define STR(name, field) if (!strcmp(k, name)) return str(path, line, k, v, c->field, sizeof c->field, err)
 #define NUM(name, field, lo, hi) \
-    if (!strcmp(k, name)) { if ((rc = num(path, line, k, v, lo, hi, &x, err))) return rc; c->field = x; return DS_OK; }
+    if (!strcmp(k, name)) { if ((rc = num(path, line, k, v, lo, hi, 0, &x, err))) return rc; c->field = x; return DS_OK; }
+#define INT(name, field, lo, hi) \
+    if (!strcmp(k, name)) { if ((rc = num(path, line, k, v, lo, hi, 1, &x, err))) return rc; c->field = (int)x; return DS_OK; }
     STR("policy", policy);
     STR("slurm_conf", slurm_conf);
     STR("staging_partition", staging);
@@ -93,29 +102,39 @@ static int set_key(dconfig_t *c, const char *path, long line, const char *k, con
     NUM("poll", poll, 0.05, 3600);
     NUM("missing_rho", missing_rho, 0, 1);
     NUM("default_runtime", default_runtime, 1, 1e9);
-    NUM("min_history", min_history, 1, 1e6);
-    NUM("gpu_mem_mib", gmem_mib, 1, 1e7);
-    NUM("default_job_gpu_mem_mib", default_gmem_mib, 0, 1e7);
-    NUM("k", k, 1, 4);
-    NUM("gpu_sharing", gpu_sharing, 0, 1);
+    INT("min_history", min_history, 1, 1e6);
+    INT("gpu_mem_mib", gmem_mib, 1, 1e7);
+    INT("default_job_gpu_mem_mib", default_gmem_mib, 0, 1e7);
+    INT("k", k, 1, 4);
+    INT("gpu_sharing", gpu_sharing, 0, 1);
     NUM("qad_lambda", qad_lambda, 0, 1);
     NUM("qad_theta", qad_theta, 0, 1);
-    NUM("job_capacity", job_capacity, 16, 1e7);
+    INT("job_capacity", job_capacity, 16, 1e7);
     NUM("dispatch_timeout", dispatch_timeout, 1, 86400);
-    NUM("verbose", verbose, 0, 2);
+    INT("verbose", verbose, 0, 2);
 #undef STR
 #undef NUM
+#undef INT
     if (!strcmp(k, "listen")) {
         /* "127.0.0.1:9464", or "off" */
         if (!strcmp(v, "off")) { c->listen_port = 0; return DS_OK; }
         const char *colon = strrchr(v, ':');
         char *end;
         long port = colon ? strtol(colon + 1, &end, 10) : -1;
-        if (!colon || colon == v || *end || port < 1 || port > 65535 || (size_t)(colon - v) >= sizeof c->listen_addr) {
+        char addr[64];
+        struct in_addr ia;
+        if (!colon || colon == v || *end || colon[1] == '\0' || port < 1 || port > 65535 ||
+            (size_t)(colon - v) >= sizeof addr) {
             ds_error_set(err, path, line, k, "expected ADDRESS:PORT (or off), got '%s'", v);
             return DS_EPARSE;
         }
-        snprintf(c->listen_addr, sizeof c->listen_addr, "%.*s", (int)(colon - v), v);
+        snprintf(addr, sizeof addr, "%.*s", (int)(colon - v), v);
+        /* the same test the HTTP server applies at start, so --check cannot pass what start refuses */
+        if (inet_pton(AF_INET, addr, &ia) != 1) {
+            ds_error_set(err, path, line, k, "'%s' is not an IPv4 address (as 127.0.0.1:9464)", addr);
+            return DS_EPARSE;
+        }
+        snprintf(c->listen_addr, sizeof c->listen_addr, "%s", addr);
         c->listen_port = (int)port;
         return DS_OK;
     }
@@ -146,9 +165,15 @@ int dconfig_read(dconfig_t *c, const char *path, ds_error_t *err)
         char *s = trim(buf);
         if (!*s) continue;
         if (!strncmp(s, "tenant", 6) && isspace((unsigned char)s[6])) {
-            char name[128], extra[8];
-            long q;
-            int n = sscanf(s + 6, "%127s %ld %7s", name, &q, extra);
+            char name[128], qs[32], extra[8];
+            long q = -1;
+            int n = sscanf(s + 6, "%127s %31s %7s", name, qs, extra);
+            if (n == 2) {
+                char *qe;
+                errno = 0;
+                q = strtol(qs, &qe, 10);
+                if (errno || qe == qs || *qe) q = -1;
+            }
             if (n != 2 || q < 0 || q > 1000000) {
                 ds_error_set(err, path, line, "tenant", "expected 'tenant ACCOUNT QUOTA_GPUS'");
                 rc = DS_EPARSE;
@@ -185,4 +210,49 @@ int dconfig_read(dconfig_t *c, const char *path, ds_error_t *err)
         rc = DS_EPARSE;
     }
     return rc;
+}
+
+int dconfig_check(const dconfig_t *c, ds_error_t *err)
+{
+    struct in_addr ia;
+    if (c->listen_port && inet_pton(AF_INET, c->listen_addr, &ia) != 1) {
+        ds_error_set(err, c->path, 0, "listen", "'%s' is not an IPv4 address", c->listen_addr);
+        return DS_EPARSE;
+    }
+    if (c->ntenants < 1) {
+        ds_error_set(err, c->path, 0, "tenant", "no tenants defined (add 'tenant ACCOUNT QUOTA_GPUS' lines)");
+        return DS_EPARSE;
+    }
+    if (!c->journal[0]) {
+        ds_error_set(err, c->path, 0, "journal", "empty journal path");
+        return DS_EPARSE;
+    }
+    return DS_OK;
+}
+
+int dconfig_listen_public(const dconfig_t *c)
+{
+    struct in_addr ia;
+    if (!c->listen_port || inet_pton(AF_INET, c->listen_addr, &ia) != 1) return 0;
+    return (ntohl(ia.s_addr) >> 24) != 127;
+}
+
+int dconfig_check_bind(const dconfig_t *c, ds_error_t *err)
+{
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)c->listen_port);
+    if (!c->listen_port || inet_pton(AF_INET, c->listen_addr, &sa.sin_addr) != 1) return DS_OK;
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0) return DS_OK; /* nothing learned: start will tell */
+    int one = 1;
+    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one); /* as the HTTP server binds */
+    int rc = bind(s, (struct sockaddr *)&sa, sizeof sa) ? errno : 0;
+    close(s);
+    if (rc == 0) return DS_OK;
+    if (rc == EADDRINUSE) return 1; /* perhaps the running daemon itself: the caller warns */
+    ds_error_set(err, c->path, 0, "listen", "cannot listen on %s:%d: %s", c->listen_addr, c->listen_port,
+                 rc == EADDRNOTAVAIL ? "not an address of this machine" : strerror(rc));
+    return DS_EPARSE;
 }

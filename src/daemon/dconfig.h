@@ -44,5 +44,12 @@ typedef struct dconfig {
 void dconfig_default(dconfig_t *c);
 /* Reads a config file over the defaults; on error fills err with file, line and key. */
 int dconfig_read(dconfig_t *c, const char *path, ds_error_t *err);
+/* Checks what start needs beyond single keys (listen address, tenants, journal): --check runs it too. */
+int dconfig_check(const dconfig_t *c, ds_error_t *err);
+/* Binds the listen address once and lets go (--check): DS_OK, 1 when the port is in use (a running
+ * daemon?), or an error (not a local address, no permission) that start would hit. */
+int dconfig_check_bind(const dconfig_t *c, ds_error_t *err);
+/* 1 when the HTTP endpoints listen on a non-loopback address (anyone on the network can read them). */
+int dconfig_listen_public(const dconfig_t *c);
 
 #endif

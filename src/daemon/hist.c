@@ -3,6 +3,7 @@
 #include "hist.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -69,34 +70,85 @@ double hist_predict(const hist_t *h, const char *tenant, const char *user)
     return h->default_runtime;
 }
 
-int hist_seen(const hist_t *h, uint32_t id) { return ds_idmap_get(&h->recorded, id) >= 0; }
+/* A Slurm job id is reused after a wrap or a database reset; its end time tells the two jobs apart. End times
+ * are Unix seconds, below 2^32 until 2106, so (id, end) packs into the map's 64-bit key without collisions. */
+static int64_t rec_key(uint32_t id, int64_t end) { return (int64_t)(((uint64_t)id << 32) | (uint32_t)end); }
+
+int hist_seen(const hist_t *h, uint32_t id, int64_t end) { return ds_idmap_get(&h->recorded, rec_key(id, end)) >= 0; }
+
+static void warn_stderr(const char *msg) { fprintf(stderr, "deepshared: %s\n", msg); }
+
+/* One journal record "id,tenant,user,gpus,seconds,end", strictly: anything else is reported, not guessed at. */
+static const char *parse_record(char *buf, uint32_t *id, char **tenant, char **user, double *sec, int64_t *end)
+{
+    char *nl = strchr(buf, '\n');
+    if (!nl) return "incomplete record (torn by a crash?)";
+    *nl = '\0';
+    char *f[6];
+    int n = 0;
+    for (char *p = buf; n < 6; n++) {
+        f[n] = p;
+        char *c = strchr(p, ',');
+        if (!c) { n++; break; }
+        *c = '\0';
+        p = c + 1;
+        if (n == 5) return "more than 6 fields";
+    }
+    if (n != 6) return "expected 6 fields: slurm_job_id,tenant,user,gpus,seconds,end";
+    char *e;
+    errno = 0;
+    unsigned long long v = strtoull(f[0], &e, 10);
+    if (errno || e == f[0] || *e || f[0][0] == '-' || v == 0 || v > 0xffffffffULL) return "bad slurm_job_id";
+    *id = (uint32_t)v;
+    if (!*f[1] || !*f[2] || strlen(f[1]) > 127 || strlen(f[2]) > 127) return "bad tenant or user";
+    long g = strtol(f[3], &e, 10);
+    if (e == f[3] || *e || g < 0 || g > 1000000) return "bad gpus";
+    *sec = strtod(f[4], &e);
+    /* inf or 1e308 seconds would poison every later mean: a year is the longest run time believed */
+    if (e == f[4] || *e || !(*sec >= 0 && *sec <= HIST_MAX_SECONDS)) return "bad seconds (not a finite run time of at most a year)";
+    errno = 0;
+    long long en = strtoll(f[5], &e, 10);
+    if (errno || e == f[5] || *e || en < 0 || en > 0xffffffffLL) return "bad end time";
+    *end = en;
+    *tenant = f[1];
+    *user = f[2];
+    return NULL;
+}
 
 int hist_open(hist_t *h, const char *path, void (*warn)(const char *msg), ds_error_t *err)
 {
     snprintf(h->path, sizeof h->path, "%s", path);
+    if (!warn) warn = warn_stderr;
     FILE *f = fopen(path, "r");
     if (f) {
-        char buf[512], msg[700];
+        char *buf = NULL;
+        size_t cap = 0;
+        char msg[700];
         long line = 0;
-        while (fgets(buf, sizeof buf, f)) {
+        ssize_t got;
+        while ((got = getline(&buf, &cap, f)) >= 0) {
             line++;
             if (line == 1 && !strncmp(buf, "slurm_job_id", 12)) continue;
-            unsigned long id;
-            char tenant[128], user[128];
-            int gpus;
+            if (got == 1 && buf[0] == '\n') continue;
+            uint32_t id;
+            char *tenant, *user;
             double sec;
-            long long end;
-            if (sscanf(buf, "%lu,%127[^,],%127[^,],%d,%lf,%lld", &id, tenant, user, &gpus, &sec, &end) != 6 ||
-                !(sec >= 0)) {
+            int64_t end;
+            const char *why = (size_t)got != strlen(buf) ? "NUL byte in record"
+                              : got > 600 ? "record longer than 600 bytes"
+                                          : parse_record(buf, &id, &tenant, &user, &sec, &end);
+            if (why) {
                 /* a torn last line after a crash is expected; anything else is worth a look */
-                snprintf(msg, sizeof msg, "%s:%ld: malformed journal record skipped", path, line);
-                if (warn) warn(msg);
+                snprintf(msg, sizeof msg, "%s:%ld: malformed journal record skipped: %s", path, line, why);
+                warn(msg);
+                h->skipped++;
                 continue;
             }
-            if (ds_idmap_put(&h->recorded, (int64_t)id, 1) >= 0) continue;
+            if (ds_idmap_put(&h->recorded, rec_key(id, end), 1) >= 0) continue;
             hist_learn(h, tenant, user, sec);
             h->records++;
         }
+        free(buf);
         fclose(f);
     }
     char dir[256];
@@ -131,7 +183,12 @@ int hist_open(hist_t *h, const char *path, void (*warn)(const char *msg), ds_err
 int hist_record(hist_t *h, uint32_t id, const char *tenant, const char *user, int gpus, double seconds, int64_t end,
                 char *err, size_t errn)
 {
-    if (ds_idmap_put(&h->recorded, id, 1) >= 0) return 0;
+    if (!(seconds >= 0 && seconds <= HIST_MAX_SECONDS) || end < 0 || end > 0xffffffffLL) {
+        snprintf(err, errn, "%s: job %u not journaled: run time %g s or end %lld out of range", h->path, id, seconds,
+                 (long long)end);
+        return -1;
+    }
+    if (ds_idmap_put(&h->recorded, rec_key(id, end), 1) >= 0) return 0;
     hist_learn(h, tenant, user, seconds);
     h->records++;
     if (h->fd < 0) return 0;

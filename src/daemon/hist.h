@@ -19,22 +19,26 @@ typedef struct hist {
     hist_stat_t all;
     int min_history;
     double default_runtime;
-    ds_idmap_t recorded;              /* Slurm job ids already in the journal */
+    ds_idmap_t recorded;              /* (Slurm job id, end time) already in the journal */
     int fd;                           /* journal, -1 when none */
     char path[256];
     int64_t records;
+    int64_t skipped;                  /* malformed journal lines (each reported) */
 } hist_t;
+
+#define HIST_MAX_SECONDS (366.0 * 86400) /* longest run time learned from */
 
 void hist_init(hist_t *h, int min_history, double default_runtime);
 void hist_free(hist_t *h);
 /* Opens (creating) the journal and learns from every record in it. A malformed line is skipped and
- * reported through warn (file:line: reason). Returns 0 or -1 with err filled. */
+ * reported through warn (file:line: reason; NULL: stderr). Returns 0 or -1 with err filled. */
 int hist_open(hist_t *h, const char *path, void (*warn)(const char *msg), ds_error_t *err);
 /* Learns one finished job (no I/O). */
 void hist_learn(hist_t *h, const char *tenant, const char *user, double seconds);
 /* Predicted run time in seconds of a job of this tenant and user. */
 double hist_predict(const hist_t *h, const char *tenant, const char *user);
-int hist_seen(const hist_t *h, uint32_t slurm_id);
+/* 1 when this job (id and end time: ids are reused) is in the journal. */
+int hist_seen(const hist_t *h, uint32_t slurm_id, int64_t end);
 /* Appends a finished job to the journal (fsync'd) and learns it; does nothing for a job already
  * recorded. Returns 0, or -1 when the write failed (err filled). */
 int hist_record(hist_t *h, uint32_t slurm_id, const char *tenant, const char *user, int gpus, double seconds,

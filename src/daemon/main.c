@@ -55,7 +55,7 @@ int main(int argc, char **argv)
     ds_error_clear(&err);
     char msg[800];
     dconfig_default(&d.cfg);
-    if (dconfig_read(&d.cfg, path, &err)) {
+    if (dconfig_read(&d.cfg, path, &err) || dconfig_check(&d.cfg, &err)) {
         ds_error_format(&err, msg, sizeof msg);
         fprintf(stderr, "deepshared: %s\n", msg);
         return 1;
@@ -67,7 +67,20 @@ int main(int argc, char **argv)
         daemon_teardown(&d);
         return 1;
     }
+    if (dconfig_listen_public(&d.cfg))
+        fprintf(stderr, "deepshared: warning: %s: listen = %s:%d is not a loopback address: /metrics and /explain "
+                "are readable from the network without authentication\n", path, d.cfg.listen_addr, d.cfg.listen_port);
     if (check) {
+        int b = dconfig_check_bind(&d.cfg, &err);
+        if (b < 0) {
+            ds_error_format(&err, msg, sizeof msg);
+            fprintf(stderr, "deepshared: %s\n", msg);
+            daemon_teardown(&d);
+            return 1;
+        }
+        if (b > 0)
+            fprintf(stderr, "deepshared: warning: %s: %s:%d is in use now (a running deepshared?): start needs it free\n",
+                    path, d.cfg.listen_addr, d.cfg.listen_port);
         printf("deepshared: %s: ok (policy %s, %d tenants)\n", path, d.ops->name, d.cfg.ntenants);
         daemon_teardown(&d);
         return 0;
@@ -103,6 +116,11 @@ int main(int argc, char **argv)
             if (rc > 0 || timer) daemon_observe_latency(&d, daemon_now_mono() - t0);
         } else {
             d.slurm_up = 0;
+        }
+        /* /metrics and /healthz serve this snapshot: requests never wait on the lock held above */
+        if (d.cfg.listen_port) {
+            if (rc >= 0) http_publish(&d);
+            else http_publish_health(0);
         }
         pthread_mutex_unlock(&d.lock);
         if (rc < 0) {

@@ -445,7 +445,7 @@ static int load_nodes(daemon_t *d, char *err, size_t errn)
 static void journal_finished(daemon_t *d, const sl_job_t *j)
 {
     if (j->state != SL_COMPLETED || !is_ours(d, j->partition) || j->start <= 0 || j->end < j->start) return;
-    if (hist_seen(&d->hist, j->id)) return;
+    if (hist_seen(&d->hist, j->id, j->end)) return;
     int32_t t = tenant_of(d, j->account);
     if (t < 0) return;
     char err[300];

@@ -26,18 +26,18 @@ int ds_single_read(ds_single_profile_t *s, const char *path, ds_error_t *err)
             (rc = ds_csv_str(&f, col[1], names[1], w->dataset, sizeof w->dataset, err)))
             break;
         int64_t v;
-        double d;
-        if ((rc = ds_csv_i64(&f, col[2], names[2], 0, &v, err))) break;
+        if ((rc = ds_csv_int(&f, col[2], names[2], 0, 1 << 30, &v, err))) break;
         w->batch = (int32_t)v;
-        if ((rc = ds_csv_i64(&f, col[3], names[3], 0, &v, err))) break;
+        if ((rc = ds_csv_int(&f, col[3], names[3], 0, 1, &v, err))) break;
         w->amp = (int32_t)v;
-        if ((rc = ds_csv_f64(&f, col[4], names[4], 0, &w->speed, err)) ||
-            (rc = ds_csv_f64(&f, col[5], names[5], 0, &w->gpu_util, err)) ||
-            (rc = ds_csv_f64(&f, col[6], names[6], 0, &w->gmem_util, err)) ||
-            (rc = ds_csv_f64(&f, col[7], names[7], 0, &w->gmem, err)) ||
-            (rc = ds_csv_f64(&f, col[8], names[8], 0, &d, err)))
+        /* bounded: the forest's features are floats, and a double beyond float range does not convert */
+        if ((rc = ds_csv_num(&f, col[4], names[4], 0, 1e9, &w->speed, err)) ||
+            (rc = ds_csv_num(&f, col[5], names[5], 0, 1e4, &w->gpu_util, err)) ||
+            (rc = ds_csv_num(&f, col[6], names[6], 0, 1e4, &w->gmem_util, err)) ||
+            (rc = ds_csv_num(&f, col[7], names[7], 0, 1e9, &w->gmem, err)) ||
+            (rc = ds_csv_int(&f, col[8], names[8], 0, 2, &v, err)))
             break;
-        w->label = (int32_t)d;
+        w->label = (int32_t)v; /* Lucid's sharing score: 0, 1 or 2, never a fraction */
         s->n++;
     }
     ds_csv_close(&f);

@@ -1,4 +1,5 @@
 /* csv_out.c: per-job, per-cycle and per-tenant CSV files of one run (--out DIR). */
+#include "deepshare/csv.h"
 #include "deepshare/report.h"
 
 #include <errno.h>
@@ -37,8 +38,12 @@ int ds_report_write_csv(const char *dir, const ds_trace_t *t, const ds_sim_resul
     fprintf(f, "job_id,tenant,user,gpus,submit,start,end,queue,jct,duration,preemptions,colocated\n");
     for (int32_t j = 0; j < t->njobs; j++) {
         const ds_job_t *x = &t->jobs[j];
-        fprintf(f, "%lld,%s,%s,%d,%lld,%lld,%lld,%lld,%lld,%lld,%d,%d\n", (long long)x->id, t->tenants[x->tenant].name,
-                t->users.s[x->user], x->gpus, (long long)x->submit, (long long)r->start[j], (long long)r->end[j],
+        /* names come from the input and may hold commas or quotes: they are written as CSV fields */
+        fprintf(f, "%lld,", (long long)x->id);
+        ds_csv_put(f, t->tenants[x->tenant].name);
+        fputc(',', f);
+        ds_csv_put(f, t->users.s[x->user]);
+        fprintf(f, ",%d,%lld,%lld,%lld,%lld,%lld,%lld,%d,%d\n", x->gpus, (long long)x->submit, (long long)r->start[j], (long long)r->end[j],
                 (long long)r->queued[j], (long long)(r->end[j] - x->submit), (long long)x->duration, r->preempts[j],
                 r->colocated[j]);
     }
@@ -55,7 +60,15 @@ int ds_report_write_csv(const char *dir, const ds_trace_t *t, const ds_sim_resul
     if (close_checked(f, dir, "timeseries.csv", err)) return DS_EIO;
     if (!(f = open_in(dir, "qad.csv", err))) return DS_EIO;
     fprintf(f, "time");
-    for (int32_t i = 0; i < r->ntenants; i++) fprintf(f, ",%s_qad,%s_smoothed", r->tenants[i].name, r->tenants[i].name);
+    for (int32_t i = 0; i < r->ntenants; i++) {
+        char col[96];
+        snprintf(col, sizeof col, "%s_qad", r->tenants[i].name);
+        fputc(',', f);
+        ds_csv_put(f, col);
+        snprintf(col, sizeof col, "%s_smoothed", r->tenants[i].name);
+        fputc(',', f);
+        ds_csv_put(f, col);
+    }
     fputc('\n', f);
     for (int64_t k = 0; k < r->nseries; k++) {
         fprintf(f, "%lld", (long long)r->series[k].time);
@@ -68,7 +81,8 @@ int ds_report_write_csv(const char *dir, const ds_trace_t *t, const ds_sim_resul
     fprintf(f, "tenant,quota_gpus,jobs,avg_jct,avg_queue,p99_queue,preemptions,qad_mean,qad_compliance\n");
     for (int32_t i = 0; i < r->ntenants; i++) {
         const ds_tenant_result_t *x = &r->tenants[i];
-        fprintf(f, "%s,%d,%lld,%.3f,%.3f,%.3f,%lld,%.6f,%.6f\n", x->name, x->quota_gpus, (long long)x->jobs, x->jct.avg,
+        ds_csv_put(f, x->name);
+        fprintf(f, ",%d,%lld,%.3f,%.3f,%.3f,%lld,%.6f,%.6f\n", x->quota_gpus, (long long)x->jobs, x->jct.avg,
                 x->queue.avg, x->queue.p99, (long long)x->preemptions, x->qad_mean, x->qad_compliance);
     }
     return close_checked(f, dir, "tenants.csv", err);

@@ -361,6 +361,30 @@ static void finish_result(sim_t *s, acc_t *a, ds_sim_result_t *res)
     free(que);
 }
 
+/* Names the first job still waiting, with its file and line: the message must lead to the row. */
+static void stall_error(const sim_t *s, int64_t now, ds_error_t *err)
+{
+    const ds_engine_t *e = s->e;
+    const ds_trace_t *t = s->trace;
+    int64_t pend = 0;
+    int32_t first = -1;
+    for (int32_t j = 0; j < t->njobs; j++)
+        if (e->js[j].status == DS_JS_PENDING) {
+            pend++;
+            if (first < 0) first = j;
+        }
+    if (first < 0) {
+        ds_error_set(err, t->source, 0, NULL, "simulation stalled at t=%lld: no job can ever start", (long long)now);
+        return;
+    }
+    const ds_job_t *j = &t->jobs[first];
+    ds_error_set(err, t->source, j->line, NULL,
+                 "simulation stalled at t=%lld: %lld jobs pending and none can ever start, the first is job %lld "
+                 "(tenant %s, %d GPUs, %d CPUs, submitted at %lld)",
+                 (long long)now, (long long)pend, (long long)j->id, t->tenants[j->tenant].name, j->gpus, j->cpus,
+                 (long long)j->submit);
+}
+
 int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_result_t *res, ds_error_t *err)
 {
     memset(res, 0, sizeof *res);
@@ -418,17 +442,21 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
     a.last_t = first;
     a.next_sample = first - first % cfg->cycle;
     if (a.next_sample < first) a.next_sample += cfg->cycle;
-    int64_t next_arr = 0, timer_at = DS_TIME_NEVER;
+    int64_t next_arr = 0, timer_at = DS_TIME_NEVER, idle_since = -1;
     rc = DS_OK;
     while (e->n_finished < n) {
         int64_t t = heap_next_time(&s);
         if (next_arr < n && trace->jobs[next_arr].submit < t) t = trace->jobs[next_arr].submit;
         if (timer_at < t) t = timer_at;
-        if (t == DS_TIME_NEVER) {
-            int64_t pend = 0;
-            for (int32_t p = 0; p < e->nparts; p++) pend += e->parts[p].npending;
-            ds_error_set(err, NULL, 0, NULL, "simulation stalled at t=%lld: %lld jobs pending, none can ever start",
-                         (long long)a.last_t, (long long)pend);
+        /* Nothing running, every job arrived, yet jobs wait: with only timers left (Tiresias) time would advance
+         * forever, so a cluster idle that long with work pending is a stall too. */
+        if (heap_next_time(&s) == DS_TIME_NEVER && next_arr == n) {
+            if (idle_since < 0) idle_since = a.last_t;
+        } else {
+            idle_since = -1;
+        }
+        if (t == DS_TIME_NEVER || (idle_since >= 0 && t - idle_since > DS_MAX_DURATION)) {
+            stall_error(&s, a.last_t, err);
             rc = DS_EINVAL;
             break;
         }

@@ -19,6 +19,11 @@ int ds_coloc_read(ds_coloc_t *c, const char *path, ds_error_t *err)
     if ((rc = ds_csv_require(&f, names, 13, col, err))) return rc;
     int ncols = f.nfields, cap = 0;
     while ((rc = ds_csv_row(&f, ncols, err)) > 0) {
+        if (c->npairs == 100000) { /* the lookup is quadratic in workloads: bound the pairs */
+            ds_error_set(err, path, f.line, NULL, "more than 100000 profiled pairs");
+            rc = DS_EPARSE;
+            break;
+        }
         if (c->npairs == cap) {
             cap = cap ? cap * 2 : 256;
             c->pairs = ds_xrealloc(c->pairs, (size_t)cap * sizeof *c->pairs);
@@ -30,19 +35,20 @@ int ds_coloc_read(ds_coloc_t *c, const char *path, ds_error_t *err)
             (rc = ds_csv_str(&f, col[5], names[5], p->model2, sizeof p->model2, err)) ||
             (rc = ds_csv_str(&f, col[6], names[6], p->dataset2, sizeof p->dataset2, err)))
             break;
-        if ((rc = ds_csv_i64(&f, col[2], names[2], 0, &v, err))) break;
+        if ((rc = ds_csv_int(&f, col[2], names[2], 0, 1 << 30, &v, err))) break;
         p->batch1 = (int32_t)v;
-        if ((rc = ds_csv_i64(&f, col[3], names[3], 0, &v, err))) break;
+        if ((rc = ds_csv_int(&f, col[3], names[3], 0, 1, &v, err))) break;
         p->amp1 = (int32_t)v;
-        if ((rc = ds_csv_i64(&f, col[7], names[7], 0, &v, err))) break;
+        if ((rc = ds_csv_int(&f, col[7], names[7], 0, 1 << 30, &v, err))) break;
         p->batch2 = (int32_t)v;
-        if ((rc = ds_csv_i64(&f, col[8], names[8], 0, &v, err))) break;
+        if ((rc = ds_csv_int(&f, col[8], names[8], 0, 1, &v, err))) break;
         p->amp2 = (int32_t)v;
-        if ((rc = ds_csv_f64(&f, col[4], names[4], 0, &p->speed1, err)) ||
-            (rc = ds_csv_f64(&f, col[9], names[9], 0, &p->speed2, err)) ||
-            (rc = ds_csv_f64(&f, col[10], names[10], 0, &p->gpu_util, err)) ||
-            (rc = ds_csv_f64(&f, col[11], names[11], 0, &p->gmem_util, err)) ||
-            (rc = ds_csv_f64(&f, col[12], names[12], 0, &p->gmem, err)))
+        /* retention is a speed ratio: above 100 it is a unit mistake, and it is stored as a float */
+        if ((rc = ds_csv_num(&f, col[4], names[4], 0, 100, &p->speed1, err)) ||
+            (rc = ds_csv_num(&f, col[9], names[9], 0, 100, &p->speed2, err)) ||
+            (rc = ds_csv_num(&f, col[10], names[10], 0, 1e4, &p->gpu_util, err)) ||
+            (rc = ds_csv_num(&f, col[11], names[11], 0, 1e4, &p->gmem_util, err)) ||
+            (rc = ds_csv_num(&f, col[12], names[12], 0, 1e9, &p->gmem, err)))
             break;
         c->npairs++;
     }

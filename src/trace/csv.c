@@ -74,6 +74,29 @@ static int split(ds_csv_t *c, char *s, ds_error_t *err)
     return DS_OK;
 }
 
+/* Offset of the first byte that is not well-formed UTF-8 (overlongs and surrogates included), -1 when none:
+ * names go into JSON, which cannot carry other bytes, so they are refused here with their position. */
+static long bad_utf8(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned char b = s[i];
+        if (b < 0x80) { i++; continue; }
+        int len;
+        unsigned lo = 0x80, hi = 0xBF;
+        if (b >= 0xC2 && b <= 0xDF) len = 2;
+        else if (b >= 0xE0 && b <= 0xEF) { len = 3; if (b == 0xE0) lo = 0xA0; if (b == 0xED) hi = 0x9F; }
+        else if (b >= 0xF0 && b <= 0xF4) { len = 4; if (b == 0xF0) lo = 0x90; if (b == 0xF4) hi = 0x8F; }
+        else return (long)i;
+        if (i + (size_t)len > n) return (long)i;
+        if (s[i + 1] < lo || s[i + 1] > hi) return (long)i;
+        for (int k = 2; k < len; k++)
+            if (s[i + k] < 0x80 || s[i + k] > 0xBF) return (long)i;
+        i += (size_t)len;
+    }
+    return -1;
+}
+
 int ds_csv_next(ds_csv_t *c, ds_error_t *err)
 {
     for (;;) {
@@ -87,8 +110,23 @@ int ds_csv_next(ds_csv_t *c, ds_error_t *err)
             return 0;
         }
         c->line++;
+        if (n > DS_CSV_MAX_LINE) {
+            ds_error_set(err, c->path, c->line, NULL, "line longer than %d bytes", DS_CSV_MAX_LINE);
+            return DS_EPARSE;
+        }
         if ((size_t)n != strlen(c->buf)) {
             ds_error_set(err, c->path, c->line, NULL, "NUL byte in line (binary file?)");
+            return DS_EPARSE;
+        }
+        /* a UTF-8 byte-order mark (spreadsheets write one) would otherwise become part of the first column name */
+        if (c->line == 1 && n >= 3 && !memcmp(c->buf, "\xEF\xBB\xBF", 3)) {
+            memmove(c->buf, c->buf + 3, (size_t)n - 2);
+            n -= 3;
+        }
+        long bad = bad_utf8((const unsigned char *)c->buf, (size_t)n);
+        if (bad >= 0) {
+            ds_error_set(err, c->path, c->line, NULL, "byte %ld (0x%02X) is not valid UTF-8: save the file as UTF-8",
+                         bad + 1, (unsigned char)c->buf[bad]);
             return DS_EPARSE;
         }
         c->ended_with_newline = n > 0 && c->buf[n - 1] == '\n';
@@ -130,6 +168,10 @@ int ds_csv_require(ds_csv_t *c, const char *const *names, int n, int *col, ds_er
 
 int ds_csv_i64(const ds_csv_t *c, int col, const char *name, int64_t min, int64_t *out, ds_error_t *err)
 {
+    if (col < 0 || col >= c->nfields) { /* a caller bug, never the input's: rows were checked against the header */
+        ds_error_set(err, c->path, c->line, name, "missing field");
+        return DS_EPARSE;
+    }
     const char *s = c->fields[col];
     if (!*s) {
         ds_error_set(err, c->path, c->line, name, "empty value, expected an integer");
@@ -155,8 +197,38 @@ int ds_csv_i64(const ds_csv_t *c, int col, const char *name, int64_t min, int64_
     return DS_OK;
 }
 
+int ds_csv_int(const ds_csv_t *c, int col, const char *name, int64_t min, int64_t max, int64_t *out, ds_error_t *err)
+{
+    int64_t v;
+    int rc = ds_csv_i64(c, col, name, min, &v, err);
+    if (rc) return rc;
+    if (v > max) {
+        ds_error_set(err, c->path, c->line, name, "value %lld is above the maximum %lld", (long long)v, (long long)max);
+        return DS_EPARSE;
+    }
+    *out = v;
+    return DS_OK;
+}
+
+int ds_csv_num(const ds_csv_t *c, int col, const char *name, double min, double max, double *out, ds_error_t *err)
+{
+    double v;
+    int rc = ds_csv_f64(c, col, name, min, &v, err);
+    if (rc) return rc;
+    if (v > max) {
+        ds_error_set(err, c->path, c->line, name, "value %g is above the maximum %g", v, max);
+        return DS_EPARSE;
+    }
+    *out = v;
+    return DS_OK;
+}
+
 int ds_csv_f64(const ds_csv_t *c, int col, const char *name, double min, double *out, ds_error_t *err)
 {
+    if (col < 0 || col >= c->nfields) {
+        ds_error_set(err, c->path, c->line, name, "missing field");
+        return DS_EPARSE;
+    }
     const char *s = c->fields[col];
     char *end;
     errno = 0;
@@ -190,4 +262,20 @@ int ds_csv_str(const ds_csv_t *c, int col, const char *name, char *dst, size_t n
     }
     snprintf(dst, n, "%s", c->fields[col]);
     return DS_OK;
+}
+
+void ds_csv_put(FILE *f, const char *s)
+{
+    /* RFC 4180: quote a field holding a separator, a quote or a line break, or blanks this reader would trim */
+    size_t n = strlen(s);
+    if (!strpbrk(s, ",\"\r\n") && !(n && strchr(" \t", s[0])) && !(n && strchr(" \t", s[n - 1]))) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
 }

@@ -83,16 +83,11 @@ int ds_lucid_read_labels(ds_lucid_config_t *c, const char *path, ds_error_t *err
         if ((rc = ds_csv_str(&f, col[0], names[0], r->model, sizeof r->model, err)) ||
             (rc = ds_csv_str(&f, col[1], names[1], r->dataset, sizeof r->dataset, err)))
             break;
-        if ((rc = ds_csv_i64(&f, col[2], names[2], 0, &v, err))) break;
-        r->batch = (int32_t)DS_MIN(v, INT32_MAX);
-        if ((rc = ds_csv_i64(&f, col[3], names[3], 0, &v, err))) break;
-        r->amp = (int32_t)DS_MIN(v, INT32_MAX);
-        if ((rc = ds_csv_i64(&f, col[4], names[4], 0, &v, err))) break;
-        if (v > 2) {
-            ds_error_set(err, path, f.line, names[4], "sharing score must be 0, 1 or 2, got %lld", (long long)v);
-            rc = DS_EPARSE;
-            break;
-        }
+        if ((rc = ds_csv_int(&f, col[2], names[2], 0, 1 << 30, &v, err))) break;
+        r->batch = (int32_t)v;
+        if ((rc = ds_csv_int(&f, col[3], names[3], 0, 1, &v, err))) break;
+        r->amp = (int32_t)v;
+        if ((rc = ds_csv_int(&f, col[4], names[4], 0, 2, &v, err))) break;
         r->label = (int32_t)v;
         n++;
     }
@@ -141,7 +136,12 @@ int ds_lucid_read_series(ds_lucid_config_t *c, const char *path, ds_error_t *err
                 rc = DS_EPARSE;
                 break;
             }
-        } else if ((rc = ds_csv_i64(&f, col[0], names[0], INT64_MIN, &t, err))) {
+        } else if ((rc = ds_csv_int(&f, col[0], names[0], -DS_MAX_SUBMIT, DS_MAX_SUBMIT, &t, err))) {
+            break;
+        }
+        if (s.n >= 10000000) {
+            ds_error_set(err, path, f.line, NULL, "more than 10000000 rows");
+            rc = DS_EPARSE;
             break;
         }
         if (s.n > 0 && t <= s.time[s.n - 1]) {
@@ -150,8 +150,8 @@ int ds_lucid_read_series(ds_lucid_config_t *c, const char *path, ds_error_t *err
             break;
         }
         s.time[s.n] = t;
-        if ((rc = ds_csv_f64(&f, col[1], names[1], -INFINITY, &s.pred_jobs[s.n], err)) ||
-            (rc = ds_csv_f64(&f, col[2], names[2], -INFINITY, &s.pred_gpus[s.n], err)))
+        if ((rc = ds_csv_num(&f, col[1], names[1], -1e12, 1e12, &s.pred_jobs[s.n], err)) ||
+            (rc = ds_csv_num(&f, col[2], names[2], -1e12, 1e12, &s.pred_gpus[s.n], err)))
             break;
         s.n++;
     }

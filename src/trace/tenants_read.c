@@ -7,6 +7,10 @@
 
 int ds_trace_read_tenants(ds_trace_t *t, const char *path, int gpus_per_node, ds_error_t *err)
 {
+    if (gpus_per_node < 1) {
+        ds_error_set(err, path, 0, NULL, "GPUs per node must be at least 1, got %d", gpus_per_node);
+        return DS_EINVAL;
+    }
     ds_csv_t c;
     int rc = ds_csv_open_header(&c, path, "expected a header 'tenant,quota_gpus' or ',num'", err);
     if (rc) return rc;
@@ -24,8 +28,16 @@ int ds_trace_read_tenants(ds_trace_t *t, const char *path, int gpus_per_node, ds
     if (nc < 0) nc = ds_csv_col(&c, "vc");
     if (nc >= 0) name_col = nc;
     else if (qcol == 0) name_col = 1;
+    /* a header with only a quota column has no names: every row would be read past its last field */
+    if (name_col >= ncols || name_col == qcol) {
+        ds_error_set(err, path, c.line, NULL, "header needs a tenant name column ('tenant' or 'vc', or an unnamed "
+                     "first column) besides the quota column");
+        ds_csv_close(&c);
+        return DS_EPARSE;
+    }
     char qname[64];
     snprintf(qname, sizeof qname, "%s", c.fields[qcol][0] ? c.fields[qcol] : "num");
+    int64_t qmax = nodes ? DS_MAX_QUOTA_GPUS / gpus_per_node : DS_MAX_QUOTA_GPUS;
     while ((rc = ds_csv_row(&c, ncols, err)) > 0) {
         const char *name = c.fields[name_col];
         if (!*name) {
@@ -40,15 +52,16 @@ int ds_trace_read_tenants(ds_trace_t *t, const char *path, int gpus_per_node, ds
             break;
         }
         int64_t q;
-        if ((rc = ds_csv_i64(&c, qcol, qname, 0, &q, err))) break;
+        /* bounded before 'num x gpus_per_node' so the product can neither overflow nor wrap */
+        if ((rc = ds_csv_int(&c, qcol, qname, 0, qmax, &q, err))) break;
         if (nodes) q *= gpus_per_node;
-        if (q > 100000000) {
-            ds_error_set(err, path, c.line, qname, "quota %lld is implausibly large", (long long)q);
+        if (ds_trace_find_tenant(t, name) >= 0) {
+            ds_error_set(err, path, c.line, "tenant", "duplicate tenant '%s'", name);
             rc = DS_EPARSE;
             break;
         }
-        if (ds_trace_find_tenant(t, name) >= 0) {
-            ds_error_set(err, path, c.line, "tenant", "duplicate tenant '%s'", name);
+        if (t->ntenants == DS_MAX_TENANTS) {
+            ds_error_set(err, path, c.line, "tenant", "more than %d tenants", DS_MAX_TENANTS);
             rc = DS_EPARSE;
             break;
         }

@@ -57,7 +57,13 @@ int ds_trace_read_jobs(ds_trace_t *t, const char *path, ds_error_t *err)
     ds_idmap_init(&ids);
     int32_t first = t->njobs;
     int sorted = 1;
+    int64_t min_submit = 0, max_submit = 0;
     while ((rc = ds_csv_row(&c, ncols, err)) > 0) {
+        if (t->njobs - first >= DS_MAX_JOBS) {
+            ds_error_set(err, path, c.line, NULL, "more than %d jobs", DS_MAX_JOBS);
+            rc = DS_EPARSE;
+            break;
+        }
         ds_job_t *j = ds_trace_add_job(t);
         j->line = c.line;
         int64_t v;
@@ -78,21 +84,26 @@ int ds_trace_read_jobs(ds_trace_t *t, const char *path, ds_error_t *err)
             break;
         }
         j->user = ds_strtab_intern(&t->users, col[C_USER] >= 0 && c.fields[col[C_USER]][0] ? c.fields[col[C_USER]] : "-");
-        if ((rc = ds_csv_i64(&c, col[C_GPUS], cname[C_GPUS], 1, &v, err))) break;
-        if (v > 1000000) { ds_error_set(err, path, c.line, cname[C_GPUS], "%lld GPUs is implausible", (long long)v); rc = DS_EPARSE; break; }
+        if ((rc = ds_csv_int(&c, col[C_GPUS], cname[C_GPUS], 1, DS_MAX_JOB_GPUS, &v, err))) break;
         j->gpus = (int32_t)v;
         if (col[C_CPUS] >= 0) {
-            if ((rc = ds_csv_i64(&c, col[C_CPUS], cname[C_CPUS], 0, &v, err))) break;
-            j->cpus = (int32_t)DS_MIN(v, 100000000);
+            if ((rc = ds_csv_int(&c, col[C_CPUS], cname[C_CPUS], 0, 100000000, &v, err))) break;
+            j->cpus = (int32_t)v;
         }
         if (col[C_MEM] >= 0) {
-            if ((rc = ds_csv_i64(&c, col[C_MEM], cname[C_MEM], 0, &j->mem_mib, err))) break;
+            /* MiB; the bound keeps per-node shares (mem x GPUs on the node) far from overflow */
+            if ((rc = ds_csv_int(&c, col[C_MEM], cname[C_MEM], 0, (int64_t)1 << 40, &j->mem_mib, err))) break;
         }
-        if ((rc = ds_csv_i64(&c, col[C_SUBMIT], cname[C_SUBMIT], 0, &j->submit, err))) break;
-        if ((rc = ds_csv_i64(&c, col[C_DURATION], cname[C_DURATION], 0, &j->duration, err))) break;
-        if (j->submit > (int64_t)1 << 50 || j->duration > (int64_t)1 << 40) {
-            ds_error_set(err, path, c.line, j->submit > (int64_t)1 << 50 ? cname[C_SUBMIT] : cname[C_DURATION],
-                         "time value out of range");
+        /* Bounded so that the simulated span, and with it the per-cycle series, stays finite and small:
+         * a submit span or a duration of 2^31 s already costs gigabytes of samples. */
+        if ((rc = ds_csv_int(&c, col[C_SUBMIT], cname[C_SUBMIT], 0, DS_MAX_SUBMIT, &j->submit, err))) break;
+        if ((rc = ds_csv_int(&c, col[C_DURATION], cname[C_DURATION], 0, DS_MAX_DURATION, &j->duration, err))) break;
+        if (t->njobs - 1 == first) min_submit = max_submit = j->submit;
+        min_submit = DS_MIN(min_submit, j->submit);
+        max_submit = DS_MAX(max_submit, j->submit);
+        if (max_submit - min_submit > DS_MAX_SPAN) {
+            ds_error_set(err, path, c.line, cname[C_SUBMIT], "submit times span more than %lld s (%lld days): split the trace",
+                         (long long)DS_MAX_SPAN, (long long)(DS_MAX_SPAN / 86400));
             rc = DS_EPARSE;
             break;
         }
@@ -106,8 +117,8 @@ int ds_trace_read_jobs(ds_trace_t *t, const char *path, ds_error_t *err)
         if (col[C_MODEL] >= 0 && c.fields[col[C_MODEL]][0]) j->model = ds_strtab_intern(&t->models, c.fields[col[C_MODEL]]);
         if (col[C_DATASET] >= 0 && c.fields[col[C_DATASET]][0]) j->dataset = ds_strtab_intern(&t->datasets, c.fields[col[C_DATASET]]);
         if (col[C_BATCH] >= 0) {
-            if ((rc = ds_csv_i64(&c, col[C_BATCH], cname[C_BATCH], 0, &v, err))) break;
-            j->batch = (int32_t)DS_MIN(v, 1 << 30);
+            if ((rc = ds_csv_int(&c, col[C_BATCH], cname[C_BATCH], 0, 1 << 30, &v, err))) break;
+            j->batch = (int32_t)v;
         }
         if (col[C_AMP] >= 0) {
             if ((rc = ds_csv_i64(&c, col[C_AMP], cname[C_AMP], 0, &v, err))) break;
@@ -123,8 +134,8 @@ int ds_trace_read_jobs(ds_trace_t *t, const char *path, ds_error_t *err)
             j->gmem_util = (float)DS_MIN(d, 100.0);
         }
         if (col[C_GMEM] >= 0) {
-            if ((rc = ds_csv_f64(&c, col[C_GMEM], cname[C_GMEM], 0, &d, err))) break;
-            j->gmem_mib = (int32_t)DS_MIN(d, 1e9);
+            if ((rc = ds_csv_num(&c, col[C_GMEM], cname[C_GMEM], 0, 1e9, &d, err))) break;
+            j->gmem_mib = (int32_t)d;
         } else {
             j->gmem_mib = 24576; /* unknown footprint: assume the whole device, so no sharing is attempted */
         }
@@ -169,7 +180,8 @@ int ds_trace_read_estimates(ds_trace_t *t, const char *path, double neg_floor, i
         int64_t id;
         double v;
         if ((rc = ds_csv_i64(&c, idc, "job_id", INT64_MIN, &id, err))) break;
-        if ((rc = ds_csv_f64(&c, vc, vname, -INFINITY, &v, err))) break;
+        /* |estimate| bounded: policies turn estimates into integer times */
+        if ((rc = ds_csv_num(&c, vc, vname, -DS_MAX_ESTIMATE, DS_MAX_ESTIMATE, &v, err))) break;
         int32_t j = ds_idmap_get(&ids, id);
         if (j < 0 || seen[j]) continue; /* first row for a job wins, as in the reference */
         seen[j] = 1;
