@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,18 @@ static int run_env(const char *env, const char *args, char **out, char **err)
 }
 
 static int run(const char *args, char **out, char **err) { return run_env(NULL, args, out, err); }
+
+/* Runs "deepshare FMT..." (formatted) and asserts it succeeded. */
+static void run_ok(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void run_ok(const char *fmt, ...)
+{
+    char args[6000];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    assert_int_equal(run(args, NULL, NULL), 0);
+}
 
 static const char *path_in(const char *dir, const char *name)
 {
@@ -203,11 +216,8 @@ static void test_report_files(void **st)
 static void test_numbers_equal_simulate(void **st)
 {
     (void)st;
-    char args[2048];
-    snprintf(args, sizeof args, "compare " SMALL " --mode pooled --k 2 --no-plots --quiet --out '%s/eq'", tmpdir);
-    assert_int_equal(run(args, NULL, NULL), 0);
-    snprintf(args, sizeof args, "simulate " SMALL " --mode pooled --k 2 --quiet --json '%s/sim.json'", tmpdir);
-    assert_int_equal(run(args, NULL, NULL), 0);
+    run_ok("compare " SMALL " --mode pooled --k 2 --no-plots --quiet --out '%s/eq'", tmpdir);
+    run_ok("simulate " SMALL " --mode pooled --k 2 --quiet --json '%s/sim.json'", tmpdir);
     char simp[600];
     snprintf(simp, sizeof simp, "%s/sim.json", tmpdir);
     json_t *a = load_json(path_in("eq", "summary.json")), *b = load_json(simp);
@@ -233,22 +243,19 @@ static void test_venus_equals_simulate(void **st)
     const char *rel[] = {"venus/venus_sept_jobs.csv", "venus/vc_config.csv", "estimates/Venus_Sept_lgb.csv",
                          "colocation/colocate_info.csv"};
     const char *flag[] = {"--trace", "--vc-config", "--estimates", "--coloc"};
-    char w[4400] = "", args[6000];
+    char w[4400] = "";
     for (int k = 0; k < 4; k++) {
         const char *p = tu_data(rel[k]);
         if (!p) skip();
         size_t used = strlen(w);
         snprintf(w + used, sizeof w - used, " %s '%s'", flag[k], p);
     }
-    snprintf(args, sizeof args, "compare %s --policies qssf,tiresias --jobs 2 --no-plots --quiet --out '%s/v'", w,
-             tmpdir);
-    assert_int_equal(run(args, NULL, NULL), 0);
+    run_ok("compare %s --policies qssf,tiresias --jobs 2 --no-plots --quiet --out '%s/v'", w, tmpdir);
     json_t *a = load_json(path_in("v", "summary.json"));
     assert_int_equal(json_array_size(a), 2);
     const char *pol[] = {"qssf", "tiresias"};
     for (int i = 0; i < 2; i++) {
-        snprintf(args, sizeof args, "simulate %s --policy %s --quiet --json '%s/s.json'", w, pol[i], tmpdir);
-        assert_int_equal(run(args, NULL, NULL), 0);
+        run_ok("simulate %s --policy %s --quiet --json '%s/s.json'", w, pol[i], tmpdir);
         char p[600];
         snprintf(p, sizeof p, "%s/s.json", tmpdir);
         json_t *b = load_json(p);
@@ -263,11 +270,8 @@ static void test_venus_equals_simulate(void **st)
 static void test_parallel_equals_serial(void **st)
 {
     (void)st;
-    char args[2048];
-    snprintf(args, sizeof args, "compare " SMALL " --no-plots --quiet --jobs 1 --out '%s/j1'", tmpdir);
-    assert_int_equal(run(args, NULL, NULL), 0);
-    snprintf(args, sizeof args, "compare " SMALL " --no-plots --quiet --jobs 4 --out '%s/j4'", tmpdir);
-    assert_int_equal(run(args, NULL, NULL), 0);
+    run_ok("compare " SMALL " --no-plots --quiet --jobs 1 --out '%s/j1'", tmpdir);
+    run_ok("compare " SMALL " --no-plots --quiet --jobs 4 --out '%s/j4'", tmpdir);
     const char *files[] = {"summary.json", "summary.csv", "data/cdf_3.dat", "data/series_3.dat", "data/qad_3.dat"};
     for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
         size_t n1, n4;

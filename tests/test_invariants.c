@@ -270,17 +270,10 @@ static void test_all_policies_synthetic(void **st)
 static void test_all_policies_venus(void **st)
 {
     (void)st;
-    const char *p = tu_data("venus/vc_config.csv");
-    if (!p) { skip(); return; }
-    char vc[1024], jobs[1024];
-    snprintf(vc, sizeof vc, "%s", p);
-    snprintf(jobs, sizeof jobs, "%s", tu_data("venus/venus_sept_jobs.csv"));
-    const char *est = tu_data("estimates/Venus_Sept_lgb.csv");
     ds_trace_t t;
-    ds_trace_init(&t);
+    if (!tu_venus(&t)) { skip(); return; }
+    const char *est = tu_data("estimates/Venus_Sept_lgb.csv");
     ds_error_t err;
-    assert_int_equal(ds_trace_read_tenants(&t, vc, 8, &err), 0);
-    assert_int_equal(ds_trace_read_jobs(&t, jobs, &err), 0);
     if (est) assert_int_equal(ds_trace_read_estimates(&t, est, 1000, NULL, &err), 0);
     /* 6 runs, partitioned: every policy (5 without the estimates file: not qssf, which needs them) */
     assert_registry_is(all_policies);

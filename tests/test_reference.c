@@ -22,17 +22,10 @@ static const struct {
 static void test_venus_baselines(void **st)
 {
     (void)st;
-    const char *p = tu_data("venus/vc_config.csv");
-    if (!p) { skip(); return; }
-    char vc[1024], jobs[1024];
-    snprintf(vc, sizeof vc, "%s", p);
-    snprintf(jobs, sizeof jobs, "%s", tu_data("venus/venus_sept_jobs.csv"));
     for (size_t i = 0; i < sizeof ref / sizeof *ref; i++) {
         ds_trace_t t;
-        ds_trace_init(&t);
+        if (!tu_venus(&t)) { skip(); return; }
         ds_error_t err;
-        assert_int_equal(ds_trace_read_tenants(&t, vc, 8, &err), 0);
-        assert_int_equal(ds_trace_read_jobs(&t, jobs, &err), 0);
         if (ref[i].estimates) {
             const char *e = tu_data(ref[i].estimates);
             if (!e) { ds_trace_free(&t); continue; }

@@ -237,16 +237,19 @@ static void tenant_error(const char *text, long line, const char *field, const c
 static void test_tenant_errors_more(void **st)
 {
     (void)st;
-    tenant_error("", 0, "", "empty file");
-    tenant_error("tenant,quota_gpus\n", 0, "", "no tenants");
-    tenant_error("tenant,quota_gpus\nA,eight\n", 2, "quota_gpus", "not an integer");
-    tenant_error(",num\nvcA,1.5\n", 2, "num", "not an integer");
-    tenant_error(",num\nvcA,-1\n", 2, "num", "below the minimum");
-    tenant_error("tenant,quota_gpus\nA,8\nB\n", 3, "", "expected 2 fields");
-    tenant_error("tenant,quota_gpus\n,8\n", 2, "tenant", "empty tenant name");
-    tenant_error("tenant,quota_gpus\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA,8\n", 2, "tenant",
-                 "longer than");
-    tenant_error("tenant,quota_gpus\nA,999999999999\n", 2, "quota_gpus", "above the maximum");
+    static const struct { const char *text; long line; const char *field, *needle; } cases[] = {
+        {"", 0, "", "empty file"},
+        {"tenant,quota_gpus\n", 0, "", "no tenants"},
+        {"tenant,quota_gpus\nA,eight\n", 2, "quota_gpus", "not an integer"},
+        {",num\nvcA,1.5\n", 2, "num", "not an integer"},
+        {",num\nvcA,-1\n", 2, "num", "below the minimum"},
+        {"tenant,quota_gpus\nA,8\nB\n", 3, "", "expected 2 fields"},
+        {"tenant,quota_gpus\n,8\n", 2, "tenant", "empty tenant name"},
+        {"tenant,quota_gpus\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA,8\n", 2, "tenant", "longer than"},
+        {"tenant,quota_gpus\nA,999999999999\n", 2, "quota_gpus", "above the maximum"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        tenant_error(cases[i].text, cases[i].line, cases[i].field, cases[i].needle);
     /* 'quota' and 'nodes' headers are accepted too */
     ds_trace_t t;
     ds_trace_init(&t);
@@ -275,13 +278,17 @@ static void estimates_error(const char *text, long line, const char *field, cons
 static void test_estimates(void **st)
 {
     (void)st;
-    estimates_error("", 0, "", "empty file");
-    estimates_error("id,priority\n1,5\n", 1, "job_id", "expected a header");
-    estimates_error("job_id\n1\n", 1, "job_id", "expected a header");
-    estimates_error("job_id,priority\n1,5\nx,6\n", 3, "job_id", "not an integer");
-    estimates_error("job_id,priority\n1,soon\n", 2, "priority", "not a number");
-    estimates_error("job_id,priority\n1,5\n2\n", 3, "", "expected 2 fields");
-    estimates_error("job_id,priority\n1,5\n2,", 3, "priority", "not a number");
+    static const struct { const char *text; long line; const char *field, *needle; } cases[] = {
+        {"", 0, "", "empty file"},
+        {"id,priority\n1,5\n", 1, "job_id", "expected a header"},
+        {"job_id\n1\n", 1, "job_id", "expected a header"},
+        {"job_id,priority\n1,5\nx,6\n", 3, "job_id", "not an integer"},
+        {"job_id,priority\n1,soon\n", 2, "priority", "not a number"},
+        {"job_id,priority\n1,5\n2\n", 3, "", "expected 2 fields"},
+        {"job_id,priority\n1,5\n2,", 3, "priority", "not a number"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        estimates_error(cases[i].text, cases[i].line, cases[i].field, cases[i].needle);
     /* negatives become the floor (Lucid's 1000); unknown ids are ignored; the first row wins */
     ds_trace_t t;
     tu_trace(&t, "A:8", "1 A 1 0 10; 2 A 1 0 20; 3 A 1 0 30");

@@ -125,3 +125,20 @@ int tu_remove_dir(const char *dir)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     return system(cmd) == 0 ? 0 : -1;
 }
+
+int tu_venus(ds_trace_t *t)
+{
+    ds_trace_init(t);
+    const char *p = tu_data("venus/vc_config.csv");
+    if (!p) return 0;
+    char vc[1024], jobs[1024];
+    snprintf(vc, sizeof vc, "%s", p);
+    p = tu_data("venus/venus_sept_jobs.csv");
+    if (!p) return 0;
+    snprintf(jobs, sizeof jobs, "%s", p);
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_int_equal(ds_trace_read_tenants(t, vc, 8, &err), 0);
+    assert_int_equal(ds_trace_read_jobs(t, jobs, &err), 0);
+    return 1;
+}

@@ -15,6 +15,9 @@
 const char *tu_write_temp(const char *name, const char *text);
 /* Path inside DS_DATA_DIR, or NULL when the data set is absent (the caller skips). */
 const char *tu_data(const char *rel);
+/* Reads the Venus trace and its tenants from DS_DATA_DIR into t (initialised here); 0 when the data set is
+ * absent (t is then empty and the caller skips), 1 when loaded. */
+int tu_venus(ds_trace_t *t);
 /* Builds a trace from "tenant:quota" pairs and job rows "id tenant gpus submit duration". */
 void tu_trace(ds_trace_t *t, const char *tenants, const char *jobs);
 /* Reads a whole file (NUL-terminated, length in *len when len is not NULL); NULL when unreadable. */

@@ -1,4 +1,5 @@
 /* import_write.c: writes an imported trace as the generic jobs.csv and tenants.csv that 'simulate' reads. */
+#include "deepshare/csv.h"
 #include "deepshare/idmap.h"
 #include "deepshare/import.h"
 
@@ -14,20 +15,10 @@ static void field(FILE *f, const char *s)
         char buf[256];
         snprintf(buf, sizeof buf, "%s", s);
         for (char *p = buf; (p = strpbrk(p, "\r\n")) != NULL;) *p = ' ';
-        field(f, buf);
+        ds_csv_put(f, buf);
         return;
     }
-    size_t n = strlen(s);
-    if (!strpbrk(s, ",\"") && !(n && (s[0] == ' ' || s[0] == '\t' || s[n - 1] == ' ' || s[n - 1] == '\t'))) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
+    ds_csv_put(f, s);
 }
 
 /* The trace's own ids when all are distinct integers (Helios' Slurm ids), else 1..N in submit order. */

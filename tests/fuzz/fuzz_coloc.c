@@ -11,22 +11,14 @@ static const char jobs[] = "job_id,tenant,gpus,submit,duration,model,dataset,bat
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static ds_trace_t t;
-    static int ready;
     ds_error_t err;
     ds_error_clear(&err);
-    if (!ready) {
-        ds_trace_init(&t);
-        if (ds_trace_read_tenants(&t, fz_file("tn", (const uint8_t *)tenants, sizeof tenants - 1), 8, &err) ||
-            ds_trace_read_jobs(&t, fz_file("jobs", (const uint8_t *)jobs, sizeof jobs - 1), &err))
-            abort();
-        ready = 1;
-    }
+    ds_trace_t *tp = fz_trace(tenants, jobs);
     ds_coloc_t c;
     if (ds_coloc_read(&c, fz_file("coloc", data, size), &err) == DS_OK) {
-        ds_coloc_bind(&c, &t);
-        for (int32_t a = 0; a < t.njobs; a++)
-            for (int32_t b = 0; b < t.njobs; b++) {
+        ds_coloc_bind(&c, tp);
+        for (int32_t a = 0; a < tp->njobs; a++)
+            for (int32_t b = 0; b < tp->njobs; b++) {
                 double r = ds_coloc_rho(&c, a, b);
                 if (!(r >= 0) || isinf(r)) abort();
             }

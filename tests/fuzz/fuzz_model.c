@@ -9,17 +9,9 @@ static const char jobs[] = "job_id,tenant,gpus,submit,duration\n1,vcA,1,0,10\n";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static ds_trace_t t;
-    static int ready;
     ds_error_t err;
     ds_error_clear(&err);
-    if (!ready) {
-        ds_trace_init(&t);
-        if (ds_trace_read_tenants(&t, fz_file("tn", (const uint8_t *)tenants, sizeof tenants - 1), 8, &err) ||
-            ds_trace_read_jobs(&t, fz_file("jobs", (const uint8_t *)jobs, sizeof jobs - 1), &err))
-            abort();
-        ready = 1;
-    }
+    ds_trace_t *tp = fz_trace(tenants, jobs);
     const char *path = fz_file("model", data, size);
     for (int kind = 0; kind < 2; kind++) {
         char *buf = NULL;
@@ -32,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 ds_runtime_model_config_t c;
                 ds_runtime_model_config_default(&c);
                 c.frozen = 1;
-                ds_runtime_model_t *m = ds_runtime_model_create(&t, &c);
+                ds_runtime_model_t *m = ds_runtime_model_create(tp, &c);
                 (void)ds_runtime_model_load_buf(m, buf, len, path, &err);
                 ds_runtime_model_destroy(m);
             }

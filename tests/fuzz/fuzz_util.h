@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "deepshare/trace.h"
+
 /* Writes data to /tmp/ds-fuzz-<tag>-<pid> (reused across inputs: no file churn) and returns its path. */
 static inline const char *fz_file(const char *tag, const uint8_t *data, size_t size)
 {
@@ -29,6 +31,23 @@ static inline const char *fz_file(const char *tag, const uint8_t *data, size_t s
     if (size && fwrite(data, 1, size, f) != size) abort();
     fclose(f);
     return paths[slot];
+}
+
+/* The fixed small trace (tenant and job CSV texts) a target reads its input against, read on the first
+ * call of the process; aborts if it does not load. */
+static inline ds_trace_t *fz_trace(const char *tenants, const char *jobs)
+{
+    static ds_trace_t t;
+    static int ready;
+    if (ready) return &t;
+    ds_error_t err;
+    ds_error_clear(&err);
+    ds_trace_init(&t);
+    if (ds_trace_read_tenants(&t, fz_file("tn", (const uint8_t *)tenants, strlen(tenants)), 8, &err) ||
+        ds_trace_read_jobs(&t, fz_file("jobs", (const uint8_t *)jobs, strlen(jobs)), &err))
+        abort();
+    ready = 1;
+    return &t;
 }
 
 /* Splits an input at the first "\n%%\n" (one input feeding two readers); the second part may be empty. */
