@@ -602,17 +602,9 @@ static void test_invariants_synthetic(void **st)
 static void test_invariants_venus(void **st)
 {
     (void)st;
-    const char *jobs = tu_data("venus/venus_sept_jobs.csv"), *vc;
-    if (!jobs) skip();
-    char jp[1024];
-    snprintf(jp, sizeof jp, "%s", jobs);
-    vc = tu_data("venus/vc_config.csv");
-    if (!vc) skip();
     ds_trace_t t;
-    ds_trace_init(&t);
+    if (!tu_venus(&t)) skip();
     ds_error_t err;
-    assert_int_equal(ds_trace_read_tenants(&t, vc, 8, &err), DS_OK);
-    assert_int_equal(ds_trace_read_jobs(&t, jp, &err), DS_OK);
     const char *cp = tu_data("colocation/colocate_info.csv");
     ds_coloc_t coloc;
     int have = cp && ds_coloc_read(&coloc, cp, &err) == DS_OK;

@@ -72,17 +72,23 @@ static void help(FILE *f)
             "exit status: 0 all ran (whatever the verdicts); 1 a run or a write failed; 2 bad usage.\n");
 }
 
+/* Walks a comma-separated list: returns the item at *p (its length in *len) and moves *p past it, NULL at
+ * the end. */
+static const char *next_item(const char **p, size_t *len)
+{
+    if (!**p) return NULL;
+    const char *item = *p, *c = strchr(item, ',');
+    *len = c ? (size_t)(c - item) : strlen(item);
+    *p = c ? c + 1 : item + *len;
+    return item;
+}
+
 static int listed(const char *list, const char *name)
 {
     if (!list) return 1;
-    size_t n = strlen(name);
-    for (const char *p = list; *p;) {
-        const char *c = strchr(p, ',');
-        size_t len = c ? (size_t)(c - p) : strlen(p);
-        if (len == n && !strncmp(p, name, n)) return 1;
-        if (!c) break;
-        p = c + 1;
-    }
+    size_t len, n = strlen(name);
+    for (const char *p = list, *it; (it = next_item(&p, &len));)
+        if (len == n && !strncmp(it, name, n)) return 1;
     return 0;
 }
 
@@ -116,7 +122,8 @@ static int read_summary(const char *path, ds_vrow_t *rows, int max, json_t **kee
         json_t *o = json_array_get(a, i);
         ds_vrow_t *r = &rows[n++];
         memset(r, 0, sizeof *r);
-        snprintf(r->policy, sizeof r->policy, "%s", json_string_value(json_object_get(o, "policy")) ?: "?");
+        const char *pol = json_string_value(json_object_get(o, "policy"));
+        snprintf(r->policy, sizeof r->policy, "%s", pol ? pol : "?");
         const char *mode = json_string_value(json_object_get(o, "mode"));
         r->pooled = mode && !strcmp(mode, "pooled");
         r->avg_queue = json_number_value(json_object_get(o, "avg_queue"));
@@ -167,19 +174,15 @@ int ds_cmd_suite(int argc, char **argv)
         fprintf(stderr, "deepshare suite: option --predictor: '%s' is not model, oracle or file\n", pred);
         return 2;
     }
-    if (only)
-        for (const char *p = only; *p;) {
-            const char *c = strchr(p, ',');
-            size_t len = c ? (size_t)(c - p) : strlen(p);
-            int found = 0;
-            for (int w = 0; w < NWORK; w++) found |= strlen(workloads[w].name) == len && !strncmp(p, workloads[w].name, len);
-            if (!found) {
-                fprintf(stderr, "deepshare suite: option --workloads: '%.*s' is not a workload (see --help)\n", (int)len, p);
-                return 2;
-            }
-            if (!c) break;
-            p = c + 1;
+    size_t len;
+    for (const char *p = only ? only : "", *it; (it = next_item(&p, &len));) {
+        int found = 0;
+        for (int w = 0; w < NWORK; w++) found |= strlen(workloads[w].name) == len && !strncmp(it, workloads[w].name, len);
+        if (!found) {
+            fprintf(stderr, "deepshare suite: option --workloads: '%.*s' is not a workload (see --help)\n", (int)len, it);
+            return 2;
         }
+    }
     char venus[1200], vc[1200], coloc[1200], est[1200];
     snprintf(venus, sizeof venus, "%s/venus/venus_sept_jobs.csv", data);
     snprintf(vc, sizeof vc, "%s/venus/vc_config.csv", data);
