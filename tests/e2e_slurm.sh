@@ -7,6 +7,8 @@
 # usage: tests/e2e_slurm.sh BUILD_DIR   (env: E2E_POLICY=deepshare, E2E_CYCLE=2, E2E_KEEP=1 keeps the cluster up)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# one user of the machine-wide cluster at a time
+[ -n "${DS_SLURM_LOCKED:-}" ] || exec "$root/scripts/with-cluster.sh" bash "$0" "$@"
 build=$(cd "${1:?usage: e2e_slurm.sh BUILD_DIR}" && pwd)
 policy=${E2E_POLICY:-deepshare}
 cycle=${E2E_CYCLE:-2}

@@ -6,6 +6,8 @@
 # it when that file does not exist yet, so plain `sinfo` works too.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# one user of the machine-wide cluster at a time (a caller holding the lock passes through)
+[ -n "${DS_SLURM_LOCKED:-}" ] || exec "$here/../../scripts/with-cluster.sh" bash "$0" "$@"
 export SLURM_CONF="$here/slurm.conf"
 [ "$(id -u)" -eq 0 ] || { echo "start.sh: must run as root (slurmd runs jobs as their users; munged as munge)" >&2; exit 1; }
 command -v slurmctld >/dev/null || { echo "start.sh: Slurm is not installed; run $here/install.sh" >&2; exit 1; }

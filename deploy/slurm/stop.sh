@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # stop.sh: stops the daemons start.sh started (by their pid files) and waits until they are gone;
 # --munge also stops munged. Job state survives in /var/spool/slurmctld-ds unless start.sh runs with CLEAN=1.
+# one user of the machine-wide cluster at a time (a caller holding the lock passes through)
+[ -n "${DS_SLURM_LOCKED:-}" ] || exec "$(cd "$(dirname "$0")" && pwd)/../../scripts/with-cluster.sh" bash "$0" "$@"
 pids=()
 for f in /run/slurm-ds/slurmd-n*.pid /run/slurm-ds/slurmctld.pid; do
   [ -f "$f" ] || continue

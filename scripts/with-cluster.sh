@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# with-cluster.sh: runs a command while holding the local Slurm cluster's lock, so that two test runs on
+# one machine never start, restart or stop the (single, machine-wide) cluster under each other.
+# usage: scripts/with-cluster.sh CMD [ARGS...]   (nested calls pass straight through; DS_SLURM_LOCK overrides the lock file)
+if [ -n "${DS_SLURM_LOCKED:-}" ]; then exec "$@"; fi
+export DS_SLURM_LOCKED=1
+exec flock "${DS_SLURM_LOCK:-/tmp/ds-slurm.lock}" "$@"
