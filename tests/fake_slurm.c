@@ -35,7 +35,26 @@ void fs_add_node(const char *name, int cpus, int gpus)
     n->mem_mib = 1 << 20;
     n->gpus = gpus;
     n->up = 1;
+    for (int k = 0; k < SL_MAX_GPUS; k++) n->shards[k] = k < gpus ? 2 : -1;
     dirty = 1;
+}
+
+void fs_set_shards(const char *node, int idx, int count)
+{
+    for (int i = 0; i < nnodes; i++)
+        if (!strcmp(nodes[i].name, node)) nodes[i].shards[idx] = count;
+}
+
+/* Whether Slurm can start job j where it was dispatched: a shard pin needs a shard left on its GPU. */
+static int startable(const sl_job_t *j)
+{
+    if (!j->on_shard) return 1;
+    for (int i = 0; i < nnodes; i++) {
+        if (strcmp(nodes[i].name, j->req_nodes)) continue;
+        for (int k = 0; k < j->ngpu_idx; k++)
+            if (nodes[i].shards[j->gpu_idx[k]] < 1) return 0;
+    }
+    return 1;
 }
 
 sl_job_t *fs_add_job(uint32_t id, const char *account, const char *partition, const char *comment)
@@ -83,6 +102,7 @@ int fs_run_dispatched(const char *staging)
     for (int i = 0; i < njobs; i++) {
         sl_job_t *j = &jobs[i];
         if (j->state != SL_PENDING || j->held || !strcmp(j->partition, staging) || !j->req_nodes[0]) continue;
+        if (!startable(j)) continue;
         j->state = SL_RUNNING;
         j->start = j->submit + 1;
         _Static_assert(sizeof j->nodes == sizeof j->req_nodes, "node name fields differ");

@@ -12,7 +12,10 @@ typedef enum {
 
 /* Forgets every node, job, failure and count. */
 void fs_reset(void);
+/* A node with gpus GPUs of types g0.. and two shards on each (shard:gN:2), as deploy/slurm configures. */
 void fs_add_node(const char *name, int cpus, int gpus);
+/* Sets the shard count Slurm reports for GPU idx of a node (0: lost in a slurmctld restart). */
+void fs_set_shards(const char *node, int idx, int count);
 /* Adds a job (pending in partition, one CPU, submitted at its id); returns it for the test to shape. */
 sl_job_t *fs_add_job(uint32_t id, const char *account, const char *partition, const char *comment);
 /* The job with that id (NULL when none); a test that changes it through the pointer calls fs_touch. */
@@ -21,7 +24,7 @@ void fs_touch(void);
 /* Pins GPU indices as Slurm shows a job dispatched with typed GRES (gres:gpu:gN:1 each). */
 void fs_pin(sl_job_t *j, const char *node, const int *idx, int n);
 /* Slurm's own scheduler: starts every job dispatched to a node (pending, not held, in a partition
- * other than staging); returns how many started. */
+ * other than staging) unless it asks for a shard of a GPU that has none; returns how many started. */
 int fs_run_dispatched(const char *staging);
 /* The next n calls of op fail as an unreachable slurmctld would. */
 void fs_fail(fs_op_t op, int n);

@@ -1,9 +1,10 @@
 /* test_state.c: deepshared's core (src/daemon/state.c) against the in-memory Slurm of fake_slurm.c:
  * rebuilding after a restart, a pinned GPU that is busy and the start taken back, requeue then restage,
- * and slurmctld errors. */
+ * slurmctld errors, and GPUs that lost their shards in a slurmctld restart. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "fake_slurm.h"
@@ -287,6 +288,184 @@ static void test_slurmctld_errors(void **state)
     assert_policy_ok();
 }
 
+/* A sync that also reads the nodes again, as the daemon does every cycle. */
+static int sync_nodes(void)
+{
+    char err[300];
+    return daemon_sync(&D, 1, err, sizeof err);
+}
+
+/* The value of one metric line ("name{labels} value"), -1 when absent. */
+static double metric(const char *line)
+{
+    char *m = daemon_metrics(&D);
+    char key[200];
+    snprintf(key, sizeof key, "\n%s ", line);
+    const char *p = strstr(m, key);
+    double v = p ? atof(p + strlen(key)) : -1;
+    free(m);
+    return v;
+}
+
+static int explain_has(uint32_t id, const char *text)
+{
+    char *x = daemon_explain(&D, id);
+    int has = x && strstr(x, text);
+    if (!has) print_message("explain %u: %s", id, x ? x : "(null)\n");
+    free(x);
+    return has;
+}
+
+/* Class 7 of issue 13: Slurm 22.05 comes back from a slurmctld restart with shard:g1:0 on n0. A one-GPU
+ * shard job never goes there (it used to wait in Slurm and bounce between partitions every
+ * dispatch_timeout), explain and the metrics say why, and the GPU takes shard jobs again once its shards
+ * are back. */
+static void test_shardless_gpu(void **state)
+{
+    (void)state;
+    fs_add_node("n1", 32, 4);
+    static const char *const t[] = {"a", "b"};
+    static const int q[] = {4, 4};
+    boot_daemon("deepshare", t, q, 2);
+    D.cfg.gpu_sharing = 1;
+    /* n0 g0..g2 busy with whole-GPU jobs, n1 full: the free GPUs are n0 g3 and nothing else */
+    for (uint32_t id = 1; id <= 3; id++) running_on(id, "a", "prod", "G", (int)id - 1);
+    for (int g = 0; g < 4; g++) {
+        sl_job_t *j = running_on(10 + (uint32_t)g, "b", "prod", "G", g);
+        snprintf(j->nodes, sizeof j->nodes, "n1");
+        snprintf(j->req_nodes, sizeof j->req_nodes, "n1");
+    }
+    fs_set_shards("n0", 3, 0);
+    assert_int_equal(sync_nodes(), 1);
+    assert_int_equal(D.nshardless, 1);
+    assert_true(metric("deepshare_gpus_shardless") == 1);
+    assert_true(metric("deepshare_gpu_shardless{node=\"n0\",gpu=\"g3\"}") == 1);
+
+    /* a requeued shard job pinned to g3 (its first start): g3 of n0 has no shards, n1's g3 is busy: it waits */
+    int three = 3;
+    sl_job_t *p = fs_add_job(20, "b", "staging", "gpus=1");
+    p->on_shard = 1;
+    fs_pin(p, "", &three, 1);
+    snprintf(p->admin_comment, sizeof p->admin_comment, "deepshare class=BE gres=shard pin=3");
+    p->restarts = 1;
+    assert_int_equal(sync_nodes(), 1);
+    int calls = fs_calls(FS_DISPATCH);
+    pass_later(1);
+    assert_int_equal(fs_calls(FS_DISPATCH), calls);
+    assert_int_equal(jstate(20)->status, DS_JS_PENDING);
+    assert_true(explain_has(20, "GPU n0:g3 lost its shards after a slurmctld restart: no shard jobs placed there"));
+    assert_true(explain_has(20, "shards: GPU n0:g3 lost its shards"));
+    assert_policy_ok();
+
+    /* n1's g3 frees up: the pinned job goes there (same index, other node), not onto n0 g3 */
+    fs_job(13)->state = SL_COMPLETED;
+    fs_job(13)->end = 30;
+    fs_touch();
+    assert_int_equal(sync_nodes(), 1);
+    pass_later(1);
+    assert_int_equal(fs_calls(FS_DISPATCH), calls + 1);
+    assert_string_equal(fs_job(20)->req_nodes, "n1");
+    assert_int_equal(fs_run_dispatched("staging"), 1);
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(jstate(20)->status, DS_JS_RUNNING);
+
+    /* an unpinned one-GPU job: the only free GPU is n0 g3, so it takes that GPU whole (gpu:g3:1, no shard) */
+    fs_add_job(21, "a", "staging", "gpus=1");
+    assert_int_equal(sync_nodes(), 1);
+    pass_later(1);
+    assert_int_equal(fs_calls(FS_DISPATCH), calls + 2);
+    assert_string_equal(fs_job(21)->req_nodes, "n0");
+    assert_int_equal(fs_job(21)->gpu_idx[0], 3);
+    assert_int_equal(fs_job(21)->on_shard, 0);
+    assert_non_null(strstr(fs_job(21)->admin_comment, "gres=gpu"));
+    assert_int_equal(fs_run_dispatched("staging"), 1);
+    assert_int_equal(sync_now(), 1);
+    assert_true(explain_has(21, "runs on the whole GPU"));
+    assert_true(metric("deepshare_shard_moves_total") >= 1);
+    assert_policy_ok();
+
+    /* shards come back (logged once); the gauge drops; the next one-GPU job on n0 g3 goes onto a shard */
+    fs_job(21)->state = SL_COMPLETED;
+    fs_job(21)->end = 40;
+    fs_set_shards("n0", 3, 2);
+    fs_touch();
+    assert_int_equal(sync_nodes(), 1);
+    assert_int_equal(D.nshardless, 0);
+    assert_true(metric("deepshare_gpus_shardless") == 0);
+    assert_true(metric("deepshare_gpu_shardless{node=\"n0\",gpu=\"g3\"}") == -1);
+    fs_add_job(22, "a", "staging", "gpus=1");
+    assert_int_equal(sync_nodes(), 1);
+    pass_later(1);
+    assert_string_equal(fs_job(22)->req_nodes, "n0");
+    assert_int_equal(fs_job(22)->gpu_idx[0], 3);
+    assert_int_equal(fs_job(22)->on_shard, 1);
+    assert_int_equal(fs_run_dispatched("staging"), 1);
+    assert_policy_ok();
+}
+
+/* A shard dispatch waiting on a GPU whose shards vanish after it was sent goes back to staging at once
+ * (not after dispatch_timeout), and is placed on a GPU with shards. A dispatch Slurm never starts is
+ * taken back after dispatch_timeout; after D_MAX_BOUNCES such returns from one GPU the job is not sent
+ * there again. */
+static void test_dispatch_bounce_bounded(void **state)
+{
+    (void)state;
+    boot("deepshare");
+    D.cfg.gpu_sharing = 1;
+    D.cfg.dispatch_timeout = 0.001;
+    fs_add_job(1, "a", "staging", "gpus=1");
+    assert_int_equal(sync_nodes(), 1);
+    pass_later(1);
+    assert_int_equal(fs_calls(FS_DISPATCH), 1);
+    int first = fs_job(1)->gpu_idx[0];
+    assert_int_equal(fs_job(1)->on_shard, 1);
+    /* slurmctld restarts and that GPU's shards are gone: the waiting dispatch comes back right away */
+    fs_set_shards("n0", first, 0);
+    fs_touch();
+    assert_int_equal(sync_nodes(), 1);
+    assert_int_equal(fs_calls(FS_RESTAGE), 1);
+    assert_string_equal(fs_job(1)->partition, "staging");
+    assert_true(metric("deepshare_dispatch_bounces_total") == 1);
+    /* it keeps its shard pin (Slurm 22.05: once per life), and the one node has no shards on that index:
+     * it waits, and says why */
+    fs_touch();
+    assert_int_equal(sync_nodes(), 1);
+    pass_later(1);
+    assert_int_equal(fs_calls(FS_DISPATCH), 1);
+    assert_true(explain_has(1, "lost its shards"));
+    daemon_teardown(&D);
+
+    /* a dispatch that never starts (Slurm keeps it pending for a reason of its own): bounced twice, then
+     * kept off that GPU */
+    fs_reset();
+    fs_add_node("n0", 32, 4);
+    boot("deepshare");
+    D.cfg.dispatch_timeout = 0.001;
+    fs_add_job(2, "a", "staging", "gpus=1");
+    assert_int_equal(sync_now(), 1);
+    int gpu = -1;
+    for (int round = 0; round < 2; round++) {
+        pass_later(1);
+        assert_int_equal(fs_calls(FS_DISPATCH), round + 1);
+        assert_string_equal(fs_job(2)->partition, "prod");
+        if (gpu < 0) gpu = fs_job(2)->gpu_idx[0];
+        usleep(2000);
+        fs_touch();
+        assert_int_equal(sync_now(), 1); /* past dispatch_timeout: back to staging */
+        assert_string_equal(fs_job(2)->partition, "staging");
+        fs_touch();
+        assert_int_equal(sync_now(), 1);
+        assert_int_equal(jstate(2)->status, DS_JS_PENDING);
+    }
+    assert_int_equal(D.bounces, 2);
+    /* pinned to that index at its first dispatch and bounced twice there: it waits, explain says why */
+    pass_later(1);
+    assert_int_equal(fs_calls(FS_DISPATCH), 2);
+    assert_int_equal(jstate(2)->status, DS_JS_PENDING);
+    assert_true(explain_has(2, "back to staging 2 times from dispatches to GPU n0:g"));
+    assert_policy_ok();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,6 +473,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pin_busy_start_taken_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_requeue_then_restage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slurmctld_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shardless_gpu, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dispatch_bounce_bounded, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,8 +24,22 @@ typedef struct dslot {
     int8_t npin;            /* GPU indices pinned at its first dispatch (Slurm 22.05 cannot re-pin) */
     int8_t pin[SL_MAX_GPUS];
     double t_dispatch;      /* monotonic seconds of the last dispatch, 0 none */
+    uint8_t whole;          /* one-GPU job sent onto a whole GPU because its GPU had lost its shards */
     char why[160];          /* last daemon-side note for /explain */
 } dslot_t;
+
+/* Shards per GPU the daemon relies on: two one-GPU jobs on shard:gN:1 each. */
+#define D_SHARDS_NEEDED 2
+/* A job that came back to staging this many times from dispatches to one GPU is not sent there again
+ * (a dispatch Slurm never starts, e.g. onto a GPU that lost its shards, bounces every dispatch_timeout). */
+#define D_MAX_BOUNCES 2
+
+/* A job's returns to staging from dispatches to one GPU (the engine index of its first GPU). */
+typedef struct dbounce {
+    uint32_t id;
+    int32_t gpu;
+    int32_t n;
+} dbounce_t;
 
 #define D_LAT_BUCKETS 12
 #define D_SAMPLES 4096
@@ -53,6 +67,15 @@ typedef struct daemon {
     sl_node_t *nodes;
     int nnodes, gpn, cpn;
     int64_t mpn;
+    /* GPUs left with fewer than D_SHARDS_NEEDED shards (node-major, nnodes x gpn): shard jobs are not
+     * placed there; nodes are read again every cycle and after an outage of slurmctld */
+    uint8_t *shardless;
+    int nshardless;
+    double t_nodes;         /* monotonic seconds of the last node read */
+    /* returns to staging from a dispatch, per Slurm job (kept across rebuilds) */
+    ds_idmap_t bounce_of;
+    dbounce_t *bounce;
+    int32_t nbounce;
     /* engine over a trace of job slots (placeholders until filled) */
     ds_trace_t trace;
     ds_engine_t *e;
@@ -71,6 +94,8 @@ typedef struct daemon {
     int s_init;
     int slurm_up;
     int64_t cycles, passes, rebuilds, dispatches, requeues, colocations, errors, finished, undone;
+    int64_t bounces;        /* dispatches taken back to staging (never started, or onto a held GPU) */
+    int64_t shard_moves;    /* shard dispatches moved off (or onto the whole of) a GPU without shards */
     double lat_bounds[D_LAT_BUCKETS];
     int64_t lat_count[D_LAT_BUCKETS + 1];
     double lat_sum;

@@ -191,6 +191,21 @@ char *daemon_metrics(daemon_t *d)
     head(&b, "deepshare_gpus", "gauge", "GPUs of the cluster by state (total, busy: holding a job, shared: two).");
     bprintf(&b, "deepshare_gpus{state=\"total\"} %d\ndeepshare_gpus{state=\"busy\"} %lld\ndeepshare_gpus{state=\"shared\"} %lld\n",
             e ? e->ngpus : 0, (long long)busy, (long long)shared);
+    head(&b, "deepshare_gpus_shardless", "gauge",
+         "GPUs Slurm reports with fewer than 2 shards (lost in a slurmctld restart): no shard job is placed there.");
+    bprintf(&b, "deepshare_gpus_shardless %d\n", d->nshardless);
+    if (d->nshardless) {
+        head(&b, "deepshare_gpu_shardless", "gauge", "1 for each GPU that lost its shards, by node and GPU type.");
+        for (int i = 0; i < d->nnodes * d->gpn; i++)
+            if (d->shardless[i])
+                bprintf(&b, "deepshare_gpu_shardless{node=\"%s\",gpu=\"g%d\"} 1\n", d->nodes[i / d->gpn].name, i % d->gpn);
+    }
+    counter(&b, "deepshare_dispatch_bounces_total",
+            "Dispatches taken back to staging without a start (past dispatch_timeout, onto lost shards or a held GPU).",
+            d->bounces);
+    counter(&b, "deepshare_shard_moves_total",
+            "Shard dispatches kept off a GPU without shards: moved to another GPU, or given the whole GPU.",
+            d->shard_moves);
     counter(&b, "deepshare_preemptions_total", "Jobs requeued by deepshared (best effort only).", d->requeues);
     counter(&b, "deepshare_colocations_total", "Jobs started on a GPU another job holds (through shard).",
             d->colocations);
@@ -271,6 +286,7 @@ char *daemon_explain(daemon_t *d, uint32_t id)
         for (int32_t i = 0; i < js->nplaced; i++) bprintf(&b, " %d", g[i] - e->nodes[node].gpu0);
         if (js->shared && js->partner >= 0) bprintf(&b, ", sharing with job %u (shard)", d->slot[js->partner].id);
         bprintf(&b, "\n");
+        if (d->slot[j].whole && d->slot[j].why[0]) bprintf(&b, "  note: %s\n", d->slot[j].why);
         return b.s;
     }
     if (js->status != DS_JS_PENDING) return b.s;
@@ -329,6 +345,17 @@ char *daemon_explain(daemon_t *d, uint32_t id)
         else if (A + job->gpus <= q)
             bprintf(&b, "  preemption: none, its tenant is served (smoothed QAD %.2f >= %.2f)\n", d->ten[t].S, theta);
         else bprintf(&b, "  preemption: none, best-effort work never preempts\n");
+    }
+    if (d->slot[j].shareable && d->nshardless) {
+        /* Slurm 22.05 can lose a GPU's shards in a slurmctld restart (docs/deepshared.md, Known limits) */
+        int shown = 0;
+        for (int i = 0; i < d->nnodes * d->gpn; i++) {
+            if (!d->shardless[i]) continue;
+            if (shown++ < 8) bprintf(&b, "%s %s:g%d", shown == 1 ? "  shards: GPU" : ",", d->nodes[i / d->gpn].name, i % d->gpn);
+        }
+        if (shown > 8) bprintf(&b, " and %d more", shown - 8);
+        bprintf(&b, " lost %s shards after a slurmctld restart: no shard jobs placed there%s\n", shown == 1 ? "its" : "their",
+                d->slot[j].npin ? "" : " (a one-GPU job may take such a GPU whole, never to share)");
     }
     if (d->slot[j].why[0]) bprintf(&b, "  note: %s\n", d->slot[j].why);
     return b.s;

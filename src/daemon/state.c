@@ -40,6 +40,9 @@ double daemon_now_mono(void)
 
 int32_t daemon_slot_of(const daemon_t *d, uint32_t id) { return ds_idmap_get(&d->byid, id); }
 
+/* Seconds between reads of the nodes' shard counts (also read every cycle and after an outage). */
+#define D_NODE_REFRESH 5.0
+
 /* Tenant index (the config's order, which is also the trace's) of a Slurm account, -1 when unknown. */
 static int32_t tenant_of(const daemon_t *d, const char *account)
 {
@@ -110,6 +113,51 @@ static int job_engine_gpus(const daemon_t *d, const sl_job_t *j, int32_t *out)
         out[i] = d->e->nodes[n].gpu0 + j->gpu_idx[i];
     }
     return j->ngpu_idx;
+}
+
+/* The daemon's index of a GPU (node-major: node x gpn + index on the node) from the engine's. */
+static int dgpu_of(const daemon_t *d, int32_t engine_gpu)
+{
+    int32_t node = d->e->gpus[engine_gpu].node;
+    return node * d->gpn + (engine_gpu - d->e->nodes[node].gpu0);
+}
+
+/* A dispatch of job id onto daemon GPU g went back to staging without starting. */
+static void note_bounce(daemon_t *d, uint32_t id, int g)
+{
+    int32_t i = ds_idmap_put(&d->bounce_of, id, d->nbounce);
+    if (i < 0) {
+        if ((d->nbounce & (d->nbounce - 1)) == 0)
+            d->bounce = ds_xrealloc(d->bounce, (size_t)(d->nbounce ? 2 * d->nbounce : 1) * sizeof *d->bounce);
+        i = d->nbounce++;
+        d->bounce[i] = (dbounce_t){.id = id, .gpu = -1};
+    }
+    dbounce_t *b = &d->bounce[i];
+    if (b->gpu != g) b->gpu = g, b->n = 0;
+    b->n++;
+    d->bounces++;
+    if (b->n == D_MAX_BOUNCES)
+        dlog(0, "job %u: back to staging %d times from dispatches to GPU %s:g%d; not sent there again", id, b->n,
+             d->nodes[g / d->gpn].name, g % d->gpn);
+}
+
+/* Why slot j must not be dispatched onto GPU idx of node (buf), NULL when it may: a GPU that lost its
+ * shards takes no shard job, and a GPU a job keeps coming back from is not tried again. */
+static const char *gpu_refuses(const daemon_t *d, int32_t j, int node, int idx, char *buf, size_t n)
+{
+    int g = node * d->gpn + idx;
+    int32_t b = ds_idmap_get(&d->bounce_of, d->slot[j].id);
+    if (b >= 0 && d->bounce[b].gpu == g && d->bounce[b].n >= D_MAX_BOUNCES) {
+        snprintf(buf, n, "back to staging %d times from dispatches to GPU %.32s:g%d that never started: not sent there again",
+                 d->bounce[b].n, d->nodes[node].name, idx);
+        return buf;
+    }
+    if (d->slot[j].shareable && d->shardless && d->shardless[g]) {
+        snprintf(buf, n, "GPU %.32s:g%d lost its shards after a slurmctld restart: no shard jobs placed there",
+                 d->nodes[node].name, idx);
+        return buf;
+    }
+    return NULL;
 }
 
 static void warn_once(daemon_t *d, uint32_t id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -305,7 +353,10 @@ static int rebuild(daemon_t *d, ds_error_t *err)
                 char err[300];
                 dlog(0, "job %u: dispatched to a GPU another job holds; back to staging", j->id);
                 if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) dlog(0, "%s", err), d->errors++;
-                else snprintf(j->partition, sizeof j->partition, "%s", d->cfg.staging), j->req_nodes[0] = 0;
+                else {
+                    snprintf(j->partition, sizeof j->partition, "%s", d->cfg.staging), j->req_nodes[0] = 0;
+                    note_bounce(d, j->id, dgpu_of(d, gbuf[0]));
+                }
                 ds_engine_set_preemptions(d->e, s, j->restarts);
                 ds_engine_arrive(d->e, s, d->now);
                 continue;
@@ -340,6 +391,7 @@ int daemon_setup(daemon_t *d, ds_error_t *err)
     pthread_mutex_init(&d->lock, NULL);
     ds_idmap_init(&d->byid);
     ds_idmap_init(&d->warned);
+    ds_idmap_init(&d->bounce_of);
     ds_trace_init(&d->trace);
     for (int i = 0; i < D_LAT_BUCKETS; i++) {
         static const double b[D_LAT_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
@@ -405,10 +457,36 @@ void daemon_teardown(daemon_t *d)
     ds_trace_free(&d->trace);
     ds_idmap_free(&d->byid);
     ds_idmap_free(&d->warned);
+    ds_idmap_free(&d->bounce_of);
+    free(d->bounce);
+    free(d->shardless);
     free(d->slot);
     free(d->sj);
     free(d->nodes);
     free(d->ten);
+}
+
+/* Marks the GPUs Slurm reports with fewer than D_SHARDS_NEEDED shards (typed "shard:gN:C" entries;
+ * 22.05 recovers C = 0 for a GPU that a running shard job held across a slurmctld restart), logging
+ * each change once. */
+static void update_shards(daemon_t *d, const sl_node_t *nodes)
+{
+    int count = 0;
+    for (int i = 0; i < d->nnodes; i++)
+        for (int k = 0; k < d->gpn; k++) {
+            int c = k < SL_MAX_GPUS ? nodes[i].shards[k] : -1;
+            uint8_t lost = c >= 0 && c < D_SHARDS_NEEDED, *was = &d->shardless[i * d->gpn + k];
+            if (lost && !*was)
+                dlog(0, "GPU %s:g%d lost its shards (Slurm reports shard:g%d:%d, %d needed; a slurmctld restart while a "
+                     "shard job held it?): no shard jobs placed there until they come back", nodes[i].name, k, k, c,
+                     D_SHARDS_NEEDED);
+            else if (!lost && *was)
+                dlog(0, "GPU %s:g%d has its shards again (shard:g%d:%d): shard jobs placed there again", nodes[i].name,
+                     k, k, c);
+            *was = lost;
+            count += lost;
+        }
+    d->nshardless = count;
 }
 
 static int load_nodes(daemon_t *d, char *err, size_t errn)
@@ -439,6 +517,32 @@ static int load_nodes(daemon_t *d, char *err, size_t errn)
     d->cpn = cpn;
     d->mpn = mpn;
     dlog(0, "cluster: %d nodes x %d GPUs, %d CPUs, %lld MiB", n, gpn, cpn, (long long)mpn);
+    free(d->shardless);
+    d->shardless = ds_xcalloc((size_t)n * (size_t)gpn, 1);
+    d->nshardless = 0;
+    update_shards(d, nodes);
+    d->t_nodes = daemon_now_mono();
+    return 0;
+}
+
+/* Reads the nodes again for their shard counts (the topology is read once, at start). */
+static int refresh_nodes(daemon_t *d, char *err, size_t errn)
+{
+    sl_node_t *nodes = NULL;
+    int n = 0;
+    if (sl_load_nodes(&nodes, &n, err, errn)) return -1;
+    d->t_nodes = daemon_now_mono();
+    int same = n == d->nnodes;
+    for (int i = 0; same && i < n; i++) same = !strcmp(nodes[i].name, d->nodes[i].name);
+    if (same) {
+        update_shards(d, nodes);
+        free(d->nodes);
+        d->nodes = nodes;
+    } else {
+        dlog(1, "Slurm reports %d nodes, deepshared started with %d: restart deepshared to schedule on the new set",
+             n, d->nnodes);
+        free(nodes);
+    }
     return 0;
 }
 
@@ -501,11 +605,19 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
             if (!same) {
                 d->need_rebuild = 1;
                 snprintf(d->rebuild_why, sizeof d->rebuild_why, "job %u holds other GPUs in Slurm", j->id);
-            } else if (j->state == SL_PENDING && sl->t_dispatch > 0 && mono - sl->t_dispatch > d->cfg.dispatch_timeout) {
-                dlog(0, "job %u: dispatched %.0f s ago and still not running (%s); back to staging", j->id,
-                     mono - sl->t_dispatch, j->partition);
-                if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) dlog(0, "%s", err), d->errors++;
-                sl->t_dispatch = 0;
+            } else if (j->state == SL_PENDING && sl->t_dispatch > 0) {
+                /* a dispatch Slurm does not start: onto shards that are gone (it would wait forever), or
+                 * anything past dispatch_timeout */
+                int dg = dgpu_of(d, g[0]), lost = j->on_shard && d->shardless[dg];
+                if (lost || mono - sl->t_dispatch > d->cfg.dispatch_timeout) {
+                    if (lost) dlog(0, "job %u: dispatched onto shard:g%d of %s, which lost its shards; back to staging", j->id,
+                                   dg % d->gpn, d->nodes[dg / d->gpn].name);
+                    else dlog(0, "job %u: dispatched %.0f s ago and still not running (%s); back to staging", j->id,
+                              mono - sl->t_dispatch, j->partition);
+                    if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) dlog(0, "%s", err), d->errors++;
+                    else note_bounce(d, j->id, dg);
+                    sl->t_dispatch = 0;
+                }
             }
         }
     } else if (js->status == DS_JS_PENDING) {
@@ -522,7 +634,11 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
 
 int daemon_sync(daemon_t *d, int force, char *err, size_t errn)
 {
-    if (!d->nodes && load_nodes(d, err, errn)) return -1;
+    if (!d->nodes) {
+        if (load_nodes(d, err, errn)) return -1;
+    } else if ((force || !d->slurm_up || daemon_now_mono() - d->t_nodes >= D_NODE_REFRESH) &&
+               refresh_nodes(d, err, errn))
+        return -1;
     int changed = 0;
     if (force) sl_jobs_reset();
     if (sl_load_jobs(&d->sj, &d->nsj, &changed, err, errn)) return -1;
@@ -612,6 +728,52 @@ static const sl_job_t *find_job(const daemon_t *d, uint32_t id)
     return NULL;
 }
 
+/* Keeps a start off GPUs where Slurm would not run it (gpu_refuses): a one-GPU job moves to another
+ * free GPU (of its pinned index when it has one); an unpinned shard job alone on a GPU without shards
+ * takes the whole GPU instead (it can never share then); otherwise the start is taken back and the job
+ * waits, with the reason in explain. Returns 0 when taken back. */
+static int place_where_slurm_starts(daemon_t *d, int32_t j, int32_t *node, int *idx, int n)
+{
+    ds_engine_t *e = d->e;
+    dslot_t *sl = &d->slot[j];
+    char why[160];
+    const char *r = NULL;
+    for (int i = 0; i < n && !r; i++) r = gpu_refuses(d, j, *node, idx[i], why, sizeof why);
+    if (!r) return 1;
+    if (n == 1 && !ds_engine_job(e, j)->shared) {
+        char w2[160];
+        for (int32_t m = 0; m < d->nnodes; m++)
+            for (int c = sl->npin ? sl->pin[0] : 0; c < (sl->npin ? sl->pin[0] + 1 : d->gpn); c++) {
+                int32_t tgt = e->nodes[m].gpu0 + c;
+                if (c < 0 || c >= e->nodes[m].ngpus || ds_engine_gpu(e, tgt)->nres > 0) continue;
+                if (gpu_refuses(d, j, m, c, w2, sizeof w2) || (m != *node && !ds_engine_node_fits(e, m, j))) continue;
+                if (ds_engine_move(e, j, &tgt) != DS_OK) continue;
+                dlog(1, "job %u: %s; placed on %s GPU %d instead", sl->id, why, d->nodes[m].name, c);
+                d->shard_moves++;
+                *node = m;
+                idx[0] = c;
+                return 1;
+            }
+        int g = *node * d->gpn + idx[0];
+        if (sl->shareable && sl->npin == 0 && d->shardless[g] && ds_engine_gpu(e, e->nodes[*node].gpu0 + idx[0])->nres == 1) {
+            /* the GPU itself works, only its shards are gone */
+            sl->shareable = 0;
+            if (!gpu_refuses(d, j, *node, idx[0], w2, sizeof w2)) {
+                sl->whole = 1;
+                d->shard_moves++;
+                snprintf(sl->why, sizeof sl->why, "GPU %.32s:g%d had lost its shards after a slurmctld restart: runs on the "
+                         "whole GPU, so it can never share one", d->nodes[*node].name, idx[0]);
+                dlog(1, "job %u: %s; takes the whole GPU", sl->id, why);
+                return 1;
+            }
+            sl->shareable = 1;
+        }
+    }
+    snprintf(sl->why, sizeof sl->why, "%s", why);
+    sl->undo = 1;
+    return 0;
+}
+
 static void dispatch(daemon_t *d, int32_t j, int32_t other)
 {
     ds_engine_t *e = d->e;
@@ -655,6 +817,7 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
             for (int i = 0; i < n; i++) idx[i] = sl->pin[i];
         }
     }
+    if (!place_where_slurm_starts(d, j, &node, idx, n)) return;
     int be = ds_engine_job(e, j)->klass == DS_CLASS_BE;
     char ac[128], err[300];
     size_t off = (size_t)snprintf(ac, sizeof ac, "deepshare class=%s gres=%s pin=", be ? "BE" : "G",
@@ -674,7 +837,7 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
         return;
     }
     d->slot[j].t_dispatch = daemon_now_mono();
-    d->slot[j].why[0] = 0;
+    if (!sl->whole) d->slot[j].why[0] = 0;
     if (sl->npin == 0) {
         sl->npin = (int8_t)n;
         for (int i = 0; i < n; i++) sl->pin[i] = (int8_t)idx[i];

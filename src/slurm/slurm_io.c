@@ -166,11 +166,18 @@ int sl_load_nodes(sl_node_t **nodes, int *nnodes, char *err, size_t errn)
         uint32_t base = s->node_state & NODE_STATE_BASE;
         d->up = base != NODE_STATE_DOWN && base != NODE_STATE_UNKNOWN && base != NODE_STATE_FUTURE &&
                 !(s->node_state & (NODE_STATE_DRAIN | NODE_STATE_NO_RESPOND));
-        /* "gpu:g0:1,gpu:g1:1,...,shard:8" or "gpu:4,shard:8" (may carry "(S:0)" socket suffixes) */
-        char buf[512];
+        /* "gpu:g0:1,...,shard:g0:2,..." or "gpu:4,shard:8" (may carry "(S:0)" socket suffixes) */
+        for (int k = 0; k < SL_MAX_GPUS; k++) d->shards[k] = -1;
+        char buf[4096];
         copy(buf, sizeof buf, s->gres);
         char *save = NULL;
         for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            char *paren = strchr(tok, '(');
+            if (paren) *paren = 0;
+            int idx, cnt;
+            if (!strncmp(tok, "shard:g", 7) && sscanf(tok + 7, "%d:%d", &idx, &cnt) == 2 && idx >= 0 &&
+                idx < SL_MAX_GPUS && cnt >= 0)
+                d->shards[idx] = cnt;
             if (strncmp(tok, "gpu:", 4)) continue;
             char *last = strrchr(tok, ':');
             d->gpus += atoi(last + 1);

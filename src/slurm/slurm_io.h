@@ -49,6 +49,10 @@ typedef struct sl_node {
     int64_t mem_mib;
     int gpus;
     int up;                /* not down, drained or not responding */
+    /* shard GRES per GPU index from typed entries "shard:gN:C" (C shards on GPU N), -1 when the node
+     * reports none for that index (untyped "shard:8", or no shards). Slurm 22.05 can come back from a
+     * slurmctld restart with C = 0 on a GPU a shard job held. */
+    int shards[SL_MAX_GPUS];
 } sl_node_t;
 
 /* Opens libslurm with the given slurm.conf (NULL: SLURM_CONF or the default path). */
