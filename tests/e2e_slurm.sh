@@ -22,11 +22,8 @@ mon=""
 ppid=""
 pkg_installed=0
 keep_pkg=""
-
-log() { echo "e2e: $*" >&2; }
-ok() { echo "e2e: PASS $*" >&2; }
-bad() { echo "e2e: FAIL $*" >&2; fails=$((fails + 1)); }
-now() { date +%s.%N; }
+name=e2e
+. "$root/tests/slurm_lib.sh"
 
 cleanup() {
   [ -n "$mon" ] && kill "$mon" 2>/dev/null
@@ -96,75 +93,7 @@ policy.eps = 1
 tenant ta 8
 tenant tb 8
 EOF
-# each job logs its starts and its end; a requeued run is killed before its end line
-cat > "$W/job.sh" <<EOF
-#!/bin/bash
-echo "start \$SLURM_JOB_ID \${SLURM_RESTART_COUNT:-0} \$(date +%s.%N) \$SLURMD_NODENAME" >> $W/events
-sleep \$1
-echo "end \$SLURM_JOB_ID \${SLURM_RESTART_COUNT:-0} \$(date +%s.%N)" >> $W/events
-EOF
-chmod +x "$W/job.sh"
-touch "$W/events" "$W/submits"
-
-start_daemon() {
-  "$daemon_bin" -c "$W/deepshared.conf" -v >> "$W/deepshared.log" 2>&1 &
-  dpid=$!
-}
-
-# submit ACCOUNT SECONDS COMMENT [extra sbatch args] -> job id; records the submit time
-submit() {
-  local acct=$1 secs=$2 comment=$3
-  shift 3
-  local t id
-  t=$(now)
-  id=$(sbatch --parsable -p staging -A "$acct" -c1 --comment="$comment" -o /dev/null "$@" "$W/job.sh" "$secs") || return 1
-  echo "$id $t $acct" >> "$W/submits"
-  echo "$id"
-}
-
-state() { squeue -h -j "$1" -o '%T' 2>/dev/null; }
-part() { squeue -h -j "$1" -o '%P' 2>/dev/null; }
-# HTTP GET over bash's /dev/tcp (no curl on a bare Debian)
-http_get() {
-  exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
-  printf 'GET %s HTTP/1.0\r\n\r\n' "$1" >&3
-  cat <&3
-  exec 3<&-
-}
-metric() { http_get /metrics 2>/dev/null | awk -v k="$1" '$1 == k {print $2}'; }
-calc() { awk "BEGIN {print $*}"; }
-
-# wait_running SECONDS ID... : 0 when all run
-wait_running() {
-  local limit=$1
-  shift
-  local t0
-  t0=$(date +%s)
-  while [ $(($(date +%s) - t0)) -lt "$limit" ]; do
-    local all=1
-    for j in "$@"; do [ "$(state "$j")" = RUNNING ] || all=0; done
-    [ $all = 1 ] && return 0
-    sleep 0.2
-  done
-  return 1
-}
-
-first_start() { awk -v j="$1" '$1 == "start" && $2 == j {print $4; exit}' "$W/events"; }
-submit_time() { awk -v j="$1" '$1 == j {print $2; exit}' "$W/submits"; }
-
-# Invariant monitor: every 0.3 s, no GPU index of a node holds a whole-GPU job beside another job, and
-# no GPU holds more than two jobs.
-monitor() {
-  while :; do
-    squeue -h -t R -o '%i %N %b' 2>/dev/null | awk -v W="$W" '
-      { n = split($3, t, ",");
-        for (i = 1; i <= n; i++) { split(t[i], f, ":");  # gres:gpu:g2:1 / gres:shard:g2:1
-          key = $2 "/" f[3]; cnt[key]++; if (f[2] == "gpu") whole[key] = whole[key] " " $1; jobs[key] = jobs[key] " " $1 } }
-      END { for (k in cnt) { if (cnt[k] > 2 || (whole[k] != "" && cnt[k] > 1))
-              print "GPU " k " holds" jobs[k] " (whole:" whole[k] ")" >> (W "/violations") } }'
-    sleep 0.3
-  done
-}
+write_job_script
 
 start_daemon
 monitor &
