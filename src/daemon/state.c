@@ -728,10 +728,10 @@ static const sl_job_t *find_job(const daemon_t *d, uint32_t id)
     return NULL;
 }
 
-/* Keeps a start off GPUs where Slurm would not run it (gpu_refuses): a one-GPU job moves to another
- * free GPU (of its pinned index when it has one); an unpinned shard job alone on a GPU without shards
- * takes the whole GPU instead (it can never share then); otherwise the start is taken back and the job
- * waits, with the reason in explain. Returns 0 when taken back. */
+/* Keeps a start off GPUs where Slurm would not run it (gpu_refuses): the job moves to free GPUs of a
+ * node where Slurm would (its pinned indices when it has them); an unpinned shard job alone on a GPU
+ * without shards takes the whole GPU instead (it can never share then); otherwise the start is taken
+ * back and the job waits, with the reason in explain. Returns 0 when taken back. */
 static int place_where_slurm_starts(daemon_t *d, int32_t j, int32_t *node, int *idx, int n)
 {
     ds_engine_t *e = d->e;
@@ -740,20 +740,35 @@ static int place_where_slurm_starts(daemon_t *d, int32_t j, int32_t *node, int *
     const char *r = NULL;
     for (int i = 0; i < n && !r; i++) r = gpu_refuses(d, j, *node, idx[i], why, sizeof why);
     if (!r) return 1;
+    if (!ds_engine_job(e, j)->shared) {
+        char w2[160];
+        for (int32_t m = 0; m < d->nnodes; m++) {
+            /* n GPUs of node m that hold nothing but this job, that Slurm would start it on, of its pinned
+             * indices when it has them */
+            int32_t tgt[SL_MAX_GPUS];
+            int c2[SL_MAX_GPUS], k = 0;
+            for (int c = 0; c < e->nodes[m].ngpus && k < n; c++) {
+                if (sl->npin) {
+                    int pinned = 0;
+                    for (int i = 0; i < sl->npin; i++) pinned |= sl->pin[i] == c;
+                    if (!pinned) continue;
+                }
+                const ds_gpu_t *gp = ds_engine_gpu(e, e->nodes[m].gpu0 + c);
+                if (gp->nres > 1 || (gp->nres == 1 && gp->res[0] != j) || gpu_refuses(d, j, m, c, w2, sizeof w2)) continue;
+                tgt[k] = e->nodes[m].gpu0 + c;
+                c2[k++] = c;
+            }
+            if (k < n || (m != *node && !ds_engine_node_fits(e, m, j))) continue;
+            if (ds_engine_move(e, j, tgt) != DS_OK) continue;
+            dlog(1, "job %u: %s; placed on %s GPU %d%s instead", sl->id, why, d->nodes[m].name, c2[0], n > 1 ? "+" : "");
+            d->shard_moves += sl->shareable;
+            *node = m;
+            for (int i = 0; i < n; i++) idx[i] = c2[i];
+            return 1;
+        }
+    }
     if (n == 1 && !ds_engine_job(e, j)->shared) {
         char w2[160];
-        for (int32_t m = 0; m < d->nnodes; m++)
-            for (int c = sl->npin ? sl->pin[0] : 0; c < (sl->npin ? sl->pin[0] + 1 : d->gpn); c++) {
-                int32_t tgt = e->nodes[m].gpu0 + c;
-                if (c < 0 || c >= e->nodes[m].ngpus || ds_engine_gpu(e, tgt)->nres > 0) continue;
-                if (gpu_refuses(d, j, m, c, w2, sizeof w2) || (m != *node && !ds_engine_node_fits(e, m, j))) continue;
-                if (ds_engine_move(e, j, &tgt) != DS_OK) continue;
-                dlog(1, "job %u: %s; placed on %s GPU %d instead", sl->id, why, d->nodes[m].name, c);
-                d->shard_moves++;
-                *node = m;
-                idx[0] = c;
-                return 1;
-            }
         int g = *node * d->gpn + idx[0];
         if (sl->shareable && sl->npin == 0 && d->shardless[g] && ds_engine_gpu(e, e->nodes[*node].gpu0 + idx[0])->nres == 1) {
             /* the GPU itself works, only its shards are gone */
