@@ -99,16 +99,16 @@ sleep 1
 # ---- 1. the burst, with the daemon SIGKILLed every 4-9 s and restarted 0.2-2 s later
 log "step 1: $njobs jobs from 4 tenants over ~$((njobs * 6 / 10)) s, $nkills SIGKILLs of deepshared"
 kills=0
-next_kill=$(calc "$(date +%s.%N) + 4 + $((RANDOM % 6))")
+next_kill=$(($(date +%s) + 4 + RANDOM % 6))
 for i in $(seq 1 "$njobs"); do
   submit_one >/dev/null || bad "sbatch failed"
   sleep "0.$((3 + RANDOM % 6))"
-  if [ $kills -lt "$nkills" ] && [ "$(calc "$(date +%s.%N) >= $next_kill")" = 1 ]; then
+  if [ $kills -lt "$nkills" ] && [ "$(date +%s)" -ge $next_kill ]; then
     kill -9 "$dpid"; wait "$dpid" 2>/dev/null
     kills=$((kills + 1))
     sleep "$(calc "0.2 + $((RANDOM % 19)) / 10")"
     start_checked
-    next_kill=$(calc "$(date +%s.%N) + 4 + $((RANDOM % 6))")
+    next_kill=$(($(date +%s) + 4 + RANDOM % 6))
   fi
 done
 while [ $kills -lt "$nkills" ]; do
@@ -140,6 +140,7 @@ sinfo -h -N -o '%N %G' | sort -u | awk '{n = split($2, t, ","); for (i = 1; i <=
   if (t[i] ~ /^shard:g[0-9]+:[01](\(|$)/) { split(t[i], f, ":"); print $1 ":" f[2] } }' | sort -u > "$W/lost"
 nlost=$(wc -l < "$W/lost")
 log "GPUs without shards after the restart (sinfo): $(tr '\n' ' ' < "$W/lost")"
+log "shards in use after the restart (sinfo GresUsed): $(sinfo -h -N -O 'NodeList:6,GresUsed:120' | sort -u | grep -o '^n[0-9] .*shard[^ ]*' | tr -s ' ' | tr '\n' ';')"
 wave=()
 for i in $(seq 1 16); do wave+=("$(submit_retry t$((1 + i % 4)) $((4 + RANDOM % 6)) 'gpus=1')"); done
 if [ "$nlost" -gt 0 ]; then
@@ -214,7 +215,7 @@ else bad "a job bounced more than twice: $worst (bounces, job)"; fi
 # No shard dispatch onto a GPU without shards once the daemon knew (2 s for a dispatch already on its way),
 # the jobs that held those shards at the restart excepted
 if [ "$nlost" -gt 0 ]; then
-  awk -F'|' -v t="$(calc "$t_det + 2")" -v L="$W/lost" -v R="$W/shard_running" '
+  awk -F'|' -v t="$(awk -v t="$t_det" 'BEGIN {printf "%.3f", t + 2}')" -v L="$W/lost" -v R="$W/shard_running" '
     BEGIN { while ((getline l < L) > 0) lost[l] = 1; while ((getline l < R) > 0) { split(l, f, " "); pre[f[1]] = 1 } }
     $1 > t && ($4 == "prod" || $4 == "batch") && !($2 in pre) && $7 ~ /shard:g/ {
       node = $5 != "" ? $5 : $6; n = split($7, g, ":"); gpu = g[3]
@@ -228,6 +229,8 @@ if [ -s "$W/violations" ]; then bad "shared-GPU invariant: $(sort -u "$W/violati
 else ok "no whole-GPU job ever shared a GPU; no GPU held more than two jobs"; fi
 kill -0 "$dpid" 2>/dev/null && ok "deepshared is up at the end ($(grep -c 'state rebuilt from Slurm' "$W/deepshared.log") rebuilds)" \
   || bad "deepshared died: $(tail -3 "$W/deepshared.log")"
+
+log "shards in use with no job running (sinfo GresUsed): $(sinfo -h -N -O 'NodeList:6,GresUsed:120' | sort -u | grep -o '^n[0-9] .*shard[^ ]*' | tr -s ' ' | tr '\n' ';')"
 
 # ---- 5. slurmctld restarted with no job running: do the shards come back, and does the daemon see it?
 if [ "$nlost" -gt 0 ]; then

@@ -30,15 +30,15 @@ typedef struct dslot {
 
 /* Shards per GPU the daemon relies on: two one-GPU jobs on shard:gN:1 each. */
 #define D_SHARDS_NEEDED 2
-/* A job that came back to staging this many times from dispatches to one GPU is not sent there again
- * (a dispatch Slurm never starts, e.g. onto a GPU that lost its shards, bounces every dispatch_timeout). */
-#define D_MAX_BOUNCES 2
+/* GPUs remembered per job that a dispatch of it came back to staging from without a start (a dispatch
+ * Slurm never starts, e.g. onto a GPU that lost its shards, would bounce every dispatch_timeout): the
+ * job is not sent to those GPUs again. */
+#define D_BOUNCE_GPUS 8
 
-/* A job's returns to staging from dispatches to one GPU (the engine index of its first GPU). */
 typedef struct dbounce {
     uint32_t id;
-    int32_t gpu;
-    int32_t n;
+    int32_t n;                    /* bounces in all */
+    int32_t gpu[D_BOUNCE_GPUS];   /* daemon GPU indices (node x gpn + index), the last D_BOUNCE_GPUS */
 } dbounce_t;
 
 #define D_LAT_BUCKETS 12

@@ -130,28 +130,28 @@ static void note_bounce(daemon_t *d, uint32_t id, int g)
         if ((d->nbounce & (d->nbounce - 1)) == 0)
             d->bounce = ds_xrealloc(d->bounce, (size_t)(d->nbounce ? 2 * d->nbounce : 1) * sizeof *d->bounce);
         i = d->nbounce++;
-        d->bounce[i] = (dbounce_t){.id = id, .gpu = -1};
+        memset(&d->bounce[i], 0, sizeof d->bounce[i]);
+        d->bounce[i].id = id;
     }
     dbounce_t *b = &d->bounce[i];
-    if (b->gpu != g) b->gpu = g, b->n = 0;
-    b->n++;
+    b->gpu[b->n++ % D_BOUNCE_GPUS] = g;
     d->bounces++;
-    if (b->n == D_MAX_BOUNCES)
-        dlog(0, "job %u: back to staging %d times from dispatches to GPU %s:g%d; not sent there again", id, b->n,
-             d->nodes[g / d->gpn].name, g % d->gpn);
+    dlog(0, "job %u: back to staging from a dispatch to GPU %s:g%d (%d time%s in all); not sent there again", id,
+         d->nodes[g / d->gpn].name, g % d->gpn, b->n, b->n == 1 ? "" : "s");
 }
 
 /* Why slot j must not be dispatched onto GPU idx of node (buf), NULL when it may: a GPU that lost its
- * shards takes no shard job, and a GPU a job keeps coming back from is not tried again. */
+ * shards takes no shard job, and a GPU a dispatch of the job came back from is not tried again. */
 static const char *gpu_refuses(const daemon_t *d, int32_t j, int node, int idx, char *buf, size_t n)
 {
     int g = node * d->gpn + idx;
     int32_t b = ds_idmap_get(&d->bounce_of, d->slot[j].id);
-    if (b >= 0 && d->bounce[b].gpu == g && d->bounce[b].n >= D_MAX_BOUNCES) {
-        snprintf(buf, n, "back to staging %d times from dispatches to GPU %.32s:g%d that never started: not sent there again",
-                 d->bounce[b].n, d->nodes[node].name, idx);
-        return buf;
-    }
+    for (int i = 0; b >= 0 && i < DS_MIN(d->bounce[b].n, D_BOUNCE_GPUS); i++)
+        if (d->bounce[b].gpu[i] == g) {
+            snprintf(buf, n, "a dispatch to GPU %.32s:g%d came back to staging without a start: not sent there again",
+                     d->nodes[node].name, idx);
+            return buf;
+        }
     if (d->slot[j].shareable && d->shardless && d->shardless[g]) {
         snprintf(buf, n, "GPU %.32s:g%d lost its shards after a slurmctld restart: no shard jobs placed there",
                  d->nodes[node].name, idx);
