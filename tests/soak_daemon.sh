@@ -235,6 +235,8 @@ log "shards in use with no job running (sinfo GresUsed): $(sinfo -h -N -O 'NodeL
 # ---- 5. slurmctld restarted with no job running: do the shards come back, and does the daemon see it?
 if [ "$nlost" -gt 0 ]; then
   restart_slurmctld 2 || bad "step 5: slurmctld did not come back"
+  sleep 2
+  log "GRES after a restart with no job running (sinfo): $(sinfo -h -N -o '%N %G' | sort -u | tr '\n' ';')"
   still=$(sinfo -h -N -o '%N %G' | sort -u | grep -cE 'shard:g[0-9]+:[01](\(|,|$)')
   seen=""
   for _ in $(seq 1 30); do seen=$(metric deepshare_gpus_shardless); [ -n "$seen" ] && [ "$seen" = 0 ] && [ "$still" = 0 ] && break; sleep 0.5; done

@@ -480,9 +480,12 @@ static void update_shards(daemon_t *d, const sl_node_t *nodes)
                 dlog(0, "GPU %s:g%d lost its shards (Slurm reports shard:g%d:%d, %d needed; a slurmctld restart while a "
                      "shard job held it?): no shard jobs placed there until they come back", nodes[i].name, k, k, c,
                      D_SHARDS_NEEDED);
-            else if (!lost && *was)
+            else if (!lost && *was && c >= 0)
                 dlog(0, "GPU %s:g%d has its shards again (shard:g%d:%d): shard jobs placed there again", nodes[i].name,
                      k, k, c);
+            else if (!lost && *was)
+                dlog(0, "GPU %s:g%d: Slurm reports no shard count for it any more: shard jobs placed there again",
+                     nodes[i].name, k);
             *was = lost;
             count += lost;
         }
