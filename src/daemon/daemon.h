@@ -25,11 +25,17 @@ typedef struct dslot {
     int8_t pin[SL_MAX_GPUS];
     double t_dispatch;      /* monotonic seconds of the last dispatch, 0 none */
     uint8_t whole;          /* one-GPU job sent onto a whole GPU because its GPU had lost its shards */
+    double t_requeue;       /* monotonic seconds of its last requeue by us, 0 none */
     char why[160];          /* last daemon-side note for /explain */
 } dslot_t;
 
 /* Shards per GPU the daemon relies on: two one-GPU jobs on shard:gN:1 each. */
 #define D_SHARDS_NEEDED 2
+/* Seconds after a requeue before the job is dispatched again: slurmd refuses a launch whose credential
+ * is from the second the job's previous credential was revoked in ("Job credential revoked"), and Slurm
+ * then ends the job for good. */
+#define D_REQUEUE_SETTLE 3.0
+
 /* GPUs remembered per job that a dispatch of it came back to staging from without a start (a dispatch
  * Slurm never starts, e.g. onto a GPU that lost its shards, would bounce every dispatch_timeout): the
  * job is not sent to those GPUs again. */

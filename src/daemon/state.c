@@ -475,17 +475,16 @@ static void update_shards(daemon_t *d, const sl_node_t *nodes)
     for (int i = 0; i < d->nnodes; i++)
         for (int k = 0; k < d->gpn; k++) {
             int c = k < SL_MAX_GPUS ? nodes[i].shards[k] : -1;
-            uint8_t lost = c >= 0 && c < D_SHARDS_NEEDED, *was = &d->shardless[i * d->gpn + k];
+            uint8_t *was = &d->shardless[i * d->gpn + k];
+            /* no typed count (slurmd not registered yet after a restart, untyped shards): keep what we knew */
+            uint8_t lost = c < 0 ? *was : c < D_SHARDS_NEEDED;
             if (lost && !*was)
                 dlog(0, "GPU %s:g%d lost its shards (Slurm reports shard:g%d:%d, %d needed; a slurmctld restart while a "
                      "shard job held it?): no shard jobs placed there until they come back", nodes[i].name, k, k, c,
                      D_SHARDS_NEEDED);
-            else if (!lost && *was && c >= 0)
+            else if (!lost && *was)
                 dlog(0, "GPU %s:g%d has its shards again (shard:g%d:%d): shard jobs placed there again", nodes[i].name,
                      k, k, c);
-            else if (!lost && *was)
-                dlog(0, "GPU %s:g%d: Slurm reports no shard count for it any more: shard jobs placed there again",
-                     nodes[i].name, k);
             *was = lost;
             count += lost;
         }
@@ -795,6 +794,15 @@ static int place_where_slurm_starts(daemon_t *d, int32_t j, int32_t *node, int *
 static void dispatch(daemon_t *d, int32_t j, int32_t other)
 {
     ds_engine_t *e = d->e;
+    double since = daemon_now_mono() - d->slot[j].t_requeue;
+    if (d->slot[j].t_requeue > 0 && since < D_REQUEUE_SETTLE) {
+        /* seen in the soak: requeued and dispatched again 0.9 s later, Slurm killed it for good */
+        snprintf(d->slot[j].why, sizeof d->slot[j].why,
+                 "requeued %.1f s ago: a start within %.0f s of a requeue is refused by slurmd (job credential "
+                 "revoked) and ends the job, so it waits", since, D_REQUEUE_SETTLE);
+        d->slot[j].undo = 1;
+        return;
+    }
     const sl_job_t *sj = find_job(d, d->slot[j].id);
     if (sj && sj->held && sj->state == SL_PENDING) {
         /* requeued by us (or held while dispatched): release it first, or Slurm refuses the update */
@@ -895,6 +903,7 @@ void daemon_pass(daemon_t *d, int timer)
                 rc = sl_restage(d->slot[j].id, d->cfg.staging, err, sizeof err);
             } else {
                 rc = sl_requeue_hold(d->slot[j].id, err, sizeof err);
+                if (!rc) d->slot[j].t_requeue = daemon_now_mono();
                 /* a requeue of a job that had not started holds it anyway: release it in staging */
                 if (rc && !sl_restage(d->slot[j].id, d->cfg.staging, err, sizeof err)) rc = 0;
             }
