@@ -452,6 +452,14 @@ static void test_dispatch_bounce_bounded(void **state)
     pass_later(1);
     assert_int_equal(fs_calls(FS_DISPATCH), 1);
     assert_true(explain_has(1, "lost its shards"));
+    /* the shards come back (slurmctld restarted with nothing running): that GPU is tried again at once,
+     * though the job bounced from it */
+    fs_set_shards("n0", first, 2);
+    fs_touch();
+    assert_int_equal(sync_nodes(), 1);
+    pass_later(1);
+    assert_int_equal(fs_calls(FS_DISPATCH), 2);
+    assert_int_equal(fs_job(1)->gpu_idx[0], first);
     daemon_teardown(&D);
 
     /* a dispatch that never starts (Slurm keeps it pending for a reason of its own, e.g. shards a
@@ -492,8 +500,13 @@ static void test_dispatch_bounce_bounded(void **state)
     pass_later(1);
     assert_int_equal(fs_calls(FS_DISPATCH), 2);
     assert_int_equal(jstate(2)->status, DS_JS_PENDING);
-    assert_true(explain_has(2, "came back to staging without a start: not sent there again"));
+    assert_true(explain_has(2, "came back to staging without a start"));
     assert_true(metric("deepshare_dispatch_bounces_total") == 2);
+    /* bounces are forgotten after a while: Slurm may have been repaired */
+    for (int i = 0; i < D.nbounce; i++)
+        for (int k = 0; k < D_BOUNCE_GPUS; k++) D.bounce[i].t[k] -= D_BOUNCE_FORGET;
+    pass_later(1);
+    assert_int_equal(fs_calls(FS_DISPATCH), 3);
     assert_policy_ok();
 }
 

@@ -38,13 +38,16 @@ typedef struct dslot {
 
 /* GPUs remembered per job that a dispatch of it came back to staging from without a start (a dispatch
  * Slurm never starts, e.g. onto a GPU that lost its shards, would bounce every dispatch_timeout): the
- * job is not sent to those GPUs again. */
+ * job is not sent to those GPUs again for D_BOUNCE_FORGET seconds, or until a GPU gets its shards back
+ * (Slurm repaired: a GPU that held on to shards no job holds may be fine again too). */
 #define D_BOUNCE_GPUS 8
+#define D_BOUNCE_FORGET 600.0
 
 typedef struct dbounce {
     uint32_t id;
     int32_t n;                    /* bounces in all */
     int32_t gpu[D_BOUNCE_GPUS];   /* daemon GPU indices (node x gpn + index), the last D_BOUNCE_GPUS */
+    double t[D_BOUNCE_GPUS];      /* monotonic seconds of each */
 } dbounce_t;
 
 #define D_LAT_BUCKETS 12
@@ -82,6 +85,7 @@ typedef struct daemon {
     ds_idmap_t bounce_of;
     dbounce_t *bounce;
     int32_t nbounce;
+    double bounce_reset;    /* bounces before this monotonic time are forgotten (a GPU got its shards back) */
     /* engine over a trace of job slots (placeholders until filled) */
     ds_trace_t trace;
     ds_engine_t *e;

@@ -134,24 +134,29 @@ static void note_bounce(daemon_t *d, uint32_t id, int g)
         d->bounce[i].id = id;
     }
     dbounce_t *b = &d->bounce[i];
+    b->t[b->n % D_BOUNCE_GPUS] = daemon_now_mono();
     b->gpu[b->n++ % D_BOUNCE_GPUS] = g;
     d->bounces++;
-    dlog(0, "job %u: back to staging from a dispatch to GPU %s:g%d (%d time%s in all); not sent there again", id,
-         d->nodes[g / d->gpn].name, g % d->gpn, b->n, b->n == 1 ? "" : "s");
+    dlog(0, "job %u: back to staging from a dispatch to GPU %s:g%d (%d time%s in all); not sent there again for %.0f s",
+         id, d->nodes[g / d->gpn].name, g % d->gpn, b->n, b->n == 1 ? "" : "s", D_BOUNCE_FORGET);
 }
 
 /* Why slot j must not be dispatched onto GPU idx of node (buf), NULL when it may: a GPU that lost its
- * shards takes no shard job, and a GPU a dispatch of the job came back from is not tried again. */
+ * shards takes no shard job, and a GPU a dispatch of the job came back from is not tried again for a
+ * while (D_BOUNCE_FORGET). */
 static const char *gpu_refuses(const daemon_t *d, int32_t j, int node, int idx, char *buf, size_t n)
 {
     int g = node * d->gpn + idx;
     int32_t b = ds_idmap_get(&d->bounce_of, d->slot[j].id);
-    for (int i = 0; b >= 0 && i < DS_MIN(d->bounce[b].n, D_BOUNCE_GPUS); i++)
-        if (d->bounce[b].gpu[i] == g) {
-            snprintf(buf, n, "a dispatch to GPU %.32s:g%d came back to staging without a start: not sent there again",
-                     d->nodes[node].name, idx);
+    double now = daemon_now_mono();
+    for (int i = 0; b >= 0 && i < DS_MIN(d->bounce[b].n, D_BOUNCE_GPUS); i++) {
+        const dbounce_t *r = &d->bounce[b];
+        if (r->gpu[i] == g && r->t[i] > d->bounce_reset && now - r->t[i] < D_BOUNCE_FORGET) {
+            snprintf(buf, n, "a dispatch to GPU %.32s:g%d came back to staging without a start %.0f s ago: not sent "
+                     "there again for %.0f s", d->nodes[node].name, idx, now - r->t[i], D_BOUNCE_FORGET);
             return buf;
         }
+    }
     if (d->slot[j].shareable && d->shardless && d->shardless[g]) {
         snprintf(buf, n, "GPU %.32s:g%d lost its shards after a slurmctld restart: no shard jobs placed there",
                  d->nodes[node].name, idx);
@@ -482,9 +487,11 @@ static void update_shards(daemon_t *d, const sl_node_t *nodes)
                 dlog(0, "GPU %s:g%d lost its shards (Slurm reports shard:g%d:%d, %d needed; a slurmctld restart while a "
                      "shard job held it?): no shard jobs placed there until they come back", nodes[i].name, k, k, c,
                      D_SHARDS_NEEDED);
-            else if (!lost && *was)
+            else if (!lost && *was) {
                 dlog(0, "GPU %s:g%d has its shards again (shard:g%d:%d): shard jobs placed there again", nodes[i].name,
                      k, k, c);
+                d->bounce_reset = daemon_now_mono();
+            }
             *was = lost;
             count += lost;
         }
