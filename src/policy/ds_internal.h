@@ -32,6 +32,7 @@ typedef struct dsp_config {
     double rho_min;         /* most permissive retention threshold (0.7) */
     int32_t max_candidates; /* colocation candidates examined per job (64) */
     int32_t w;              /* consecutive low samples before a revocation (3) */
+    double monitor_z;       /* ...and the pair's mean retention that far (in standard errors) below threshold (2; 0: off) */
     int monitor_threshold;  /* DSP_MON_CURRENT or DSP_MON_ADMIT */
     int learn_retention;    /* admission uses the monitor's measurements of a workload pair (1) */
     int share_first;        /* a BE job shares a GPU before taking free ones when both keep enough (1) */
@@ -51,6 +52,12 @@ typedef struct dsp_list {
 } dsp_list_t;
 
 /* Measured retention of one workload next to another (ds_observed.c). */
+/* Running mean and squared deviations of one job's ln retention samples while colocated (Welford). */
+typedef struct dsp_mon {
+    int32_t n;
+    double mean, m2;
+} dsp_mon_t;
+
 typedef struct dsp_obs {
     uint64_t key;
     double sum;
@@ -99,6 +106,9 @@ typedef struct dsp {
     int32_t *spos;
     int32_t *pair;          /* co-resident partner while colocated, -1 */
     int32_t *low;           /* consecutive low retention samples of j's pair */
+    dsp_mon_t *mon;         /* j's samples (ln retention) since its colocation began */
+    double mon_m2;          /* pooled within-pair squared deviations of ln retention: the measurement noise */
+    int64_t mon_dof;
     float *admit_tau;       /* threshold j was admitted with */
     int32_t *banned;        /* partner whose colocation with j was revoked, -1 */
     /* pass scratch */
