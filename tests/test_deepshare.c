@@ -288,6 +288,37 @@ static double near_threshold(void *ctx, int32_t job, int64_t now)
     return now <= 6 * 60 ? 0.95 : 0.78;
 }
 
+/* Inside a band: j2 (8 GPUs x 100 s = 800 GPU-s) before j3 (1 GPU x 500 s) by remaining time, j3
+ * first by remaining GPU-time (gpu-time-order). Both wait behind j1 until it ends at 1000. */
+static void order_case(const char *kv, int32_t first, int32_t second)
+{
+    ds_trace_t t;
+    tu_trace(&t, "A:8", "1 A 8 0 1000; 2 A 8 1 100; 3 A 1 1 500");
+    void *cfg = cfg_with(kv);
+    ds_engine_t *e = engine_for(&t, 8, cfg);
+    ds_engine_arrive(e, 0, 0);
+    ds_engine_schedule(e, 0, 1);
+    ds_engine_arrive(e, 1, 1);
+    ds_engine_arrive(e, 2, 1);
+    ds_engine_schedule(e, 1, 0);
+    assert_int_equal(e->js[1].status, DS_JS_PENDING);
+    assert_int_equal(e->js[2].status, DS_JS_PENDING);
+    ds_engine_finish(e, 0, 1000);
+    ds_engine_schedule(e, 1000, 0);
+    assert_int_equal(e->js[first].status, DS_JS_RUNNING);
+    assert_int_equal(e->js[second].status, DS_JS_PENDING);
+    ds_engine_destroy(e);
+    ops()->config_free(cfg);
+    ds_trace_free(&t);
+}
+
+static void test_gpu_time_order(void **st)
+{
+    (void)st;
+    order_case("gpu-time-order=0,colocation=0,work-conserving=0", 1, 2);
+    order_case("gpu-time-order=1,colocation=0,work-conserving=0", 2, 1);
+}
+
 static double const_rho(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)
 {
     (void)t, (void)a, (void)b;
@@ -729,6 +760,7 @@ int main(void)
         cmocka_unit_test(test_revoke_after_w),
         cmocka_unit_test(test_revoke_needs_confident_mean),
         cmocka_unit_test(test_admit_floor),
+        cmocka_unit_test(test_gpu_time_order),
         cmocka_unit_test(test_prediction_never_lifts),
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_qad_definition),

@@ -32,6 +32,7 @@ typedef struct dsp_config {
     double rho_min;         /* most permissive retention threshold (0.7) */
     int32_t max_candidates; /* colocation candidates examined per job (64) */
     int32_t w;              /* consecutive low samples before a revocation (3) */
+    int gpu_time_order;     /* inside a band, order by predicted GPU-time (remaining x GPUs), not time (0) */
     int admit_floor;        /* the model's prediction admits at rho_min; the monitor enforces the threshold (1) */
     double monitor_z;       /* ...and the pair's mean retention that far (in standard errors) below threshold (2; 0: off) */
     int monitor_threshold;  /* DSP_MON_CURRENT or DSP_MON_ADMIT */

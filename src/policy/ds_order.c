@@ -10,6 +10,7 @@
 void dsp_set_key(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
 {
     s->krem[j] = s->cfg.prediction ? dsp_remaining(e, s, j, now) : 0.0;
+    if (s->cfg.gpu_time_order) s->krem[j] *= e->trace->jobs[j].gpus;
 }
 
 /* (rem, submit, id): the order inside a tenant and inside a band. */
