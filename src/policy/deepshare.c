@@ -284,7 +284,7 @@ static int dsp_check(const ds_engine_t *e, const void *state, char *msg, size_t 
     const dsp_t *s = state;
     if (s->st.g_preempted) { snprintf(msg, n, "a G job was preempted"); return -1; }
     for (int32_t i = 0; i < s->nt; i++) {
-        int64_t q = e->trace->tenants[i].quota_gpus;
+        int64_t q = e->tenant_quota[i];
         if (e->tenant_g_gpus[i] > q) {
             snprintf(msg, n, "tenant %s holds %lld G GPUs over its quota %lld", e->trace->tenants[i].name,
                      (long long)e->tenant_g_gpus[i], (long long)q);
@@ -368,5 +368,6 @@ const ds_policy_ops_t ds_policy_deepshare = {
     .config_help = dsp_config_help,
     .check = dsp_check,
     .stats = dsp_stats,
+    .pending_order = dsp_pending_order,
     .uses_predictors = 1,
 };

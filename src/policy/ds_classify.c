@@ -18,7 +18,7 @@ void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t
         int32_t j = v[k], ten = t->jobs[j].tenant, g = t->jobs[j].gpus;
         if (ten != cur) {
             cur = ten;
-            q = t->tenants[ten].quota_gpus;
+            q = e->tenant_quota[ten];
             becap = s->cfg.borrowing ? (int64_t)floor(s->cfg.m * (double)q + 1e-9) : 0;
             /* Hard quotas: a tenant's colocated (BE) jobs count against its quota too. */
             gbud = q - e->tenant_g_gpus[ten] - (s->cfg.borrowing ? 0 : e->tenant_be_gpus[ten]);
@@ -86,7 +86,7 @@ void dsp_promote(ds_engine_t *e, dsp_t *s)
     qsort(s->order, (size_t)n, sizeof *s->order, cmp_oldest);
     for (int32_t k = 0; k < n; k++) {
         int32_t j = s->order[k], ten = t->jobs[j].tenant, g = t->jobs[j].gpus;
-        if (e->tenant_g_gpus[ten] + g > t->tenants[ten].quota_gpus) continue;
+        if (e->tenant_g_gpus[ten] + g > e->tenant_quota[ten]) continue;
         dsp_list_remove(dsp_solo(s, e->js[j].part, 1, g), s->spos, j);
         ds_engine_set_class(e, j, DS_CLASS_G);
         dsp_list_push(dsp_solo(s, e->js[j].part, 0, g), s->spos, j);

@@ -175,6 +175,7 @@ void dsp_merge_qb(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n);
 /* any v: sets the keys as of now and sorts it into QG order (tests only: re-keying a pending job
  * breaks the pending list's order) */
 void dsp_sort_qg(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t now);
+int32_t dsp_pending_order(const ds_engine_t *e, const void *state, int32_t *out, int32_t max);
 
 /* ds_coloc.c (docs/policy.md §5) */
 /* tau of docs/policy.md §5 from the partition's contention pressure, then a tenant's tau_i */
