@@ -92,8 +92,6 @@ extern int dlog_verbose;
 /* state.c */
 int daemon_setup(daemon_t *d, ds_error_t *err);
 void daemon_teardown(daemon_t *d);
-/* Builds the engine again from the last Slurm snapshot (a reload that changed the tenants). */
-int daemon_rebuild(daemon_t *d, ds_error_t *err);
 /* Reads Slurm (nodes once, jobs when changed) and mirrors it into the engine; returns -1 when Slurm
  * cannot be reached (err filled), 0 when nothing changed, 1 when something did. */
 int daemon_sync(daemon_t *d, int force, char *err, size_t errn);
@@ -133,7 +131,9 @@ const char *status_asset(const char *url, size_t *len, const char **type);
 int daemon_policy_config(const dconfig_t *c, const ds_policy_ops_t **ops, void **pconfig, ds_error_t *err);
 /* SIGHUP: re-reads d->cfg.path; applies tenants, quotas and the keys that may change while running,
  * logs a warning naming the keys that need a restart, or rejects the file (logged with file, line and
- * key) and keeps the running configuration. Call under d->lock. Returns 0 applied, -1 rejected. */
+ * key) and keeps the running configuration. Tenants added or removed drop the engine (d->e = NULL) for the
+ * next daemon_sync, which the caller forces, to rebuild from Slurm. Call under d->lock. Returns 0 applied,
+ * -1 rejected. */
 int daemon_reload(daemon_t *d);
 extern int daemon_cli_verbose; /* -v given on the command line: a reload never logs less */
 

@@ -128,7 +128,7 @@ int main(int argc, char **argv)
                 http_set_token(d.cfg.read_token);
             }
         }
-        int rc = daemon_sync(&d, timer, e2, sizeof e2);
+        int rc = daemon_sync(&d, timer || reloaded, e2, sizeof e2);
         if (rc >= 0) {
             d.slurm_up = 1;
             /* after a reload, a pass at once: a changed quota classifies and reclaims from this pass on */

@@ -151,15 +151,12 @@ int daemon_reload(daemon_t *d)
     }
     free(next);
     if (need_rebuild) {
-        /* the engine's tenants are the trace's: a new trace from the last Slurm snapshot, as after a restart */
+        /* the engine's tenants are the trace's: it is built again from a fresh read of Slurm at the next sync,
+         * as after a restart; until then every reader sees no engine rather than one with other tenants */
+        ds_engine_destroy(d->e);
+        d->e = NULL;
         d->need_rebuild = 1;
-        snprintf(d->rebuild_why, sizeof d->rebuild_why, "reload changed the tenants");
-        ds_error_clear(&err);
-        if (d->nodes && daemon_rebuild(d, &err)) {
-            char m[800];
-            ds_error_format(&err, m, sizeof m);
-            dlog(0, "reload: rebuilding the engine failed (%s); retried at the next pass", m);
-        }
+        snprintf(d->rebuild_why, sizeof d->rebuild_why, "the reload changed the tenants");
     }
     dlog_verbose = d->cfg.verbose > daemon_cli_verbose ? d->cfg.verbose : daemon_cli_verbose;
     if (restart[0])
@@ -167,6 +164,6 @@ int daemon_reload(daemon_t *d)
              restart, d->cfg.path, strchr(restart, ',') ? "" : "s", strchr(restart, ',') ? "s" : "",
              strchr(restart, ',') ? "" : "s");
     dlog(0, "reload: %s applied (%d tenants, %d quota change%s%s)", d->cfg.path, d->cfg.ntenants, changed,
-         changed == 1 ? "" : "s", need_rebuild ? ", engine rebuilt" : "");
+         changed == 1 ? "" : "s", need_rebuild ? "; the engine is rebuilt from Slurm" : "");
     return 0;
 }

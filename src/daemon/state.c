@@ -335,8 +335,6 @@ static int rebuild(daemon_t *d, ds_error_t *err)
     return DS_OK;
 }
 
-int daemon_rebuild(daemon_t *d, ds_error_t *err) { return rebuild(d, err); }
-
 int daemon_setup(daemon_t *d, ds_error_t *err)
 {
     pthread_mutex_init(&d->lock, NULL);

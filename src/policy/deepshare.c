@@ -157,6 +157,7 @@ static void dsp_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now,
         dsp_qad_cycle(e, s, now);
         s->st.cycles++;
         if (s->cfg.monitor) dsp_monitor(e, s, now);
+        dsp_demote(e, s);
         dsp_promote(e, s);
     }
     dsp_list_t *pl = &s->pend[part];
