@@ -273,6 +273,11 @@ static void test_served(void **st)
     assert_int_equal(get("/static/status.css", NULL, buf, sizeof buf), 200);
     assert_non_null(strstr(buf, "text/css"));
     assert_int_equal(get("/static/../main.c", NULL, buf, sizeof buf), 404);
+    /* DS_STATUS_HOLD=SECONDS keeps the page up for a look in a browser (port on stderr) */
+    if (getenv("DS_STATUS_HOLD")) {
+        fprintf(stderr, "status page on http://127.0.0.1:%d/ for %s s\n", port, getenv("DS_STATUS_HOLD"));
+        sleep((unsigned)atoi(getenv("DS_STATUS_HOLD")));
+    }
     http_stop();
     status_free(&D);
     daemon_teardown(&D);

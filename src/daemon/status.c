@@ -146,7 +146,8 @@ static void duration(buf_t *b, double s)
 static void chart(buf_t *b, const daemon_t *d, int i, const int *v, int nv, double theta)
 {
     const status_ring_t *r = d->ring;
-    double w = d->cfg.status_window, t0 = (double)d->now - w;
+    /* the x axis spans the window, or the history there is when it is shorter (a daemon started lately) */
+    double t0 = DS_MAX((double)d->now - d->cfg.status_window, (double)r->t[v[0]]), w = DS_MAX(1.0, (double)d->now - t0);
 #define X(t) (((double)(t) - t0) / w * (CHART_W - 2) + 1)
 #define Y(q) ((1.0 - DS_MIN(1.0, DS_MAX(0.0, (double)(q)))) * (CHART_H - 4) + 2)
     bprintf(b, "<svg class=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">", CHART_W, CHART_H,
@@ -309,7 +310,17 @@ void status_render(daemon_t *d, char **html_main, char **json)
         bputs(&h, "</td><td>");
         duration(&h, job->estimate);
         bputs(&h, "</td><td><pre class=\"why\">");
-        bput_html(&h, why);
+        for (const char *l = why; *l;) { /* explain's lines without their indent */
+            while (*l == ' ') l++;
+            const char *nl = strchr(l, '\n');
+            size_t len = nl ? (size_t)(nl - l + 1) : strlen(l);
+            char *line = ds_xmalloc(len + 1);
+            memcpy(line, l, len);
+            line[len] = 0;
+            bput_html(&h, line);
+            free(line);
+            l += len;
+        }
         bputs(&h, "</pre></td></tr>\n");
         bprintf(&j, "%s{\"id\":%u,\"position\":%d,\"tenant\":", k ? "," : "", d->slot[s].id, k + 1);
         bput_json(&j, d->cfg.tenants[job->tenant].name);
