@@ -284,14 +284,15 @@ void status_render(daemon_t *d, char **html_main, char **json)
     bputs(&h, "</tbody></table></section>\n");
     bputs(&j, "]");
 
-    /* ---- the queue, in the order the policy's next pass considers it */
+    /* ---- the queue, in the order the policy's next pass considers it (shown after the map: it may be long) */
+    buf_t hq = {0};
     int32_t ord[STATUS_QUEUE_MAX];
     int32_t npend = e ? ds_engine_pending_order(e, ord, STATUS_QUEUE_MAX) : 0, shown = DS_MIN(npend, STATUS_QUEUE_MAX);
-    bprintf(&h, "<section id=\"queue\"><h2>Queue <span class=\"muted\">%d pending%s, in scheduling order</span></h2>\n",
+    bprintf(&hq, "<section id=\"queue\"><h2>Queue <span class=\"muted\">%d pending%s, in scheduling order</span></h2>\n",
             npend, npend > shown ? ", the first 100 shown" : "");
     bprintf(&j, ",\"queue\":{\"pending\":%d,\"shown\":%d,\"jobs\":[", npend, shown);
-    if (!shown) bputs(&h, "<p class=\"muted\">No job waits.</p>\n");
-    else bputs(&h, "<table><thead><tr><th>#</th><th>job</th><th>tenant</th><th>user</th><th>GPUs</th><th>class</th>"
+    if (!shown) bputs(&hq, "<p class=\"muted\">No job waits.</p>\n");
+    else bputs(&hq, "<table><thead><tr><th>#</th><th>job</th><th>tenant</th><th>user</th><th>GPUs</th><th>class</th>"
                    "<th>waiting</th><th>predicted</th><th>why it waits</th></tr></thead><tbody>\n");
     for (int32_t k = 0; k < shown; k++) {
         int32_t s = ord[k];
@@ -300,16 +301,16 @@ void status_render(daemon_t *d, char **html_main, char **json)
         char *ex = daemon_explain(d, d->slot[s].id);
         const char *why = ex ? reason_of(ex) : "";
         double wait = (double)(now - job->submit);
-        bprintf(&h, "<tr id=\"job-%u\"><td>%d</td><td class=\"id\">%u</td><td class=\"t%d\">", d->slot[s].id, k + 1,
+        bprintf(&hq, "<tr id=\"job-%u\"><td>%d</td><td class=\"id\">%u</td><td class=\"t%d\">", d->slot[s].id, k + 1,
                 d->slot[s].id, job->tenant % 8);
-        bput_html(&h, d->cfg.tenants[job->tenant].name);
-        bputs(&h, "</td><td>");
-        bput_html(&h, user);
-        bprintf(&h, "</td><td>%d</td><td>%s</td><td>", job->gpus, job->klass == DS_CLASS_BE ? "BE (asked)" : "");
-        duration(&h, wait > 0 ? wait : 0);
-        bputs(&h, "</td><td>");
-        duration(&h, job->estimate);
-        bputs(&h, "</td><td><pre class=\"why\">");
+        bput_html(&hq, d->cfg.tenants[job->tenant].name);
+        bputs(&hq, "</td><td>");
+        bput_html(&hq, user);
+        bprintf(&hq, "</td><td>%d</td><td>%s</td><td>", job->gpus, job->klass == DS_CLASS_BE ? "BE (asked)" : "");
+        duration(&hq, wait > 0 ? wait : 0);
+        bputs(&hq, "</td><td>");
+        duration(&hq, job->estimate);
+        bputs(&hq, "</td><td><pre class=\"why\">");
         for (const char *l = why; *l;) { /* explain's lines without their indent */
             while (*l == ' ') l++;
             const char *nl = strchr(l, '\n');
@@ -317,11 +318,11 @@ void status_render(daemon_t *d, char **html_main, char **json)
             char *line = ds_xmalloc(len + 1);
             memcpy(line, l, len);
             line[len] = 0;
-            bput_html(&h, line);
+            bput_html(&hq, line);
             free(line);
             l += len;
         }
-        bputs(&h, "</pre></td></tr>\n");
+        bputs(&hq, "</pre></td></tr>\n");
         bprintf(&j, "%s{\"id\":%u,\"position\":%d,\"tenant\":", k ? "," : "", d->slot[s].id, k + 1);
         bput_json(&j, d->cfg.tenants[job->tenant].name);
         bputs(&j, ",\"user\":");
@@ -334,8 +335,8 @@ void status_render(daemon_t *d, char **html_main, char **json)
         bputs(&j, "}");
         free(ex);
     }
-    if (shown) bputs(&h, "</tbody></table>\n");
-    bputs(&h, "</section>\n");
+    if (shown) bputs(&hq, "</tbody></table>\n");
+    bputs(&hq, "</section>\n");
     bputs(&j, "]}");
 
     /* ---- nodes x GPUs */
@@ -379,6 +380,9 @@ void status_render(daemon_t *d, char **html_main, char **json)
     }
     if (e) bputs(&h, "</tbody></table>\n");
     bputs(&h, "</section>\n");
+    char *queue = bdone(&hq);
+    bputs(&h, queue);
+    free(queue);
     bputs(&j, "]}\n");
     *html_main = bdone(&h);
     *json = bdone(&j);
