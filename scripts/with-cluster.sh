@@ -4,4 +4,6 @@
 # usage: scripts/with-cluster.sh CMD [ARGS...]   (nested calls pass straight through; DS_SLURM_LOCK overrides the lock file)
 if [ -n "${DS_SLURM_LOCKED:-}" ]; then exec "$@"; fi
 export DS_SLURM_LOCKED=1
-exec flock "${DS_SLURM_LOCK:-/tmp/ds-slurm.lock}" "$@"
+# -o: the command runs without the lock's descriptor, so daemons it starts (munged, slurmctld, slurmd) do not
+# inherit it and hold the lock after the command ends; flock itself holds it until the command exits.
+exec flock -o "${DS_SLURM_LOCK:-/tmp/ds-slurm.lock}" "$@"

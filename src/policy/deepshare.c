@@ -159,6 +159,7 @@ static void dsp_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now,
         dsp_qad_cycle(e, s, now);
         s->st.cycles++;
         if (s->cfg.monitor) dsp_monitor(e, s, now);
+        dsp_demote(e, s);
         dsp_promote(e, s);
     }
     dsp_list_t *pl = &s->pend[part];
@@ -287,7 +288,7 @@ static int dsp_check(const ds_engine_t *e, const void *state, char *msg, size_t 
     const dsp_t *s = state;
     if (s->st.g_preempted) { snprintf(msg, n, "a G job was preempted"); return -1; }
     for (int32_t i = 0; i < s->nt; i++) {
-        int64_t q = e->trace->tenants[i].quota_gpus;
+        int64_t q = e->tenant_quota[i];
         if (e->tenant_g_gpus[i] > q) {
             snprintf(msg, n, "tenant %s holds %lld G GPUs over its quota %lld", e->trace->tenants[i].name,
                      (long long)e->tenant_g_gpus[i], (long long)q);
@@ -371,5 +372,6 @@ const ds_policy_ops_t ds_policy_deepshare = {
     .config_help = dsp_config_help,
     .check = dsp_check,
     .stats = dsp_stats,
+    .pending_order = dsp_pending_order,
     .uses_predictors = 1,
 };

@@ -76,7 +76,7 @@ typedef struct dsp_resv {
 typedef struct dsp_stats {
     int64_t passes, cycles;
     int64_t preempt_reclaim, preempt_revoke, reclaimed_gpus;
-    int64_t lent_jobs, lent_gpus, promotions, promoted_gpus;
+    int64_t lent_jobs, lent_gpus, promotions, promoted_gpus, demotions;
     int64_t coloc_admitted, coloc_attempts, coloc_no_candidate;
     int64_t rej_memory, rej_cpu, rej_retention, rej_revoked;
     int64_t cpu_reclaims, cpu_shrunk_jobs;
@@ -159,6 +159,9 @@ double dsp_retention(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b)
 /* ds_classify.c (docs/policy.md §2) */
 void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t *ng, int32_t *nb);
 void dsp_promote(ds_engine_t *e, dsp_t *s);
+/* A lowered quota: running unshared G jobs of a tenant over its quota become BE, most recently started
+ * first, until its G GPUs fit the quota again (no G job is ever preempted; BE ones may be). */
+void dsp_demote(ds_engine_t *e, dsp_t *s);
 
 /* ds_workcons.c: idle GPUs to the jobs classification left over, as BE */
 void dsp_work_conserve(ds_engine_t *e, dsp_t *s, int32_t part, int64_t now);
@@ -187,6 +190,7 @@ void dsp_merge_qb(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n);
 /* any v: sets the keys as of now and sorts it into QG order (tests only: re-keying a pending job
  * breaks the pending list's order) */
 void dsp_sort_qg(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t now);
+int32_t dsp_pending_order(const ds_engine_t *e, const void *state, int32_t *out, int32_t max);
 
 /* ds_coloc.c (docs/policy.md §5) */
 /* tau of docs/policy.md §5 from the partition's contention pressure, then a tenant's tau_i */
