@@ -54,18 +54,21 @@ static double stat_of(const ds_sim_result_t *r, const char *name)
 }
 
 /* An engine driven by hand: pooled, with the given node size and parameters. */
-static ds_engine_t *engine_for(const ds_trace_t *t, int32_t gpn, void *cfg)
+static ds_engine_t *engine_with(const ds_trace_t *t, int32_t gpn, void *cfg, const ds_predictors_t *pr)
 {
     ds_engine_config_t ec;
     ds_engine_config_default(&ec);
     ec.mode = DS_MODE_POOLED;
     ec.gpus_per_node = gpn;
+    ec.predictors = pr;
     ds_engine_t *e = NULL;
     ds_error_t err;
     ds_error_clear(&err);
     assert_int_equal(ds_engine_create(&e, t, &ec, ops(), cfg, &err), DS_OK);
     return e;
 }
+
+static ds_engine_t *engine_for(const ds_trace_t *t, int32_t gpn, void *cfg) { return engine_with(t, gpn, cfg, NULL); }
 
 /* A's two 4-GPU jobs are G (its quota is 8) on node 0; its BE jobs fill node 1: j4 and j5 (2 GPUs)
  * and j3 (4 GPUs), in order of predicted remaining time. B's 2-GPU job arrives at 30; at the cycle
@@ -338,15 +341,7 @@ static void floor_case(const char *kv, double rho, int shared)
     void *cfg = cfg_with(opts);
     ds_interference_predictor_t ip = {.predict = const_rho, .ctx = &rho};
     ds_predictors_t pr = {NULL, &ip};
-    ds_engine_config_t ec;
-    ds_engine_config_default(&ec);
-    ec.mode = DS_MODE_POOLED;
-    ec.gpus_per_node = 1;
-    ec.predictors = &pr;
-    ds_engine_t *e = NULL;
-    ds_error_t err;
-    ds_error_clear(&err);
-    assert_int_equal(ds_engine_create(&e, &t, &ec, ops(), cfg, &err), DS_OK);
+    ds_engine_t *e = engine_with(&t, 1, cfg, &pr);
     ds_engine_arrive(e, 0, 0);
     ds_engine_arrive(e, 1, 0);
     ds_engine_schedule(e, 0, 1);
