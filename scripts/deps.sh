@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # deps.sh: installs the Debian packages deepshare builds and tests with; does nothing when present.
 set -euo pipefail
+# --with-slurm adds the e2e test's packages: Slurm, munge, libmicrohttpd, curl, prometheus, and chromium
+# (headless: loads the status page, checks the console and writes the screenshot).
 # clang + libclang-rt-dev: libFuzzer and its sanitizer runtimes for tests/fuzz (recommends are not installed)
 pkgs=(build-essential cmake pkg-config libjansson-dev libcmocka-dev libxgboost-dev gnuplot-nox valgrind clang libclang-rt-dev)
-[ "${1:-}" = "--with-slurm" ] && pkgs+=(slurmctld slurmd slurm-client munge libslurm-dev libmicrohttpd-dev curl prometheus)
+[ "${1:-}" = "--with-slurm" ] && pkgs+=(slurmctld slurmd slurm-client munge libslurm-dev libmicrohttpd-dev curl prometheus chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,6 +4,6 @@
 # usage: scripts/with-cluster.sh CMD [ARGS...]   (nested calls pass straight through; DS_SLURM_LOCK overrides the lock file)
 if [ -n "${DS_SLURM_LOCKED:-}" ]; then exec "$@"; fi
 export DS_SLURM_LOCKED=1
-# -o: the command runs without the lock's descriptor, so daemons it starts (munged outlives every run) never
-# hold the lock after the run ends; the flock process holds it until the command exits
+# -o: the command runs without the lock's descriptor, so daemons it starts (munged, slurmctld, slurmd) do not
+# inherit it and hold the lock after the command ends; flock itself holds it until the command exits.
 exec flock -o "${DS_SLURM_LOCK:-/tmp/ds-slurm.lock}" "$@"

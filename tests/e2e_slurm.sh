@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # e2e_slurm.sh: end-to-end test of deepshared on the real local Slurm cluster (deploy/slurm): borrowing,
-# reclaim by requeue, shard colocation admission, SIGKILL of the daemon, slurmctld restart; prints the
-# measured latencies. The daemon runs from the .deb that cpack builds and dpkg installs (/usr/sbin/deepshared),
-# Debian's prometheus scrapes it, and promtool lints its metrics. Needs root and the packages of
+# reclaim by requeue, shard colocation admission, the status page in headless Chromium, a SIGHUP reload of
+# a quota, SIGKILL of the daemon, slurmctld restart; prints the measured latencies. The daemon runs from the
+# .deb that cpack builds and dpkg installs (/usr/sbin/deepshared) with a read token, Debian's prometheus
+# scrapes it with that token, and promtool lints its metrics. Needs root and the packages of
 # 'scripts/deps.sh --with-slurm'.
-# usage: tests/e2e_slurm.sh BUILD_DIR   (env: E2E_POLICY=deepshare, E2E_CYCLE=2, E2E_KEEP=1 keeps the cluster up)
+# usage: tests/e2e_slurm.sh BUILD_DIR   (env: E2E_POLICY=deepshare, E2E_CYCLE=2, E2E_KEEP=1 keeps the cluster up,
+#        E2E_SCREENSHOT_TO=docs/img/status-page.png also copies the status page's screenshot there)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # one user of the machine-wide cluster at a time
@@ -59,6 +61,21 @@ if cmake -DCMAKE_INSTALL_PREFIX=/usr "$build" >"$W/cpack.log" 2>&1 &&
   [ -e /var/lib/deepshared ] && state_dir_existed=1
   /usr/sbin/deepshared -c /etc/deepshare/deepshared.conf --check >"$W/check.log" 2>&1 \
     && ok "package: the installed sample config passes --check" || bad "package: sample config: $(cat "$W/check.log")"
+  # --check-config prints the effective configuration (defaults included); a mistake names file, line and
+  # key; a non-loopback listen address without a read token is refused
+  if /usr/sbin/deepshared --check-config /etc/deepshare/deepshared.conf >"$W/cc.out" 2>&1 &&
+     grep -q '^status_window = 21600$' "$W/cc.out" && grep -q '^tenant vision 8$' "$W/cc.out" &&
+     grep -q '^dispatch_timeout = 30$' "$W/cc.out"; then
+    ok "--check-config prints the effective configuration ($(grep -vc '^#' "$W/cc.out") lines, defaults included)"
+  else bad "--check-config: $(head -5 "$W/cc.out")"; fi
+  printf 'tenant a 1\ncycle = fast\n' > "$W/bad.conf"
+  /usr/sbin/deepshared --check-config "$W/bad.conf" >"$W/cc.bad" 2>&1; rc=$?
+  [ $rc = 1 ] && grep -q "$W/bad.conf:2: column 'cycle'" "$W/cc.bad" && ok "--check-config: an invalid file exits 1 naming file, line and key: $(cat "$W/cc.bad")" \
+    || bad "--check-config on an invalid file: rc $rc, $(cat "$W/cc.bad")"
+  printf 'tenant a 1\nlisten = 0.0.0.0:%d\n' $((20000 + RANDOM % 20000)) > "$W/public.conf"
+  /usr/sbin/deepshared --check-config "$W/public.conf" >"$W/cc.pub" 2>&1; rc=$?
+  [ $rc = 1 ] && grep -q "not a loopback address" "$W/cc.pub" && ok "--check-config: a public address without a read token is refused" \
+    || bad "--check-config on a public address without a token: rc $rc, $(cat "$W/cc.pub")"
   [ $state_dir_existed = 0 ] && rm -rf /var/lib/deepshared
   if command -v systemd-analyze >/dev/null; then
     systemd-analyze verify /usr/lib/systemd/system/deepshared.service >"$W/verify.log" 2>&1 \
@@ -79,10 +96,18 @@ light,synthetic,32,0,0.95,light,synthetic,32,0,0.95,80,30,6000
 light,synthetic,32,0,0.50,heavy,synthetic,32,0,0.45,100,60,12000
 heavy,synthetic,32,0,0.40,heavy,synthetic,32,0,0.40,100,80,16000
 EOF
+# a read token: the status page, /metrics and /explain ask for it (Prometheus and explain send it)
+head -c 24 /dev/urandom | base64 | tr -d '+/=' > "$W/token"
+chmod 600 "$W/token"
+TOKEN=$(cat "$W/token")
+AUTH=$'Authorization: Bearer '"$TOKEN"$'\r\n'
 cat > "$W/deepshared.conf" <<EOF
 policy = $policy
 cycle = $cycle
 poll = 0.25
+read_token_file = $W/token
+# ten minutes of QAD history on the status page (a sample every 1.7 s), so the test's run shows in the chart
+status_window = 600
 journal = $W/journal.csv
 listen = 127.0.0.1:$port
 interference_profile = $W/profile.csv
@@ -93,6 +118,8 @@ policy.eps = 1
 tenant ta 8
 tenant tb 8
 EOF
+chmod 600 "$W/deepshared.conf"
+cp "$W/deepshared.conf" "$W/deepshared.conf.orig"
 write_job_script
 
 start_daemon
@@ -103,6 +130,7 @@ pport=$((port + 1))
 if command -v prometheus >/dev/null; then
   sed -e "s/127.0.0.1:9464/127.0.0.1:$port/" -e 's/^  scrape_interval: 15s/  scrape_interval: 1s/' \
     -e "s|^  - deepshare.rules.yml|  - $root/deploy/prometheus/deepshare.rules.yml|" \
+    -e 's/^    # authorization:/    authorization:/' -e "s|^    #   credentials_file: .*|      credentials_file: $W/token|" \
     "$root/deploy/prometheus/prometheus.yml" > "$W/prometheus.yml"
   prometheus --config.file="$W/prometheus.yml" --storage.tsdb.path="$W/prom" \
     --web.listen-address="127.0.0.1:$pport" > "$W/prometheus.log" 2>&1 &
@@ -111,6 +139,11 @@ else
   bad "prometheus not installed (scripts/deps.sh --with-slurm installs it)"
 fi
 sleep 1
+# the read token: data only with it; liveness without
+c1=$(http_code /metrics ""); c2=$(http_code /metrics); c3=$(http_code /healthz ""); c4=$(http_code "/?token=$TOKEN" "")
+[ "$c1" = 401 ] && [ "$c2" = 200 ] && [ "$c3" = 200 ] && [ "$c4" = 200 ] \
+  && ok "read token: /metrics 401 without it, 200 with it; the page takes ?token=; /healthz open" \
+  || bad "read token: /metrics $c1 without, $c2 with; /healthz $c3; /?token= $c4"
 
 # ---- 1. tenant A idle; tenant B fills the cluster, borrowing A's quota as best effort
 log "step 1: tenant tb fills the 16 GPUs (8 within quota, 8 borrowed)"
@@ -179,12 +212,12 @@ log "step 3: colocation"
 heavy=$(submit ta 15 'gpus=1 class=BE model=heavy dataset=synthetic batch=32 amp=0')
 sleep $((2 * cycle + 1))
 st=$(state "$heavy")
-exp=$("$build/deepshare" explain --addr "127.0.0.1:$port" "$heavy" 2>&1)
+exp=$("$build/deepshare" explain --addr "127.0.0.1:$port" --token-file "$W/token" "$heavy" 2>&1)
 echo "$exp" | sed 's/^/    /' >&2
 if [ "$st" = PENDING ] && echo "$exp" | grep -q 'rejected'; then
   ok "step 3: a heavy job is refused colocation (predicted retention under the threshold) and waits"
 else bad "step 3: heavy job state $st, explain did not say rejected"; fi
-light=$(submit ta 15 'gpus=1 class=BE model=light dataset=synthetic batch=32 amp=0')
+light=$(submit ta 25 'gpus=1 class=BE model=light dataset=synthetic batch=32 amp=0')
 if wait_running $((2 * cycle + 5)) "$light"; then
   where=$(squeue -h -j "$light" -o '%N %b')
   node=${where%% *}; gpu=$(echo "$where" | grep -o 'g[0-9]')
@@ -196,6 +229,76 @@ else
   bad "step 3: the light job did not start by colocation"
 fi
 [ "$(metric deepshare_colocations_total)" -ge 1 ] 2>/dev/null && ok "step 3: colocations counted" || bad "step 3: no colocation counted"
+
+# ---- the status page in headless Chromium: it loads without console errors, refreshes itself (its script
+# fetches the page again after 5 s), shows the tenants, the waiting heavy job with its reason, and the GPU
+# shared by the light job; a screenshot is written for the docs
+if command -v chromium >/dev/null; then
+  url="http://127.0.0.1:$port/?token=$TOKEN"
+  chrome() { timeout 90 chromium --headless --disable-gpu --no-sandbox --enable-logging=stderr --v=0 "$@"; }
+  chrome --virtual-time-budget=8000 --dump-dom "$url" > "$W/dom.html" 2> "$W/chromium.log"
+  miss=""
+  for want in '<th class="name t0">ta</th>' '<th class="name t1">tb</th>' "<tr id=\"job-$heavy\">" 'rejected' \
+              "title=\"job $light, tenant ta, BE" '<td class="shared">' '<polyline class="qr t1"' 'refreshed '; do
+    grep -qF "$want" "$W/dom.html" || miss="$miss [$want]"
+  done
+  [ -z "$miss" ] && ok "status page: tenants, the waiting job $heavy with its reason, job $light on a shared GPU, QAD charts; refreshed by its script" \
+    || bad "status page: missing$miss (DOM: $W/dom.html)"
+  cons=$(grep -E 'CONSOLE|Uncaught|Refused to' "$W/chromium.log")
+  [ -z "$cons" ] && ok "status page: no console message in Chromium (CSP, script, network)" || bad "status page: console: $(echo "$cons" | head -3)"
+  chrome --screenshot="$W/status-page.png" --window-size=1280,900 --virtual-time-budget=2000 "$url" >> "$W/chromium.log" 2>&1
+  if [ "$(head -c 8 "$W/status-page.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] &&
+     [ "$(stat -c %s "$W/status-page.png")" -gt 20000 ]; then
+    cp "$W/status-page.png" /tmp/ds-e2e-status-page.png
+    [ -n "${E2E_SCREENSHOT_TO:-}" ] && cp "$W/status-page.png" "$E2E_SCREENSHOT_TO"
+    ok "status page: screenshot 1280x900 written ($(stat -c %s "$W/status-page.png") bytes, /tmp/ds-e2e-status-page.png)"
+  else bad "status page: no screenshot ($(tail -3 "$W/chromium.log"))"; fi
+else
+  bad "chromium not installed (scripts/deps.sh --with-slurm installs it)"
+fi
+
+# ---- SIGHUP: ta's quota 8 -> 10 takes effect without a restart and without disturbing running jobs; an
+# invalid file is rejected and the running configuration stays; a key that needs a restart is named
+log "reload: SIGHUP after raising ta's quota to 10"
+running0=$(squeue -h -t R -o '%i' | sort -n)
+declare -A restarts0
+for j in $running0; do restarts0[$j]=$(scontrol show job "$j" 2>/dev/null | grep -o 'Restarts=[0-9]*' | cut -d= -f2); done
+rebuilds0=$(metric deepshare_rebuilds_total)
+sed -i 's/^tenant ta 8$/tenant ta 10/' "$W/deepshared.conf"
+kill -HUP "$dpid"
+q=""
+for i in $(seq 1 40); do q=$(metric 'deepshare_tenant_quota_gpus{tenant="ta"}'); [ "$q" = 10 ] && break; sleep 0.25; done
+[ "$q" = 10 ] && grep -q "reload: tenant ta quota 8 -> 10 GPUs" "$W/deepshared.log" \
+  && ok "reload: SIGHUP applied ta's new quota (deepshare_tenant_quota_gpus{tenant=\"ta\"} = 10)" \
+  || bad "reload: quota of ta is '$q' after SIGHUP ($(grep reload "$W/deepshared.log" | tail -2))"
+sleep $((cycle + 1))   # the next cycle runs with the new quota
+moved=""
+for j in $running0; do
+  st=$(state "$j"); r=$(scontrol show job "$j" 2>/dev/null | grep -o 'Restarts=[0-9]*' | cut -d= -f2)
+  if [ "$st" != RUNNING ] && ! grep -q "^end $j " "$W/events"; then moved="$moved $j:$st"; fi
+  [ "${r:-0}" = "${restarts0[$j]:-0}" ] || moved="$moved $j:requeued"
+done
+[ -z "$moved" ] && [ "$(metric deepshare_rebuilds_total)" = "$rebuilds0" ] \
+  && ok "reload: the $(echo $running0 | wc -w) running jobs ran on undisturbed (none requeued or stopped; no engine rebuild)" \
+  || bad "reload: running jobs disturbed:$moved (rebuilds $rebuilds0 -> $(metric deepshare_rebuilds_total))"
+echo "cycle = fast" >> "$W/deepshared.conf"
+kill -HUP "$dpid"
+sleep 1
+grep -q "reload rejected, the running configuration stays: $W/deepshared.conf:[0-9]*: column 'cycle'" "$W/deepshared.log" &&
+  [ "$(metric 'deepshare_tenant_quota_gpus{tenant="ta"}')" = 10 ] \
+  && ok "reload: an invalid file is rejected with file, line and key; the running configuration stays" \
+  || bad "reload: invalid file: $(grep 'reload' "$W/deepshared.log" | tail -1)"
+sed -i '/^cycle = fast$/d' "$W/deepshared.conf"
+echo "k = 3" >> "$W/deepshared.conf"
+kill -HUP "$dpid"
+sleep 1
+grep -q "warning: reload: k changed in $W/deepshared.conf but takes effect only at a restart" "$W/deepshared.log" \
+  && ok "reload: a key that needs a restart is named in a warning and keeps its running value" \
+  || bad "reload: no warning for k ($(grep reload "$W/deepshared.log" | tail -1))"
+cp "$W/deepshared.conf.orig" "$W/deepshared.conf"
+kill -HUP "$dpid"
+for i in $(seq 1 40); do q=$(metric 'deepshare_tenant_quota_gpus{tenant="ta"}'); [ "$q" = 8 ] && break; sleep 0.25; done
+[ "$q" = 8 ] || bad "reload: the original quota of ta did not come back ($q)"
 # Prometheus has scraped for a while now: its HTTP API returns the tenants' QAD and the pass-latency histogram
 if [ -n "$ppid" ]; then
   pq() { curl -s --max-time 5 "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1"; }

@@ -39,13 +39,15 @@ submit() {
 
 state() { squeue -h -j "$1" -o '%T' 2>/dev/null; }
 part() { squeue -h -j "$1" -o '%P' 2>/dev/null; }
-# HTTP GET over bash's /dev/tcp (no curl on a bare Debian)
+# HTTP GET over bash's /dev/tcp (no curl on a bare Debian), with the header lines in $AUTH (the read
+# token) unless $2 gives others
 http_get() {
   exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
-  printf 'GET %s HTTP/1.0\r\n\r\n' "$1" >&3
+  printf 'GET %s HTTP/1.0\r\n%s\r\n' "$1" "${2-${AUTH:-}}" >&3
   cat <&3
   exec 3<&-
 }
+http_code() { http_get "$@" 2>/dev/null | head -1 | awk '{print $2}'; }
 metric() { http_get /metrics 2>/dev/null | awk -v k="$1" '$1 == k {print $2}'; }
 
 # wait_running SECONDS ID... : 0 when all run

@@ -3,6 +3,7 @@
  * cancel_start). */
 #include <math.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 #include "daemon/hist.h"
 #include "deepshare/engine.h"
 #include "deepshare/policy.h"
+#include "deepshare/qad.h"
 
 static void test_sample_config(void **state)
 {
@@ -148,8 +150,20 @@ static void test_config_hardening(void **state)
     dconfig_default(&c);
     assert_int_equal(dconfig_read(&c, p, &err), DS_OK);
     assert_int_equal(c.k, 3);
-    assert_int_equal(dconfig_check(&c, &err), DS_OK);
     assert_true(dconfig_listen_public(&c));
+    /* a non-loopback address without a read token: start and --check refuse it */
+    assert_int_equal(dconfig_check(&c, &err), DS_EPARSE);
+    assert_string_equal(err.field, "listen");
+    assert_non_null(strstr(err.msg, "set read_token_file"));
+    const char *tf = tu_write_temp("token", "s3cret-token-0123456789\n");
+    chmod(tf, 0600);
+    char text[600];
+    snprintf(text, sizeof text, "tenant a 1\nlisten = 0.0.0.0:9464\nread_token_file = %s\n", tf);
+    p = tu_write_temp("d.conf", text);
+    dconfig_default(&c);
+    assert_int_equal(dconfig_read(&c, p, &err), DS_OK);
+    assert_string_equal(c.read_token, "s3cret-token-0123456789");
+    assert_int_equal(dconfig_check(&c, &err), DS_OK);
     dconfig_default(&c);
     assert_false(dconfig_listen_public(&c)); /* 127.0.0.1 */
     /* --check binds once: an address of another machine passes the syntax but would fail at start */
@@ -195,6 +209,160 @@ static void test_journal_hardening(void **state)
     assert_non_null(strstr(e, "out of range"));
     assert_int_equal(h.records, 4);
     hist_free(&h);
+}
+
+/* The read token: its file must be private, the token long enough and URL-safe, and set once. */
+static void test_read_token(void **state)
+{
+    (void)state;
+    const char *tf = tu_write_temp("token", "0123456789abcdef\n");
+    char text[600];
+    snprintf(text, sizeof text, "tenant a 1\nread_token_file = %s\n", tf);
+    chmod(tf, 0644);
+    const char *p = tu_write_temp("d.conf", text);
+    expect_error(text, 2, "read_token_file", "readable by every user");
+    chmod(tf, 0640);
+    dconfig_t c;
+    ds_error_t err;
+    dconfig_default(&c);
+    assert_int_equal(dconfig_read(&c, p, &err), DS_OK);
+    assert_string_equal(c.read_token, "0123456789abcdef");
+    assert_int_equal(c.token_line, 2);
+    /* both ways at once: refused on the second line, naming the first */
+    snprintf(text, sizeof text, "tenant a 1\nread_token_file = %s\nread_token = 0123456789abcdefXYZ\n", tf);
+    p = tu_write_temp("d2.conf", text);
+    chmod(p, 0600);
+    dconfig_default(&c);
+    assert_int_not_equal(dconfig_read(&c, p, &err), DS_OK);
+    tu_expect_error(&err, p, 3, "read_token", "already set on line 2");
+    /* inline: only in a private config file, 16 printable characters at least */
+    p = tu_write_temp("d3.conf", "tenant a 1\nread_token = 0123456789abcdefXYZ\n");
+    chmod(p, 0644);
+    dconfig_default(&c);
+    assert_int_not_equal(dconfig_read(&c, p, &err), DS_OK);
+    tu_expect_error(&err, p, 2, "read_token", "readable by every user");
+    chmod(p, 0600);
+    dconfig_default(&c);
+    assert_int_equal(dconfig_read(&c, p, &err), DS_OK);
+    assert_string_equal(c.read_token, "0123456789abcdefXYZ");
+    static const char *const bad[][2] = {{"short", "16 to 127 characters"}, {"0123456789abcdef&x=1", "printable"},
+                                         {"0123456789abcdef x", "printable"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(text, sizeof text, "tenant a 1\n\nread_token = %s\n", bad[i][0]);
+        p = tu_write_temp("d4.conf", text);
+        chmod(p, 0600);
+        dconfig_default(&c);
+        assert_int_not_equal(dconfig_read(&c, p, &err), DS_OK);
+        tu_expect_error(&err, p, 3, "read_token", bad[i][1]);
+    }
+    snprintf(text, sizeof text, "tenant a 1\nread_token_file = /nonexistent/token\n");
+    expect_error(text, 2, "read_token_file", "cannot stat");
+}
+
+/* --check-config prints every key with its value (defaults included) but never the token; a reload keeps
+ * the running value of every key that needs a restart and names them. */
+static void test_print_and_reload_merge(void **state)
+{
+    (void)state;
+    const char *p = tu_write_temp("d5.conf", "tenant a 4\ntenant b 2\ncycle = 5\nread_token = 0123456789abcdefXYZ\n"
+                                             "policy.m = 2\n");
+    chmod(p, 0600);
+    dconfig_t c;
+    ds_error_t err;
+    dconfig_default(&c);
+    assert_int_equal(dconfig_read(&c, p, &err), DS_OK);
+    char *out = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&out, &n);
+    dconfig_print(f, &c);
+    fclose(f);
+    static const char *const keys[] = {"policy = deepshare", "cycle = 5", "poll = 0.5", "dispatch_timeout = 30",
+        "slurm_conf = ", "staging_partition = staging", "g_partition = prod", "be_partition = batch", "k = 2",
+        "gpu_sharing = 1", "gpu_mem_mib = 24576", "default_job_gpu_mem_mib = 8192", "job_capacity = 4096",
+        "qad_lambda = 0.3", "qad_theta = 0.95", "journal = /var/lib/deepshared/journal.csv", "default_runtime = 3600",
+        "min_history = 3", "interference_profile = ", "missing_rho = 1", "listen = 127.0.0.1:9464",
+        "status_window = 21600", "verbose = 0", "tenant a 4", "tenant b 2", "policy.m = 2", "read_token = (set"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (!strstr(out, keys[i])) fail_msg("'%s' missing from:\n%s", keys[i], out);
+    assert_null(strstr(out, "0123456789abcdef"));
+    free(out);
+    /* the printed configuration reads back to the same (the token line aside, a comment) */
+    dconfig_t next = c;
+    next.cycle = 7;
+    next.k = 3;
+    next.tenants[0].quota = 8;
+    snprintf(next.journal, sizeof next.journal, "/tmp/other.csv");
+    snprintf(next.pvals[0], sizeof next.pvals[0], "3");
+    next.listen_port = 9999;
+    char restart[256];
+    dconfig_reload_merge(&c, &next, restart, sizeof restart);
+    assert_string_equal(restart, "journal, k, listen, policy.*");
+    assert_true(next.cycle == 7);           /* applies at once */
+    assert_int_equal(next.tenants[0].quota, 8);
+    assert_int_equal(next.k, 2);            /* the running values stay */
+    assert_string_equal(next.journal, "/var/lib/deepshared/journal.csv");
+    assert_string_equal(next.pvals[0], "2");
+    assert_int_equal(next.listen_port, 9464);
+    next = c;
+    dconfig_reload_merge(&c, &next, restart, sizeof restart);
+    assert_string_equal(restart, "");
+}
+
+/* ds_engine_set_quota: a raised quota promotes BE work to G at the next cycle, a lowered one demotes the
+ * newest G jobs to BE (never preempting G work); refused where partitions were sized by quotas. */
+static void test_engine_set_quota(void **state)
+{
+    (void)state;
+    ds_trace_t t;
+    tu_trace(&t, "a:2 b:2", "1 a 1 0 1000; 2 a 1 1 1000; 3 a 1 2 1000; 4 a 1 3 1000");
+    ds_engine_config_t c;
+    ds_engine_config_default(&c);
+    c.mode = DS_MODE_POOLED;
+    c.gpus_per_node = 4;
+    c.pool_nodes = 1;
+    c.k = 1; /* whole GPUs: a shared job stays BE, which is not what this test is about */
+    ds_engine_t *e;
+    ds_error_t err;
+    const ds_policy_ops_t *ops = ds_policy_find("deepshare");
+    void *pc = ops->config_new();
+    assert_int_equal(ops->config_set(pc, "cycle", "1", &err), DS_OK);
+    assert_int_equal(ds_engine_create(&e, &t, &c, ops, pc, &err), DS_OK);
+    for (int j = 0; j < 4; j++) ds_engine_arrive(e, j, j);
+    ds_engine_schedule(e, 4, 1);
+    assert_int_equal(e->tenant_g_gpus[0], 2);
+    assert_int_equal(e->tenant_be_gpus[0], 2);
+    assert_int_equal(ds_engine_quota(e, 0), 2);
+    double q0 = ds_engine_qad(e, 1, DS_QAD_ALL);
+    assert_int_equal(ds_engine_set_quota(e, 0, 4), DS_OK);
+    assert_int_equal(ds_engine_quota(e, 0), 4);
+    assert_int_equal(t.tenants[0].quota_gpus, 2); /* the trace is the driver's */
+    assert_true(e->parts[0].dirty);
+    ds_engine_schedule(e, 5, 1);
+    assert_int_equal(e->tenant_g_gpus[0], 4); /* promoted */
+    assert_int_equal(e->tenant_be_gpus[0], 0);
+    char msg[200] = "";
+    if (ds_engine_check(e, msg, sizeof msg) || ops->check(e, e->pstate, msg, sizeof msg)) fail_msg("%s", msg);
+    assert_int_equal(ds_engine_set_quota(e, 0, 1), DS_OK);
+    ds_engine_schedule(e, 6, 1);
+    assert_int_equal(e->tenant_g_gpus[0], 1); /* the three newest demoted, none stopped */
+    assert_int_equal(e->tenant_be_gpus[0], 3);
+    assert_int_equal(e->tenant_running[0], 4);
+    assert_int_equal(e->js[0].klass, DS_CLASS_G);
+    if (ds_engine_check(e, msg, sizeof msg) || ops->check(e, e->pstate, msg, sizeof msg)) fail_msg("%s", msg);
+    assert_true(ds_engine_qad(e, 1, DS_QAD_ALL) == q0);
+    assert_int_equal(ds_engine_set_quota(e, 2, 1), DS_EINVAL);
+    assert_int_equal(ds_engine_set_quota(e, 0, -1), DS_EINVAL);
+    ds_engine_destroy(e);
+    /* partitioned: each tenant's nodes were sized from its quota */
+    c.mode = DS_MODE_PARTITIONED;
+    c.pool_nodes = 0;
+    assert_int_equal(ds_engine_create(&e, &t, &c, ops, pc, &err), DS_OK);
+    assert_int_equal(ds_engine_set_quota(e, 0, 8), DS_EINVAL);
+    assert_int_equal(ds_engine_quota(e, 0), 2);
+    assert_int_equal(ds_engine_set_quota(e, 0, 2), DS_OK); /* unchanged is fine */
+    ds_engine_destroy(e);
+    ops->config_free(pc);
+    ds_trace_free(&t);
 }
 
 /* The daemon adopts running jobs after a restart and moves requeued jobs to their pinned GPUs. */
@@ -313,6 +481,9 @@ int main(void)
         cmocka_unit_test(test_journal),
         cmocka_unit_test(test_config_hardening),
         cmocka_unit_test(test_journal_hardening),
+        cmocka_unit_test(test_read_token),
+        cmocka_unit_test(test_print_and_reload_merge),
+        cmocka_unit_test(test_engine_set_quota),
         cmocka_unit_test(test_engine_adopt_move),
         cmocka_unit_test(test_engine_cancel_start),
     };

@@ -35,6 +35,8 @@ char *daemon_explain(daemon_t *d, uint32_t id)
     return s;
 }
 
+double daemon_theta(const daemon_t *d) { (void)d; return 0.95; }
+
 static daemon_t d;
 static int port;
 
@@ -61,6 +63,25 @@ static int dial(const char *src)
     inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
     if (connect(s, (struct sockaddr *)&a, sizeof a)) { close(s); return -1; }
     return s;
+}
+
+/* METHOD path with extra header lines (each ending in CRLF, or NULL); returns the status code (0: no
+ * answer) and the whole answer, headers included, in all (size n). */
+static int request(const char *method, const char *path, const char *extra, char *all, size_t n)
+{
+    int s = dial(NULL);
+    if (s < 0) return 0;
+    char req[512];
+    int len = snprintf(req, sizeof req, "%s %s HTTP/1.0\r\nHost: x\r\n%s\r\n", method, path, extra ? extra : "");
+    if (write(s, req, (size_t)len) != len) { close(s); return 0; }
+    size_t got = 0;
+    ssize_t r;
+    while (got + 1 < n && (r = read(s, all + got, n - 1 - got)) > 0) got += (size_t)r;
+    close(s);
+    all[got] = '\0';
+    int code = 0;
+    if (sscanf(all, "HTTP/1.%*d %d", &code) != 1) return 0;
+    return code;
 }
 
 /* GET path; returns the status code (0: no answer) and the body in body (size n). */
@@ -171,10 +192,60 @@ static void test_slow_clients(void **st)
     for (int i = 0; i < n; i++) close(s[i]);
 }
 
+/* With a read token, every endpoint but /healthz and the static files asks for it, as a bearer header
+ * (or ?token=); a wrong, shorter or longer token is refused; nothing can be changed (GET only). */
+static void test_read_token(void **st)
+{
+    (void)st;
+    static char all[65536];
+    const char *tok = "0123456789abcdef-TOKEN";
+    http_set_token(tok);
+    char good[128], lower[128], wrong[128], prefix[128], longer[128], q[160];
+    snprintf(good, sizeof good, "Authorization: Bearer %s\r\n", tok);
+    snprintf(lower, sizeof lower, "authorization: bearer %s\r\n", tok);
+    snprintf(wrong, sizeof wrong, "Authorization: Bearer 0123456789abcdef-TOKEM\r\n");
+    snprintf(prefix, sizeof prefix, "Authorization: Bearer 0123456789abcdef-TOKE\r\n");
+    snprintf(longer, sizeof longer, "Authorization: Bearer %sX\r\n", tok);
+    static const char *const guarded[] = {"/metrics", "/explain/42", "/", "/api/status"};
+    for (size_t i = 0; i < sizeof guarded / sizeof guarded[0]; i++) {
+        const char *p = guarded[i];
+        assert_int_equal(request("GET", p, NULL, all, sizeof all), 401);
+        assert_non_null(strstr(all, "WWW-Authenticate: Bearer realm=\"deepshared\""));
+        assert_null(strstr(all, "deepshare_test_metric"));
+        assert_int_equal(request("GET", p, wrong, all, sizeof all), 401);
+        assert_int_equal(request("GET", p, prefix, all, sizeof all), 401);
+        assert_int_equal(request("GET", p, longer, all, sizeof all), 401);
+        assert_int_equal(request("GET", p, "Authorization: Basic dTpw\r\n", all, sizeof all), 401);
+        assert_int_equal(request("GET", p, good, all, sizeof all), 200);
+        assert_int_equal(request("GET", p, lower, all, sizeof all), 200);
+        snprintf(q, sizeof q, "%s?token=%s", p, tok);
+        assert_int_equal(request("GET", q, NULL, all, sizeof all), 200);
+        snprintf(q, sizeof q, "%s?token=%.10s", p, tok);
+        assert_int_equal(request("GET", q, NULL, all, sizeof all), 401);
+    }
+    /* the page keeps the token in its own links, and only the right one */
+    snprintf(q, sizeof q, "/?token=%s", tok);
+    assert_int_equal(request("GET", q, NULL, all, sizeof all), 200);
+    char link[160];
+    snprintf(link, sizeof link, "href=\"/api/status?token=%s\"", tok);
+    assert_non_null(strstr(all, link));
+    assert_int_equal(request("GET", "/", good, all, sizeof all), 200);
+    assert_non_null(strstr(all, "href=\"/api/status\""));
+    /* open: liveness and the page's static files carry no data */
+    assert_int_equal(request("GET", "/healthz", NULL, all, sizeof all), 200);
+    assert_int_equal(request("GET", "/static/status.css", NULL, all, sizeof all), 200);
+    /* read-only, token or not */
+    assert_int_equal(request("POST", "/metrics", good, all, sizeof all), 405);
+    assert_int_equal(request("DELETE", "/explain/42", good, all, sizeof all), 405);
+    http_set_token("");
+    assert_int_equal(request("GET", "/metrics", NULL, all, sizeof all), 200);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_health_and_snapshot),
+        cmocka_unit_test(test_read_token),
         cmocka_unit_test(test_slow_clients),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -11,6 +12,7 @@
 #include "daemon/daemon.h"
 
 static daemon_t D; /* large (latency samples): static, reset by boot */
+static char journal_path[512];
 
 /* A fresh daemon on a fresh fake cluster of one node with four GPUs and the given tenants. */
 static void boot_daemon(const char *policy, const char *const *tenants, const int *quotas, int nt)
@@ -510,6 +512,114 @@ static void test_dispatch_bounce_bounded(void **state)
     assert_policy_ok();
 }
 
+/* Writes the daemon's config file (private: it may hold a token). */
+static const char *conf(const char *text)
+{
+    char full[1024];
+    snprintf(full, sizeof full, "journal = %s\nlisten = off\nk = 1\ngpu_sharing = 0\n%s", journal_path, text);
+    const char *p = tu_write_temp("reload.conf", full);
+    chmod(p, 0600);
+    return p;
+}
+
+/* SIGHUP's reload (daemon_reload): a quota change reaches the engine at once and the policy at its next
+ * pass, with no rebuild and no running job disturbed; an invalid file is rejected whole and the running
+ * configuration stays; a key that needs a restart keeps its running value; a new tenant rebuilds the
+ * engine from Slurm and the others keep their figures; a tenant with jobs in flight cannot be removed. */
+static void test_reload(void **state)
+{
+    (void)state;
+    snprintf(journal_path, sizeof journal_path, "%s", tu_write_temp("reload-journal.csv", ""));
+    const char *p = conf("tenant a 2\ntenant b 2\n");
+    memset(&D, 0, sizeof D);
+    dconfig_default(&D.cfg);
+    ds_error_t err;
+    assert_int_equal(dconfig_read(&D.cfg, p, &err), DS_OK);
+    assert_int_equal(daemon_setup(&D, &err), DS_OK);
+    for (uint32_t id = 1; id <= 4; id++) fs_add_job(id, "a", "staging", "gpus=1");
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_int_equal(fs_run_dispatched("staging"), 4);
+    assert_int_equal(sync_now(), 1);
+    pass_later(1);
+    daemon_cycle_figures(&D);
+    assert_int_equal(D.e->tenant_g_gpus[0], 2);
+    assert_int_equal(D.e->tenant_be_gpus[0], 2);
+    int64_t rebuilds = D.rebuilds, dispatches = fs_calls(FS_DISPATCH);
+    const ds_engine_t *e0 = D.e;
+
+    /* a's quota 2 -> 4: in the engine now, its BE jobs become G at the next pass; nothing restarts */
+    conf("tenant a 4\ntenant b 2\n");
+    assert_int_equal(daemon_reload(&D), 0);
+    assert_int_equal(D.cfg.tenants[0].quota, 4);
+    assert_int_equal(ds_engine_quota(D.e, 0), 4);
+    assert_ptr_equal(D.e, e0);
+    assert_int_equal(D.rebuilds, rebuilds);
+    pass_later(1);
+    assert_policy_ok();
+    assert_int_equal(D.e->tenant_g_gpus[0], 4);
+    assert_int_equal(D.e->tenant_be_gpus[0], 0);
+    assert_int_equal(fs_calls(FS_REQUEUE), 0);
+    assert_int_equal(fs_calls(FS_DISPATCH), dispatches);
+    assert_int_equal(fs_calls(FS_ADMIN_COMMENT), 2); /* the promotions, recorded in Slurm */
+    for (uint32_t id = 1; id <= 4; id++) assert_int_equal(jstate(id)->status, DS_JS_RUNNING);
+
+    /* an invalid file: rejected whole (its valid quota line too), the running configuration stays */
+    conf("tenant a 1\ntenant b 2\ncycle = fast\n");
+    assert_int_equal(daemon_reload(&D), -1);
+    assert_int_equal(D.cfg.tenants[0].quota, 4);
+    assert_int_equal(ds_engine_quota(D.e, 0), 4);
+    assert_true(D.cfg.cycle == 60);
+    conf("tenant a 4\ntenant b 2\npolicy.no-such-knob = 1\n");
+    assert_int_equal(daemon_reload(&D), -1);
+    assert_int_equal(D.cfg.nparams, 0);
+
+    /* k needs a restart: cycle applies, k keeps its running value */
+    conf("tenant a 4\ntenant b 2\ncycle = 9\nk = 2\n");
+    assert_int_equal(daemon_reload(&D), 0);
+    assert_true(D.cfg.cycle == 9);
+    assert_int_equal(D.cfg.k, 1);
+
+    /* a tenant with running jobs cannot be removed */
+    conf("tenant b 2\n");
+    assert_int_equal(daemon_reload(&D), -1);
+    assert_int_equal(D.cfg.ntenants, 2);
+
+    /* a new tenant: the engine is rebuilt from Slurm; a keeps its figures and its running jobs */
+    double S_a = D.ten[0].S;
+    D.ten[0].preempted = 7;
+    conf("tenant c 1\ntenant a 4\ntenant b 2\n");
+    assert_int_equal(daemon_reload(&D), 0);
+    assert_int_equal(D.cfg.ntenants, 3);
+    assert_null(D.e); /* rebuilt by the next sync, from a fresh read of Slurm */
+    sl_jobs_reset();
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(D.rebuilds, rebuilds + 1);
+    assert_string_equal(D.cfg.tenants[1].name, "a");
+    assert_true(D.ten[1].S == S_a);
+    assert_int_equal(D.ten[1].preempted, 7);
+    assert_int_equal(D.ten[0].preempted, 0);
+    for (uint32_t id = 1; id <= 4; id++) assert_int_equal(jstate(id)->status, DS_JS_RUNNING);
+    assert_int_equal(D.e->tenant_g_gpus[1], 4);
+    fs_add_job(9, "c", "staging", "gpus=1");
+    assert_int_equal(sync_now(), 1);
+    pass_later(1);
+    assert_policy_ok();
+    assert_int_equal(jstate(9)->status, DS_JS_PENDING); /* no GPU free, and G work is never preempted */
+
+    /* a's quota 4 -> 1: its newest jobs become BE (none stopped); c's job then takes one back */
+    conf("tenant c 1\ntenant a 1\ntenant b 2\n");
+    assert_int_equal(daemon_reload(&D), 0);
+    pass_later(1);
+    assert_policy_ok();
+    assert_int_equal(jstate(9)->status, DS_JS_RUNNING);
+    assert_int_equal(fs_calls(FS_REQUEUE), 1);
+    assert_int_equal(D.e->tenant_g_gpus[1], 1);
+    daemon_teardown(&D);
+    memset(&D, 0, sizeof D);
+    unlink(journal_path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -519,6 +629,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_slurmctld_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shardless_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_bounce_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reload, setup, NULL),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

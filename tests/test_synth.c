@@ -116,6 +116,40 @@ static void test_users_resubmit(void **st)
     ds_trace_free(&t);
 }
 
+/* Resubmissions are predictable as in real clusters: jobs of one recipe (user, model, batch size, GPU
+ * count) have alike durations, so a recipe's mean ln-duration explains most of the variance across all
+ * jobs (the runtime model then reaches R2log ~0.4 online, docs/predictors.md; Venus: 0.57). */
+static void test_recipes_predict_durations(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    gen(&t, 2, 20000, 100, 10, 0);
+    /* groups by (user, model, batch, gpus), open addressing on a small key */
+    size_t cap = 1 << 16;
+    uint64_t *key = calloc(cap, sizeof *key);
+    double *sum = calloc(cap, sizeof *sum), *sq = calloc(cap, sizeof *sq);
+    int64_t *n = calloc(cap, sizeof *n);
+    double all = 0, allsq = 0;
+    for (int32_t i = 0; i < t.njobs; i++) {
+        const ds_job_t *j = &t.jobs[i];
+        uint64_t k = 1 + ((uint64_t)j->user << 40 ^ (uint64_t)j->model << 28 ^ (uint64_t)j->batch << 8 ^ (uint64_t)j->gpus);
+        size_t h = (size_t)(k * 0x9E3779B97F4A7C15ULL >> 48) & (cap - 1);
+        while (key[h] && key[h] != k) h = (h + 1) & (cap - 1);
+        key[h] = k;
+        double x = log((double)j->duration);
+        sum[h] += x, sq[h] += x * x, n[h]++;
+        all += x, allsq += x * x;
+    }
+    double within = 0;
+    for (size_t h = 0; h < cap; h++)
+        if (n[h]) within += sq[h] - sum[h] * sum[h] / (double)n[h];
+    double total = allsq - all * all / t.njobs;
+    fprintf(stderr, "recipes explain %.2f of the ln-duration variance\n", 1 - within / total);
+    assert_true(1 - within / total > 0.5);
+    free(key), free(sum), free(sq), free(n);
+    ds_trace_free(&t);
+}
+
 /* Several workload types with their own GPU utilization and memory; tenants with quotas. */
 static void test_types_and_tenants(void **st)
 {
@@ -186,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_duration_shares),
         cmocka_unit_test(test_arrivals_diurnal_bursty_and_load),
         cmocka_unit_test(test_users_resubmit),
+        cmocka_unit_test(test_recipes_predict_durations),
         cmocka_unit_test(test_types_and_tenants),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_bad_parameters),

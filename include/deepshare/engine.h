@@ -138,6 +138,9 @@ struct ds_engine {
     int64_t now;
     /* per-tenant live accounting (GPUs of running jobs by class; pending GPU demand) */
     int64_t *tenant_g_gpus, *tenant_be_gpus, *tenant_pending_gpus, *tenant_running;
+    /* quota GPUs per tenant: the trace's at create, then what ds_engine_set_quota sets (policies read
+     * quotas here, never from the trace, so that a driver can change one without a new engine) */
+    int64_t *tenant_quota;
     /* utilization now: GPUs with a resident, sum over GPUs of min(100, residents' util) */
     int64_t util_busy;
     double util_sm, util_gmem;
@@ -206,7 +209,19 @@ void ds_engine_set_hooks(ds_engine_t *e, const ds_driver_hooks_t *hooks);
  * preemption count; nothing else changes. */
 void ds_engine_set_preemptions(ds_engine_t *e, int32_t job, int32_t n);
 
-/* Read-only views for drivers: a job's run state, the GPUs it holds, one GPU. */
+/* Changes a tenant's quota (the Slurm daemon reloading its config): every partition is marked dirty, so
+ * the next schedule pass classifies, orders and reclaims against the new quota. Running jobs are not
+ * touched: G jobs over a lowered quota keep running as G (no G job is ever preempted) and simply block
+ * new G starts of their tenant until they finish. Returns DS_EINVAL (nothing changed) for a tenant out of
+ * range, a negative or too large quota, or when the partitions were sized from quotas (partitioned mode,
+ * or a policy that lays out its own partitions), since nodes cannot move between partitions. */
+int ds_engine_set_quota(ds_engine_t *e, int32_t tenant, int64_t gpus);
+/* Pending jobs in the order the policy's next pass considers them (ops->pending_order, else arrival
+ * order); writes at most max job indices to out and returns how many pending jobs there are. */
+int32_t ds_engine_pending_order(const ds_engine_t *e, int32_t *out, int32_t max);
+
+/* Read-only views for drivers: a job's run state, the GPUs it holds, one GPU, a tenant's quota. */
+static inline int64_t ds_engine_quota(const ds_engine_t *e, int32_t tenant) { return e->tenant_quota[tenant]; }
 static inline const ds_jstate_t *ds_engine_job(const ds_engine_t *e, int32_t job) { return &e->js[job]; }
 static inline const int32_t *ds_engine_job_gpus(const ds_engine_t *e, int32_t job)
 {

@@ -86,7 +86,7 @@ typedef struct ds_runtime_model_config {
     int32_t retrain_every;  /* by count: retrain after this many new finishes (4000; sooner while history doubles) */
     int32_t window;         /* train on the latest this many finishes (12000; 0 = all) */
     int32_t inc_rounds;     /* > 0: trees added to the booster per retrain, fitted on the window (0: fresh booster) */
-    int32_t max_bin;        /* histogram bins per feature (64): XGBoost's split search scales with them */
+    int32_t max_bin;        /* histogram bins per feature (32): XGBoost's split search scales with them */
     double min_child_weight; /* 20 (v1: 2): fewer leaves fitted to a few noisy jobs */
     int32_t max_trees;      /* beyond this many trees, grow a fresh booster on the window (200) */
     int conditional;        /* remaining time from the residual distribution given elapsed (0: the
@@ -179,7 +179,8 @@ int32_t ds_single_from_trace(ds_single_profile_t *s, const ds_trace_t *t);
 #define DS_IF_NFEAT (2 * DS_IF_NDESC + 3)
 
 typedef struct ds_interference_config {
-    int32_t trees;        /* num_parallel_tree (200) */
+    int32_t trees;        /* num_parallel_tree (50) */
+    int32_t max_bin;      /* histogram bins per feature (64) */
     int32_t max_depth;    /* 8 */
     double subsample;     /* 0.8 */
     double colsample;     /* colsample_bynode 0.8 */

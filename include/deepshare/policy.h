@@ -115,6 +115,10 @@ typedef struct ds_policy_ops {
     /* stats (optional). Caller: the report, after a run, and deepshared's /metrics. Named counters of
      * the run so far; returns how many were written, at most max. Read-only. */
     int (*stats)(const ds_engine_t *e, const void *state, ds_policy_stat_t *out, int max);
+    /* pending_order (optional). Caller: ds_engine_pending_order (deepshared's status page). Writes the
+     * pending jobs, at most max, in the order the next schedule pass would consider them, and returns how
+     * many are pending. Without it the engine lists them in arrival order. Read-only. */
+    int32_t (*pending_order)(const ds_engine_t *e, const void *state, int32_t *out, int32_t max);
     int uses_predictors;     /* 1 when the policy calls e->predictors (the report names the predictor) */
     int uses_estimates;      /* 1 when it ranks by job->estimate, and by the runtime predictor where that is NAN */
 } ds_policy_ops_t;

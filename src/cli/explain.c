@@ -13,26 +13,43 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: deepshare explain [--addr ADDRESS:PORT] <slurm job id>\n"
+    fprintf(f, "usage: deepshare explain [--addr ADDRESS:PORT] [--token-file FILE] <slurm job id>\n"
                "Prints why deepshared has not started a job yet (quota, QAD band, no fit, colocation rejected\n"
                "with predicted retention and threshold), or where it runs. ADDRESS:PORT is deepshared's 'listen'\n"
-               "setting (default 127.0.0.1:9464, or $DEEPSHARED_ADDR).\n");
+               "setting (default 127.0.0.1:9464, or $DEEPSHARED_ADDR). When deepshared asks for a read token,\n"
+               "FILE holds it on its first line (or $DEEPSHARED_TOKEN_FILE names the file).\n");
 }
 
 int ds_cmd_explain(int argc, char **argv)
 {
     const char *addr = getenv("DEEPSHARED_ADDR");
+    const char *tokfile = getenv("DEEPSHARED_TOKEN_FILE");
     const char *job = NULL;
     if (!addr) addr = "127.0.0.1:9464";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { usage(stdout); return 0; }
         if (!strcmp(argv[i], "--addr") && i + 1 < argc) addr = argv[++i];
+        else if (!strcmp(argv[i], "--token-file") && i + 1 < argc) tokfile = argv[++i];
         else if (!job && argv[i][0] != '-') job = argv[i];
         else { usage(stderr); return 2; }
     }
     char *end;
     unsigned long id = job ? strtoul(job, &end, 10) : 0;
     if (!job || *end || id == 0) { usage(stderr); return 2; }
+    /* the token goes in a header, never in the URL or on the command line (ps shows argv) */
+    char auth[200] = "";
+    if (tokfile && *tokfile) {
+        FILE *tf = fopen(tokfile, "r");
+        char tok[160] = "";
+        if (!tf || !fgets(tok, sizeof tok, tf)) {
+            fprintf(stderr, "deepshare explain: --token-file: cannot read '%s'\n", tokfile);
+            if (tf) fclose(tf);
+            return 2;
+        }
+        fclose(tf);
+        tok[strcspn(tok, "\r\n")] = 0;
+        snprintf(auth, sizeof auth, "Authorization: Bearer %s\r\n", tok);
+    }
     char host[64];
     const char *colon = strrchr(addr, ':');
     long port = colon ? strtol(colon + 1, &end, 10) : 0;
@@ -57,8 +74,8 @@ int ds_cmd_explain(int argc, char **argv)
         if (fd >= 0) close(fd);
         return 1;
     }
-    char req[256];
-    int n = snprintf(req, sizeof req, "GET /explain/%lu HTTP/1.0\r\nHost: %s\r\n\r\n", id, addr);
+    char req[512];
+    int n = snprintf(req, sizeof req, "GET /explain/%lu HTTP/1.0\r\nHost: %s\r\n%s\r\n", id, addr, auth);
     if (write(fd, req, (size_t)n) != n) { close(fd); fprintf(stderr, "deepshare explain: write failed\n"); return 1; }
     size_t cap = 8192, len = 0;
     char *buf = malloc(cap);

@@ -46,7 +46,7 @@ static void help(FILE *f)
             "  --separate-tenants    each tenant's model trained on its own jobs only (ablation)\n"
             "  --v1                  the first model's training: daily, all history, from scratch, tenant\n"
             "                        corrections, 200 rounds at eta 0.05 (features are today's)\n"
-            "  --rounds N (50)  --max-depth N (7)  --eta X (0.12)  --max-bin N (64)  --threads N (XGBoost default)\n"
+            "  --rounds N (50)  --max-depth N (7)  --eta X (0.12)  --max-bin N (32)  --threads N (XGBoost default)\n"
             "\n"
             "interference: random forest (XGBoost, num_parallel_tree trees, row and column subsampling, one round)\n"
             "predicting each job's retention beside a partner from both workloads' exclusive profiles.\n"
@@ -56,7 +56,7 @@ static void help(FILE *f)
             "                        predicted retentions are >= --threshold, against Lucid's rule (labels sum <= 2)\n"
             "  --threshold X         retention threshold of the decision (0.7)\n"
             "  --model-out FILE      train on all pairs and save the forest\n"
-            "  --trees N (200)  --max-depth N (8)  --subsample X (0.8)  --colsample X (0.8)  --threads N\n");
+            "  --trees N (50)  --max-bin N (64)  --max-depth N (8)  --subsample X (0.8)  --colsample X (0.8)  --threads N\n");
 }
 
 /* End times from a jobs.csv written by 'deepshare simulate --out'. */
@@ -400,6 +400,9 @@ static int train_interference(int argc, char **argv)
         } else if (!strcmp(name, "trees")) {
             if (ds_parse_i64("--trees", val, 1, 10000, &v)) return 2;
             c.trees = (int32_t)v;
+        } else if (!strcmp(name, "max-bin")) {
+            if (ds_parse_i64("--max-bin", val, 2, 65536, &v)) return 2;
+            c.max_bin = (int32_t)v;
         } else if (!strcmp(name, "max-depth")) {
             if (ds_parse_i64("--max-depth", val, 1, 30, &v)) return 2;
             c.max_depth = (int32_t)v;

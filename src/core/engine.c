@@ -163,6 +163,8 @@ int ds_engine_create(ds_engine_t **out, const ds_trace_t *trace, const ds_engine
     e->tenant_be_gpus = ds_xcalloc((size_t)nt, sizeof(int64_t));
     e->tenant_pending_gpus = ds_xcalloc((size_t)nt, sizeof(int64_t));
     e->tenant_running = ds_xcalloc((size_t)nt, sizeof(int64_t));
+    e->tenant_quota = ds_xmalloc((size_t)nt * sizeof(int64_t));
+    for (int32_t i = 0; i < nt; i++) e->tenant_quota[i] = trace->tenants[i].quota_gpus;
     if (ops->init && (rc = ops->init(e, policy_config, &e->pstate, err))) {
         ds_engine_destroy(e);
         return rc;
@@ -187,6 +189,7 @@ void ds_engine_destroy(ds_engine_t *e)
     free(e->tenant_be_gpus);
     free(e->tenant_pending_gpus);
     free(e->tenant_running);
+    free(e->tenant_quota);
     free(e->priv.dec);
     free(e->priv.rate_dirty);
     free(e->priv.is_rate_dirty);
@@ -538,4 +541,37 @@ int ds_engine_check(const ds_engine_t *e, char *msg, size_t n)
         if (fr != pp->gpus_free) { snprintf(msg, n, "partition %s free count %d != %d", pp->name, pp->gpus_free, fr); return -1; }
     }
     return 0;
+}
+
+int ds_engine_set_quota(ds_engine_t *e, int32_t tenant, int64_t gpus)
+{
+    if (tenant < 0 || tenant >= e->trace->ntenants || gpus < 0 || gpus > DS_MAX_QUOTA_GPUS) return DS_EINVAL;
+    if (gpus == e->tenant_quota[tenant]) return DS_OK;
+    /* partitions sized from quotas at create: a new quota would need other nodes */
+    if (e->cfg.mode != DS_MODE_POOLED || e->ops->setup) return DS_EINVAL;
+    e->tenant_quota[tenant] = gpus;
+    for (int32_t p = 0; p < e->nparts; p++) e->parts[p].dirty = 1;
+    return DS_OK;
+}
+
+static _Thread_local const ds_engine_t *order_e;
+static int cmp_arrival(const void *a, const void *b)
+{
+    int64_t x = order_e->js[*(const int32_t *)a].arrival_seq, y = order_e->js[*(const int32_t *)b].arrival_seq;
+    return (x > y) - (x < y);
+}
+
+int32_t ds_engine_pending_order(const ds_engine_t *e, int32_t *out, int32_t max)
+{
+    if (e->ops->pending_order) return e->ops->pending_order(e, e->pstate, out, max);
+    int32_t n = 0;
+    for (int32_t p = 0; p < e->nparts; p++) n += e->parts[p].npending;
+    int32_t *v = ds_xmalloc((size_t)(n ? n : 1) * sizeof *v), k = 0;
+    for (int32_t j = 0; j < e->trace->njobs && k < n; j++)
+        if (e->js[j].status == DS_JS_PENDING) v[k++] = j;
+    order_e = e;
+    qsort(v, (size_t)k, sizeof *v, cmp_arrival);
+    memcpy(out, v, (size_t)DS_MIN(k, max) * sizeof *v);
+    free(v);
+    return k;
 }

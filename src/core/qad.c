@@ -19,7 +19,7 @@ static int64_t held_of(const ds_engine_t *e, int32_t i, ds_qad_kind_t kind)
 
 double ds_engine_qad(const ds_engine_t *e, int32_t i, ds_qad_kind_t kind)
 {
-    return ds_qad_ratio(held_of(e, i, kind), e->tenant_pending_gpus[i], e->trace->tenants[i].quota_gpus);
+    return ds_qad_ratio(held_of(e, i, kind), e->tenant_pending_gpus[i], e->tenant_quota[i]);
 }
 
 int ds_engine_qad_demand(const ds_engine_t *e, int32_t i, ds_qad_kind_t kind)

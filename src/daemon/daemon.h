@@ -117,6 +117,7 @@ typedef struct daemon {
     int64_t s2r_folded;
     int64_t s2r_count[D_S2R_BUCKETS + 1];
     double s2r_sum;
+    struct status_ring *ring; /* QAD history of the status page (status.c) */
     pthread_mutex_t lock;
 } daemon_t;
 
@@ -142,12 +143,42 @@ char *daemon_metrics(daemon_t *d);
 /* Why a job waits; returns a malloc'd string, or NULL when the job is unknown. */
 char *daemon_explain(daemon_t *d, uint32_t slurm_id);
 void daemon_observe_latency(daemon_t *d, double seconds);
+/* The smoothed policy QAD under which a tenant is under-served (policy.theta, else qad_theta). */
+double daemon_theta(const daemon_t *d);
+
+/* status.c: the status page at / and its JSON at /api/status */
+/* Records this cycle's QAD figures (call after daemon_cycle_figures): compliance counts, and one sample of
+ * the bounded history every status_window / STATUS_SAMPLES seconds. */
+void status_sample(daemon_t *d);
+/* The tenants changed (a reload): keeps each remaining tenant's history, by name; old names old_n. */
+void status_tenants_changed(daemon_t *d, char (*old_names)[64], int old_n);
+void status_free(daemon_t *d);
+/* Renders the page's body and the JSON document from d (under d->lock); malloc'd strings. */
+void status_render(daemon_t *d, char **html_main, char **json);
+/* The whole page around a rendered body; token_query: "?token=..." for the links, or "". */
+char *status_page(const char *html_main, const char *token_query);
+/* A compiled-in static file (/static/NAME), NULL when none. */
+const char *status_asset(const char *url, size_t *len, const char **type);
+
+/* reload.c */
+/* Sets up the policy of c (its parameters applied to a new config); *pconfig may be NULL on return for a
+ * policy without parameters. Errors name the config file and key. Start and reload both use it. */
+int daemon_policy_config(const dconfig_t *c, const ds_policy_ops_t **ops, void **pconfig, ds_error_t *err);
+/* SIGHUP: re-reads d->cfg.path; applies tenants, quotas and the keys that may change while running,
+ * logs a warning naming the keys that need a restart, or rejects the file (logged with file, line and
+ * key) and keeps the running configuration. Tenants added or removed drop the engine (d->e = NULL) for the
+ * next daemon_sync, which the caller forces, to rebuild from Slurm. Call under d->lock. Returns 0 applied,
+ * -1 rejected. */
+int daemon_reload(daemon_t *d);
+extern int daemon_cli_verbose; /* -v given on the command line: a reload never logs less */
 
 /* http.c */
 int http_start(daemon_t *d, ds_error_t *err);
 void http_stop(void);
 /* Renders /metrics from d and publishes it with Slurm's reachability; call under d->lock after a pass. */
 void http_publish(daemon_t *d);
+/* The read token the endpoints require ("" = none); called at start and after a reload. */
+void http_set_token(const char *token);
 /* Publishes only whether slurmctld answered (the pass failed: the old metrics stay). */
 void http_publish_health(int slurm_up);
 

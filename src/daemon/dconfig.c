@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <ctype.h>
 #include <errno.h>
@@ -35,6 +36,7 @@ void dconfig_default(dconfig_t *c)
     c->qad_theta = 0.95;
     c->job_capacity = 4096;
     c->dispatch_timeout = 30;
+    c->status_window = 21600;
 }
 
 static char *trim(char *s)
@@ -71,6 +73,80 @@ static int str(const char *path, long line, const char *key, const char *v, char
     return DS_OK;
 }
 
+/* A read token: 16 to 127 printable characters without spaces (it travels in an HTTP header and a URL). */
+static int token_value(const char *path, long line, const char *key, const char *v, char *dst, size_t n,
+                       ds_error_t *err)
+{
+    size_t len = strlen(v);
+    for (const char *p = v; *p; p++)
+        if (*p <= ' ' || *p > '~' || *p == '&' || *p == '#' || *p == '%' || *p == '+') {
+            ds_error_set(err, path, line, key, "the token may hold only printable characters other than space, "
+                         "'&', '#', '%%' and '+' (it goes into URLs)");
+            return DS_EPARSE;
+        }
+    if (len < 16 || len >= n) {
+        ds_error_set(err, path, line, key, "the token must have 16 to %zu characters, got %zu "
+                     "(e.g. 'openssl rand -hex 16' or 'head -c 24 /dev/urandom | base64 | tr -d +/=')", n - 1, len);
+        return DS_EPARSE;
+    }
+    snprintf(dst, n, "%s", v);
+    return DS_OK;
+}
+
+/* A file others on the machine may read cannot keep a secret: refused, as ssh refuses such keys. */
+static int private_file(const char *path, long line, const char *key, const char *file, ds_error_t *err)
+{
+    struct stat st;
+    if (stat(file, &st)) {
+        ds_error_set(err, path, line, key, "cannot stat '%s': %s", file, strerror(errno));
+        return DS_EPARSE;
+    }
+    if (st.st_mode & S_IROTH) {
+        ds_error_set(err, path, line, key, "'%s' is readable by every user (mode %03o): the token would not be a secret "
+                     "(chmod o-r)", file, (unsigned)(st.st_mode & 0777));
+        return DS_EPARSE;
+    }
+    return DS_OK;
+}
+
+static int set_token(dconfig_t *c, const char *path, long line, const char *k, const char *v, ds_error_t *err)
+{
+    if (c->token_line) {
+        ds_error_set(err, path, line, k, "the read token is already set on line %d (read_token or read_token_file, "
+                     "once)", c->token_line);
+        return DS_EPARSE;
+    }
+    int rc;
+    if (!strcmp(k, "read_token")) {
+        if ((rc = private_file(path, line, k, path, err)) || (rc = token_value(path, line, k, v, c->read_token,
+                                                                               sizeof c->read_token, err)))
+            return rc;
+    } else {
+        if ((rc = str(path, line, k, v, c->read_token_file, sizeof c->read_token_file, err))) return rc;
+        if (!v[0]) {
+            ds_error_set(err, path, line, k, "empty path");
+            return DS_EPARSE;
+        }
+        if ((rc = private_file(path, line, k, v, err))) return rc;
+        FILE *f = fopen(v, "r");
+        char buf[256] = "";
+        if (!f) {
+            ds_error_set(err, path, line, k, "cannot open '%s': %s", v, strerror(errno));
+            return DS_EPARSE;
+        }
+        if (!fgets(buf, sizeof buf, f)) buf[0] = 0;
+        fclose(f);
+        if ((rc = token_value(path, line, k, trim(buf), c->read_token, sizeof c->read_token, err))) {
+            char m[sizeof err->msg];
+            snprintf(m, sizeof m, "%s", err->msg);
+            ds_error_set(err, path, line, k, "first line of '%s': %s", v, m);
+            return rc;
+        }
+    }
+    c->token_line = (int)line;
+    return DS_OK;
+}
+
 static int set_key(dconfig_t *c, const char *path, long line, const char *k, const char *v, ds_error_t *err)
 {
     double x;
@@ -83,7 +159,7 @@ static int set_key(dconfig_t *c, const char *path, long line, const char *k, con
         if ((rc = str(path, line, k, k + 7, c->pkeys[c->nparams], sizeof c->pkeys[0], err)) ||
             (rc = str(path, line, k, v, c->pvals[c->nparams], sizeof c->pvals[0], err)))
             return rc;
-        c->nparams++;
+        c->plines[c->nparams++] = line;
         return DS_OK;
     }
 #define STR(name, field) if (!strcmp(k, name)) return str(path, line, k, v, c->field, sizeof c->field, err)
@@ -112,9 +188,11 @@ static int set_key(dconfig_t *c, const char *path, long line, const char *k, con
     INT("job_capacity", job_capacity, 16, 1e7);
     NUM("dispatch_timeout", dispatch_timeout, 1, 86400);
     INT("verbose", verbose, 0, 2);
+    NUM("status_window", status_window, 60, 30 * 86400);
 #undef STR
 #undef NUM
 #undef INT
+    if (!strcmp(k, "read_token") || !strcmp(k, "read_token_file")) return set_token(c, path, line, k, v, err);
     if (!strcmp(k, "listen")) {
         /* "127.0.0.1:9464", or "off" */
         if (!strcmp(v, "off")) { c->listen_port = 0; return DS_OK; }
@@ -227,6 +305,12 @@ int dconfig_check(const dconfig_t *c, ds_error_t *err)
         ds_error_set(err, c->path, 0, "journal", "empty journal path");
         return DS_EPARSE;
     }
+    if (dconfig_listen_public(c) && !c->read_token[0]) {
+        ds_error_set(err, c->path, 0, "listen", "%s:%d is not a loopback address: anyone who reaches it would read "
+                     "every tenant, user and job; set read_token_file (or read_token), or listen on 127.0.0.1",
+                     c->listen_addr, c->listen_port);
+        return DS_EPARSE;
+    }
     return DS_OK;
 }
 
@@ -255,4 +339,76 @@ int dconfig_check_bind(const dconfig_t *c, ds_error_t *err)
     ds_error_set(err, c->path, 0, "listen", "cannot listen on %s:%d: %s", c->listen_addr, c->listen_port,
                  rc == EADDRNOTAVAIL ? "not an address of this machine" : strerror(rc));
     return DS_EPARSE;
+}
+
+void dconfig_print(FILE *f, const dconfig_t *c)
+{
+    fprintf(f, "# effective configuration of %s (defaults included)\n", c->path[0] ? c->path : "(defaults)");
+    fprintf(f, "policy = %s\n", c->policy);
+    fprintf(f, "cycle = %g\npoll = %g\ndispatch_timeout = %g\n", c->cycle, c->poll, c->dispatch_timeout);
+    fprintf(f, "slurm_conf = %s\nstaging_partition = %s\ng_partition = %s\nbe_partition = %s\n", c->slurm_conf,
+            c->staging, c->g_partition, c->be_partition);
+    fprintf(f, "k = %d\ngpu_sharing = %d\ngpu_mem_mib = %d\ndefault_job_gpu_mem_mib = %d\njob_capacity = %d\n", c->k,
+            c->gpu_sharing, c->gmem_mib, c->default_gmem_mib, c->job_capacity);
+    fprintf(f, "qad_lambda = %g\nqad_theta = %g\n", c->qad_lambda, c->qad_theta);
+    fprintf(f, "journal = %s\ndefault_runtime = %g\nmin_history = %d\n", c->journal, c->default_runtime,
+            c->min_history);
+    fprintf(f, "interference_profile = %s\nmissing_rho = %g\n", c->interference, c->missing_rho);
+    if (c->listen_port) fprintf(f, "listen = %s:%d\n", c->listen_addr, c->listen_port);
+    else fprintf(f, "listen = off\n");
+    /* the secret itself never goes to a terminal or a log */
+    if (c->read_token_file[0]) fprintf(f, "read_token_file = %s\n", c->read_token_file);
+    else if (c->read_token[0]) fprintf(f, "# read_token = (set on line %d, %zu characters, not shown)\n", c->token_line,
+                                       strlen(c->read_token));
+    else fprintf(f, "# read_token: none (the HTTP endpoints are open to whoever reaches %s)\n",
+                 c->listen_port ? c->listen_addr : "them");
+    fprintf(f, "status_window = %g\nverbose = %d\n", c->status_window, c->verbose);
+    for (int i = 0; i < c->ntenants; i++) fprintf(f, "tenant %s %d\n", c->tenants[i].name, c->tenants[i].quota);
+    for (int i = 0; i < c->nparams; i++) fprintf(f, "policy.%s = %s\n", c->pkeys[i], c->pvals[i]);
+}
+
+static void note(char *restart, size_t n, const char *key)
+{
+    size_t l = strlen(restart);
+    if (l + strlen(key) + 3 < n) snprintf(restart + l, n - l, "%s%s", l ? ", " : "", key);
+}
+
+void dconfig_reload_merge(const dconfig_t *cur, dconfig_t *next, char *restart, size_t n)
+{
+    restart[0] = 0;
+#define KEEP_S(field, key) if (strcmp(cur->field, next->field)) { note(restart, n, key); memcpy(next->field, cur->field, sizeof next->field); }
+#define KEEP_N(field, key) if (cur->field != next->field) { note(restart, n, key); next->field = cur->field; }
+    KEEP_S(policy, "policy");
+    KEEP_S(slurm_conf, "slurm_conf");
+    KEEP_S(staging, "staging_partition");
+    KEEP_S(g_partition, "g_partition");
+    KEEP_S(be_partition, "be_partition");
+    KEEP_S(journal, "journal");
+    KEEP_S(interference, "interference_profile");
+    KEEP_N(missing_rho, "missing_rho");
+    KEEP_N(default_runtime, "default_runtime");
+    KEEP_N(min_history, "min_history");
+    KEEP_N(gmem_mib, "gpu_mem_mib");
+    KEEP_N(k, "k");
+    KEEP_N(gpu_sharing, "gpu_sharing");
+    KEEP_N(job_capacity, "job_capacity");
+    KEEP_N(status_window, "status_window");
+    if (strcmp(cur->listen_addr, next->listen_addr) || cur->listen_port != next->listen_port) {
+        note(restart, n, "listen");
+        memcpy(next->listen_addr, cur->listen_addr, sizeof next->listen_addr);
+        next->listen_port = cur->listen_port;
+    }
+    int same = cur->nparams == next->nparams;
+    for (int i = 0; same && i < cur->nparams; i++)
+        same = !strcmp(cur->pkeys[i], next->pkeys[i]) && !strcmp(cur->pvals[i], next->pvals[i]);
+    if (!same) {
+        /* the policy copied its parameters when the engine was made: new ones need a new policy config */
+        note(restart, n, "policy.*");
+        next->nparams = cur->nparams;
+        memcpy(next->pkeys, cur->pkeys, sizeof next->pkeys);
+        memcpy(next->pvals, cur->pvals, sizeof next->pvals);
+        memcpy(next->plines, cur->plines, sizeof next->plines);
+    }
+#undef KEEP_S
+#undef KEEP_N
 }

@@ -3,6 +3,8 @@
 #ifndef DS_DCONFIG_H
 #define DS_DCONFIG_H
 
+#include <stdio.h>
+
 #include "deepshare/common.h"
 
 #define DC_MAX_TENANTS 256
@@ -35,21 +37,37 @@ typedef struct dconfig {
     int job_capacity;        /* job slots before the engine is rebuilt */
     double dispatch_timeout; /* a dispatched job not running after this goes back to staging */
     int verbose;
+    char read_token[128];    /* the effective token ("" = none), from read_token or read_token_file */
+    char read_token_file[256];
+    int token_line;          /* line of read_token / read_token_file, 0 = not set */
+    double status_window;    /* seconds of QAD history on the status page (21600) */
     dc_tenant_t tenants[DC_MAX_TENANTS];
     int ntenants;
     char pkeys[DC_MAX_PARAMS][64], pvals[DC_MAX_PARAMS][128];
+    long plines[DC_MAX_PARAMS]; /* where each was set, for errors the policy finds */
     int nparams;
 } dconfig_t;
 
 void dconfig_default(dconfig_t *c);
 /* Reads a config file over the defaults; on error fills err with file, line and key. */
 int dconfig_read(dconfig_t *c, const char *path, ds_error_t *err);
-/* Checks what start needs beyond single keys (listen address, tenants, journal): --check runs it too. */
+/* Checks what start needs beyond single keys (listen address, tenants, journal, a read token when listening
+ * on a non-loopback address): --check runs it too, and so does a reload. */
 int dconfig_check(const dconfig_t *c, ds_error_t *err);
 /* Binds the listen address once and lets go (--check): DS_OK, 1 when the port is in use (a running
  * daemon?), or an error (not a local address, no permission) that start would hit. */
 int dconfig_check_bind(const dconfig_t *c, ds_error_t *err);
 /* 1 when the HTTP endpoints listen on a non-loopback address (anyone on the network can read them). */
 int dconfig_listen_public(const dconfig_t *c);
+
+/* Writes the effective configuration: every key with its value, defaults included, then the tenants and
+ * the policy parameters set; the read token is not shown, only whether one is set. */
+void dconfig_print(FILE *f, const dconfig_t *c);
+/* Reload (SIGHUP): into *next (a config read from the same file and checked), copies from *cur every key
+ * that needs a restart (the running value stays in force) and writes their names, comma separated, to
+ * restart (size n; "" when none changed). Keys that apply at once: tenant lines (quotas; tenants added
+ * or removed rebuild the engine), cycle, poll, dispatch_timeout, default_job_gpu_mem_mib, qad_lambda,
+ * qad_theta, verbose, read_token, read_token_file. */
+void dconfig_reload_merge(const dconfig_t *cur, dconfig_t *next, char *restart, size_t n);
 
 #endif

@@ -156,9 +156,10 @@ int hist_open(hist_t *h, const char *path, void (*warn)(const char *msg), ds_err
     char *slash = strrchr(dir, '/');
     if (slash && slash != dir) {
         *slash = 0;
-        if (mkdir(dir, 0755) && errno != EEXIST) { /* reported by the open below */ }
+        if (mkdir(dir, 0750) && errno != EEXIST) { /* reported by the open below */ }
     }
-    h->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    /* who ran what for how long: as private as Slurm's accounting (owner and group only) */
+    h->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
     if (h->fd < 0) {
         ds_error_set(err, path, 0, "journal", "cannot open for appending: %s", strerror(errno));
         return -1;

@@ -1,7 +1,9 @@
-/* http.c: the observability endpoints (/metrics, /explain/<jobid>, /healthz). /metrics and /healthz answer
- * from a snapshot the main loop publishes after each pass, so they never wait for the state lock, which the
- * loop holds across libslurm calls (seconds while slurmctld is down). Connections are bounded in total and
- * per client address, and idle ones time out, so slow clients cannot lock the endpoints out. */
+/* http.c: the observability endpoints (/ the status page, /api/status, /metrics, /explain/<jobid>,
+ * /healthz, /static/NAME). /metrics, /healthz and the status page answer from a snapshot the main loop
+ * publishes after each pass, so they never wait for the state lock, which the loop holds across libslurm
+ * calls (seconds while slurmctld is down). Connections are bounded in total and per client address, and
+ * idle ones time out, so slow clients cannot lock the endpoints out. With a read token set, everything but
+ * /healthz and the static files asks for it (docs/deepshared.md, Access). */
 #include "daemon/daemon.h"
 
 #include <arpa/inet.h>
@@ -9,6 +11,7 @@
 #include <microhttpd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #define HTTP_MAX_CONNECTIONS 64   /* all clients together */
@@ -16,6 +19,9 @@
 #define HTTP_IDLE_TIMEOUT 5       /* seconds a connection may sit without a complete request */
 #define HTTP_THREADS 2            /* one slow /explain cannot hold up /metrics */
 #define EXPLAIN_LOCK_WAIT 2       /* seconds /explain waits for the state lock before answering 503 */
+#define STATUS_WANTED 60          /* seconds after a status request during which each publish renders it */
+#define STATUS_FRESH 5            /* a status snapshot older than this is rendered anew on request */
+#define TOKEN_MAX 128
 
 static struct MHD_Daemon *mhd;
 
@@ -23,15 +29,84 @@ static struct MHD_Daemon *mhd;
 static pthread_mutex_t snap_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *snap_metrics;
 static int snap_slurm_up = -1; /* -1: no pass yet */
+/* The status page's body and JSON, rendered at publish while someone looks at the page, else on request. */
+static char *snap_status_html, *snap_status_json;
+static double snap_status_at = -1e9, status_wanted_at = -1e9;
+static char token[TOKEN_MAX]; /* "" = no token asked */
+
+static double mono(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Under snap_lock. */
+static void store_status(char *html, char *json)
+{
+    free(snap_status_html);
+    free(snap_status_json);
+    snap_status_html = html;
+    snap_status_json = json;
+    snap_status_at = mono();
+}
 
 void http_publish(daemon_t *d)
 {
     char *m = daemon_metrics(d); /* rendered here, under the caller's state lock, outside any request */
     pthread_mutex_lock(&snap_lock);
+    double now = mono();
+    int want = now - status_wanted_at < STATUS_WANTED && now - snap_status_at >= 1;
+    pthread_mutex_unlock(&snap_lock);
+    char *html = NULL, *json = NULL;
+    if (want) status_render(d, &html, &json); /* at most once a second, and only while the page is watched */
+    pthread_mutex_lock(&snap_lock);
     free(snap_metrics);
     snap_metrics = m;
     snap_slurm_up = d->slurm_up;
+    if (want) store_status(html, json);
     pthread_mutex_unlock(&snap_lock);
+}
+
+void http_set_token(const char *t)
+{
+    pthread_mutex_lock(&snap_lock);
+    snprintf(token, sizeof token, "%s", t ? t : "");
+    pthread_mutex_unlock(&snap_lock);
+}
+
+/* Constant time in both strings: every comparison reads TOKEN_MAX bytes whatever the lengths or where they
+ * differ, so the answer's timing tells nothing about the token. */
+static int token_equal(const char *want, const char *got, size_t got_len)
+{
+    size_t want_len = strlen(want);
+    volatile unsigned char diff = (unsigned char)(got_len != want_len) | (unsigned char)(got_len >= TOKEN_MAX);
+    for (size_t i = 0; i < TOKEN_MAX; i++) {
+        unsigned char a = i < want_len ? (unsigned char)want[i] : 0, b = i < got_len ? (unsigned char)got[i] : 0;
+        diff |= a ^ b;
+    }
+    return diff == 0;
+}
+
+/* 1 when the request may read: no token set, or the right one as 'Authorization: Bearer T' or ?token=T. */
+static int authorized(struct MHD_Connection *c)
+{
+    char want[TOKEN_MAX];
+    pthread_mutex_lock(&snap_lock);
+    memcpy(want, token, sizeof want);
+    pthread_mutex_unlock(&snap_lock);
+    if (!want[0]) return 1;
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    int ok = 0;
+    if (h && !strncasecmp(h, "Bearer ", 7)) {
+        h += 7;
+        while (*h == ' ') h++;
+        ok = token_equal(want, h, strlen(h));
+    }
+    const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
+    if (!ok && q) ok = token_equal(want, q, strlen(q));
+    memset(want, 0, sizeof want);
+    return ok;
 }
 
 void http_publish_health(int slurm_up)
@@ -41,6 +116,17 @@ void http_publish_health(int slurm_up)
     pthread_mutex_unlock(&snap_lock);
 }
 
+/* Headers every answer carries: nothing is cached or framed, and a page may load only its own files. */
+static void common_headers(struct MHD_Response *r, const char *type)
+{
+    MHD_add_response_header(r, "Content-Type", type);
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(r, "Content-Security-Policy",
+                            "default-src 'none'; script-src 'self'; style-src 'self'; img-src data:; connect-src 'self'; "
+                            "base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+}
+
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, char *body, const char *type)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
@@ -48,7 +134,9 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, char *body
         free(body);
         return MHD_NO;
     }
-    MHD_add_response_header(r, "Content-Type", type);
+    common_headers(r, type);
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    if (code == MHD_HTTP_UNAUTHORIZED) MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"deepshared\"");
     enum MHD_Result ret = MHD_queue_response(c, code, r);
     MHD_destroy_response(r);
     return ret;
@@ -61,19 +149,56 @@ static char *dupstr(const char *s)
     return p;
 }
 
+/* Waits for the state lock at most EXPLAIN_LOCK_WAIT seconds; 0 when it was taken. */
+static int lock_bounded(daemon_t *d)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += EXPLAIN_LOCK_WAIT;
+    return pthread_mutex_timedlock(&d->lock, &until);
+}
+
+/* / and /api/status: the snapshot when it is fresh; else rendered now (bounded wait for the state lock),
+ * falling back to an older snapshot while slurmctld holds the loop up. */
+static enum MHD_Result status(struct MHD_Connection *c, daemon_t *d, int page)
+{
+    pthread_mutex_lock(&snap_lock);
+    double now = mono();
+    status_wanted_at = now;
+    int fresh = snap_status_html && now - snap_status_at < STATUS_FRESH;
+    pthread_mutex_unlock(&snap_lock);
+    if (!fresh && !lock_bounded(d)) {
+        char *html, *json;
+        status_render(d, &html, &json);
+        pthread_mutex_unlock(&d->lock);
+        pthread_mutex_lock(&snap_lock);
+        store_status(html, json);
+        pthread_mutex_unlock(&snap_lock);
+    }
+    pthread_mutex_lock(&snap_lock);
+    char *body = NULL;
+    if (snap_status_html) {
+        if (page) {
+            /* links on the page keep the token the browser came with (it already matched the configured one) */
+            const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
+            char tq[TOKEN_MAX + 8] = "";
+            if (q && token[0] && token_equal(token, q, strlen(q))) snprintf(tq, sizeof tq, "?token=%s", q);
+            body = status_page(snap_status_html, tq);
+        } else body = dupstr(snap_status_json);
+    }
+    pthread_mutex_unlock(&snap_lock);
+    if (!body) return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, dupstr("busy (waiting on slurmctld); try again\n"), "text/plain");
+    return reply(c, MHD_HTTP_OK, body, page ? "text/html; charset=utf-8" : "application/json");
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                               const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
     (void)version, (void)upload, (void)upload_size, (void)con_cls;
     daemon_t *d = cls;
-    if (strcmp(method, "GET")) return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, dupstr("GET only\n"), "text/plain");
-    if (!strcmp(url, "/metrics")) {
-        pthread_mutex_lock(&snap_lock);
-        char *s = snap_metrics ? dupstr(snap_metrics) : NULL;
-        pthread_mutex_unlock(&snap_lock);
-        if (!s) return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, dupstr("no pass completed yet\n"), "text/plain");
-        return reply(c, MHD_HTTP_OK, s, "text/plain; version=0.0.4");
-    }
+    if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+        return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, dupstr("GET only: the HTTP side is read-only\n"), "text/plain");
+    /* open to all: liveness (no data) and the page's static files (no data) */
     if (!strcmp(url, "/healthz")) {
         pthread_mutex_lock(&snap_lock);
         int up = snap_slurm_up;
@@ -83,6 +208,31 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE,
                      dupstr(up == 0 ? "slurmctld unreachable\n" : "starting: no pass completed yet\n"), "text/plain");
     }
+    if (!strncmp(url, "/static/", 8)) {
+        size_t len;
+        const char *type;
+        const char *body = status_asset(url, &len, &type);
+        if (!body) return reply(c, MHD_HTTP_NOT_FOUND, dupstr("no such file\n"), "text/plain");
+        struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_PERSISTENT);
+        if (!r) return MHD_NO;
+        common_headers(r, type);
+        MHD_add_response_header(r, "Cache-Control", "max-age=300");
+        enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+        MHD_destroy_response(r);
+        return ret;
+    }
+    if (!authorized(c))
+        return reply(c, MHD_HTTP_UNAUTHORIZED,
+                     dupstr("a read token is required: send 'Authorization: Bearer TOKEN' (the status page also takes "
+                            "?token=TOKEN)\n"), "text/plain");
+    if (!strcmp(url, "/") || !strcmp(url, "/api/status")) return status(c, d, url[1] == 0);
+    if (!strcmp(url, "/metrics")) {
+        pthread_mutex_lock(&snap_lock);
+        char *s = snap_metrics ? dupstr(snap_metrics) : NULL;
+        pthread_mutex_unlock(&snap_lock);
+        if (!s) return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, dupstr("no pass completed yet\n"), "text/plain");
+        return reply(c, MHD_HTTP_OK, s, "text/plain; version=0.0.4");
+    }
     if (!strncmp(url, "/explain/", 9)) {
         char *end;
         errno = 0;
@@ -90,10 +240,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         if (errno || end == url + 9 || *end || url[9] == '-' || id == 0 || id > 0xffffffffUL)
             return reply(c, MHD_HTTP_BAD_REQUEST, dupstr("usage: /explain/<slurm job id>\n"), "text/plain");
         /* explain needs the live state; bounded wait so a stuck libslurm call cannot pin this thread */
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += EXPLAIN_LOCK_WAIT;
-        if (pthread_mutex_timedlock(&d->lock, &until))
+        if (lock_bounded(d))
             return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, dupstr("busy (waiting on slurmctld); try again\n"),
                          "text/plain");
         char *s = daemon_explain(d, (uint32_t)id);
@@ -105,7 +252,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         }
         return reply(c, MHD_HTTP_OK, s, "text/plain");
     }
-    return reply(c, MHD_HTTP_NOT_FOUND, dupstr("endpoints: /metrics /explain/<jobid> /healthz\n"), "text/plain");
+    return reply(c, MHD_HTTP_NOT_FOUND, dupstr("endpoints: / /api/status /metrics /explain/<jobid> /healthz\n"),
+                 "text/plain");
 }
 
 int http_start(daemon_t *d, ds_error_t *err)
@@ -142,5 +290,9 @@ void http_stop(void)
     free(snap_metrics);
     snap_metrics = NULL;
     snap_slurm_up = -1;
+    free(snap_status_html);
+    free(snap_status_json);
+    snap_status_html = snap_status_json = NULL;
+    snap_status_at = status_wanted_at = -1e9;
     pthread_mutex_unlock(&snap_lock);
 }

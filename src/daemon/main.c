@@ -9,33 +9,41 @@
 #include <string.h>
 #include <time.h>
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, reload;
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    stop = 1;
+    if (sig == SIGHUP) reload = 1;
+    else stop = 1;
 }
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: deepshared [-c CONFIG] [-v] [--check]\n"
+            "usage: deepshared [-c CONFIG] [-v] [--check | --check-config FILE]\n"
             "\n"
             "Schedules the jobs users submit to Slurm's staging partition with a deepshare policy: tenants are\n"
             "Slurm accounts with GPU quotas from CONFIG (default /etc/deepshare/deepshared.conf; see\n"
             "deepshared.conf(5) or docs/deepshared.conf.sample). Runs in the foreground, logs to stderr;\n"
-            "needs root or SlurmUser.\n"
-            "  -c CONFIG   configuration file\n"
-            "  -v          log every dispatch, requeue and finish (-vv: every pass)\n"
-            "  --check     read the configuration, report the first error, and exit\n");
+            "needs root or SlurmUser. Serves a status page, /metrics and /explain on 'listen'.\n"
+            "  -c CONFIG             configuration file\n"
+            "  -v                    log every dispatch, requeue and finish (-vv: every pass)\n"
+            "  --check-config FILE   check FILE as start would (every key, the policy and its parameters, the\n"
+            "                        journal, one bind of the listen address), print the effective\n"
+            "                        configuration (every key, defaults included; the read token is not shown)\n"
+            "                        and exit: 0 when it is valid, 1 with file, line and key when it is not\n"
+            "  --check               the same for CONFIG\n"
+            "SIGHUP reloads CONFIG: tenants and quotas (from the next pass), cycle, poll, dispatch_timeout,\n"
+            "default_job_gpu_mem_mib, qad_lambda, qad_theta, verbose and the read token apply at once; other keys\n"
+            "changed are logged as needing a restart. An invalid file is rejected (logged with file, line and\n"
+            "key) and the running configuration stays. SIGTERM or SIGINT: exit.\n");
 }
 
 static void sleep_s(double s)
 {
     if (s <= 0) return;
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    while (nanosleep(&ts, &ts) && errno == EINTR && !stop) {}
+    while (nanosleep(&ts, &ts) && errno == EINTR && !stop && !reload) {}
 }
 
 int main(int argc, char **argv)
@@ -47,6 +55,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "-v")) verbose++;
         else if (!strcmp(argv[i], "-vv")) verbose += 2;
         else if (!strcmp(argv[i], "--check")) check = 1;
+        else if (!strcmp(argv[i], "--check-config") && i + 1 < argc) check = 1, path = argv[++i];
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return 0; }
         else { usage(stderr); return 2; }
     }
@@ -60,6 +69,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "deepshared: %s\n", msg);
         return 1;
     }
+    daemon_cli_verbose = verbose;
     dlog_verbose = verbose > d.cfg.verbose ? verbose : d.cfg.verbose;
     if (daemon_setup(&d, &err)) {
         ds_error_format(&err, msg, sizeof msg);
@@ -67,9 +77,6 @@ int main(int argc, char **argv)
         daemon_teardown(&d);
         return 1;
     }
-    if (dconfig_listen_public(&d.cfg))
-        fprintf(stderr, "deepshared: warning: %s: listen = %s:%d is not a loopback address: /metrics and /explain "
-                "are readable from the network without authentication\n", path, d.cfg.listen_addr, d.cfg.listen_port);
     if (check) {
         int b = dconfig_check_bind(&d.cfg, &err);
         if (b < 0) {
@@ -81,7 +88,8 @@ int main(int argc, char **argv)
         if (b > 0)
             fprintf(stderr, "deepshared: warning: %s: %s:%d is in use now (a running deepshared?): start needs it free\n",
                     path, d.cfg.listen_addr, d.cfg.listen_port);
-        printf("deepshared: %s: ok (policy %s, %d tenants)\n", path, d.ops->name, d.cfg.ntenants);
+        dconfig_print(stdout, &d.cfg);
+        printf("# deepshared: %s: ok (policy %s, %d tenants)\n", path, d.ops->name, d.cfg.ntenants);
         daemon_teardown(&d);
         return 0;
     }
@@ -90,8 +98,10 @@ int main(int argc, char **argv)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     sl_init(d.cfg.slurm_conf[0] ? d.cfg.slurm_conf : NULL);
+    http_set_token(d.cfg.read_token);
     if (d.cfg.listen_port && http_start(&d, &err)) {
         ds_error_format(&err, msg, sizeof msg);
         fprintf(stderr, "deepshared: %s\n", msg);
@@ -99,8 +109,9 @@ int main(int argc, char **argv)
         daemon_teardown(&d);
         return 1;
     }
-    dlog(0, "started: policy %s, %d tenants, cycle %g s, poll %g s%s%s", d.ops->name, d.cfg.ntenants, d.cfg.cycle,
-         d.cfg.poll, d.cfg.listen_port ? ", http " : "", d.cfg.listen_port ? d.cfg.listen_addr : "");
+    dlog(0, "started: policy %s, %d tenants, cycle %g s, poll %g s%s%s%s", d.ops->name, d.cfg.ntenants, d.cfg.cycle,
+         d.cfg.poll, d.cfg.listen_port ? ", http " : "", d.cfg.listen_port ? d.cfg.listen_addr : "",
+         d.cfg.listen_port ? (d.cfg.read_token[0] ? " (read token required)" : " (no read token)") : "");
     double next_cycle = 0, backoff = 0;
     int was_down = 0;
     while (!stop) {
@@ -108,11 +119,24 @@ int main(int argc, char **argv)
         int timer = t0 >= next_cycle;
         char e2[600] = "";
         pthread_mutex_lock(&d.lock);
-        int rc = daemon_sync(&d, timer, e2, sizeof e2);
+        int reloaded = 0;
+        if (reload) {
+            reload = 0;
+            dlog(0, "SIGHUP: reloading %s", d.cfg.path);
+            if (daemon_reload(&d) == 0) {
+                reloaded = 1;
+                http_set_token(d.cfg.read_token);
+            }
+        }
+        int rc = daemon_sync(&d, timer || reloaded, e2, sizeof e2);
         if (rc >= 0) {
             d.slurm_up = 1;
-            if (rc > 0 || timer) daemon_pass(&d, timer);
-            if (timer) daemon_cycle_figures(&d);
+            /* after a reload, a pass at once: a changed quota classifies and reclaims from this pass on */
+            if (rc > 0 || timer || reloaded) daemon_pass(&d, timer);
+            if (timer) {
+                daemon_cycle_figures(&d);
+                status_sample(&d);
+            }
             if (rc > 0 || timer) daemon_observe_latency(&d, daemon_now_mono() - t0);
         } else {
             d.slurm_up = 0;
@@ -144,6 +168,7 @@ int main(int argc, char **argv)
     dlog(0, "stopping");
     http_stop();
     sl_fini();
+    status_free(&d);
     daemon_teardown(&d);
     return 0;
 }

@@ -1,31 +1,12 @@
 /* report.c: what deepshared shows: Prometheus metrics and the per-job explanation of why it waits. */
 #include "daemon/daemon.h"
+#include "daemon/sbuf.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct buf {
-    char *s;
-    size_t n, cap;
-} buf_t;
-
-static void bprintf(buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void bprintf(buf_t *b, const char *fmt, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0) return;
-        if (b->s && b->n + (size_t)k < b->cap) { b->n += (size_t)k; return; }
-        b->cap = (b->cap + (size_t)k + 1) * 2;
-        b->s = ds_xrealloc(b->s, b->cap);
-    }
-}
 
 /* Policy parameter as set in the config, or the given default. */
 static double pparam(const daemon_t *d, const char *key, double def)
@@ -34,6 +15,8 @@ static double pparam(const daemon_t *d, const char *key, double def)
         if (!strcmp(d->cfg.pkeys[i], key)) return atof(d->cfg.pvals[i]);
     return def;
 }
+
+double daemon_theta(const daemon_t *d) { return pparam(d, "theta", d->cfg.qad_theta); }
 
 /* Submit-to-running bucket bounds, seconds: Slurm's clock has 1 s resolution. */
 static const double s2r_bounds[D_S2R_BUCKETS] = {0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600};

@@ -402,34 +402,8 @@ int daemon_setup(daemon_t *d, ds_error_t *err)
         static const double b[D_LAT_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
         d->lat_bounds[i] = b[i];
     }
-    d->ops = ds_policy_find(d->cfg.policy);
-    if (!d->ops) {
-        char names[512] = "";
-        size_t off = 0;
-        for (const ds_policy_ops_t *const *p = ds_policy_list(); *p && off < sizeof names; p++)
-            off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", off ? ", " : "", (*p)->name);
-        ds_error_set(err, d->cfg.path, 0, "policy", "policy '%s' is not in this build (available: %s)", d->cfg.policy,
-                     names);
-        return DS_ENOTFOUND;
-    }
-    if (d->ops->config_new) d->pconfig = d->ops->config_new();
-    /* The daemon decides when a cycle happens (a timer pass every 'cycle' seconds of wall time), so a
-     * policy's own period is one second; running jobs cannot be shrunk in Slurm, so no CPU reclamation.
-     * Policies without these parameters ignore them; the config file may still override them. */
-    static const char *const fixed[][2] = {{"cycle", "1"}, {"cpu-reclaim", "0"}};
-    for (size_t i = 0; d->ops->config_set && i < sizeof fixed / sizeof fixed[0]; i++) {
-        ds_error_t ignored;
-        d->ops->config_set(d->pconfig, fixed[i][0], fixed[i][1], &ignored);
-    }
-    for (int i = 0; i < d->cfg.nparams; i++) {
-        int rc = d->ops->config_set ? d->ops->config_set(d->pconfig, d->cfg.pkeys[i], d->cfg.pvals[i], err) : DS_ENOTFOUND;
-        if (rc) {
-            if (rc == DS_ENOTFOUND)
-                ds_error_set(err, d->cfg.path, 0, d->cfg.pkeys[i], "policy '%s' has no parameter of that name", d->ops->name);
-            else if (!err->file[0]) snprintf(err->file, sizeof err->file, "%s", d->cfg.path);
-            return rc;
-        }
-    }
+    int rc = daemon_policy_config(&d->cfg, &d->ops, &d->pconfig, err);
+    if (rc) return rc;
     hist_init(&d->hist, d->cfg.min_history, d->cfg.default_runtime);
     if (d->cfg.journal[0]) {
         if (hist_open(&d->hist, d->cfg.journal, NULL, err)) return DS_EIO;

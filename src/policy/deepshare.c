@@ -62,6 +62,7 @@ void dsp_start(ds_engine_t *e, dsp_t *s, int32_t j, const int32_t *gpus, int32_t
     if (partner >= 0) {
         s->pair[j] = partner, s->pair[partner] = j;
         s->low[j] = s->low[partner] = 0;
+        s->mon[j] = s->mon[partner] = (dsp_mon_t){0};
     } else if (g <= s->maxg) {
         dsp_list_push(solo_of(s, e, j), s->spos, j);
     }
@@ -104,6 +105,7 @@ static void dsp_adopt(ds_engine_t *e, void *state, int32_t j, int64_t now)
         if (s->spos[p] >= 0) dsp_list_remove(solo_of(s, e, p), s->spos, p);
         s->pair[j] = p, s->pair[p] = j;
         s->low[j] = s->low[p] = 0;
+        s->mon[j] = s->mon[p] = (dsp_mon_t){0};
         s->admit_tau[j] = s->admit_tau[p] = (float)s->cfg.rho_min;
     } else if (p < 0 && e->trace->jobs[j].gpus <= s->maxg) {
         dsp_list_push(solo_of(s, e, j), s->spos, j);
@@ -157,6 +159,7 @@ static void dsp_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now,
         dsp_qad_cycle(e, s, now);
         s->st.cycles++;
         if (s->cfg.monitor) dsp_monitor(e, s, now);
+        dsp_demote(e, s);
         dsp_promote(e, s);
     }
     dsp_list_t *pl = &s->pend[part];
@@ -220,6 +223,7 @@ static int dsp_init(ds_engine_t *e, const void *config, void **state, ds_error_t
         for (size_t j = 0; j < nj; j++) (*idx[k])[j] = -1;
     }
     s->low = ds_xcalloc(nj, sizeof *s->low);
+    s->mon = ds_xcalloc(nj, sizeof *s->mon);
     s->admit_tau = ds_xcalloc(nj, sizeof *s->admit_tau);
     s->order = ds_xmalloc(scratch * sizeof *s->order);
     s->qg = ds_xmalloc(nj * sizeof *s->qg);
@@ -252,7 +256,7 @@ static void dsp_fini(void *state)
     for (size_t k = 0; k < 2 * (size_t)s->nparts * (size_t)(s->maxg + 1); k++) free(s->solo[k].v);
     free(s->run.v);
     void *ptrs[] = {s->pred, s->seen, s->S, s->q_last, s->pend, s->ppend_gpus, s->solo, s->rpos, s->spos, s->pair,
-                    s->banned, s->low, s->admit_tau, s->order, s->qg, s->qb, s->krem, s->mon_base, s->pre_fail_cpus, s->pre_fail_mem, s->run_at, s->heap, s->cursor,
+                    s->banned, s->low, s->mon, s->admit_tau, s->order, s->qg, s->qb, s->krem, s->mon_base, s->pre_fail_cpus, s->pre_fail_mem, s->run_at, s->heap, s->cursor,
                     s->cls_pass, s->wc, s->wcv, s->wc_end, s->node_resv, s->resv_node, s->resv_time,
                     s->blocked, s->resv_fail};
     dsp_resv_free(s);
@@ -284,7 +288,7 @@ static int dsp_check(const ds_engine_t *e, const void *state, char *msg, size_t 
     const dsp_t *s = state;
     if (s->st.g_preempted) { snprintf(msg, n, "a G job was preempted"); return -1; }
     for (int32_t i = 0; i < s->nt; i++) {
-        int64_t q = e->trace->tenants[i].quota_gpus;
+        int64_t q = e->tenant_quota[i];
         if (e->tenant_g_gpus[i] > q) {
             snprintf(msg, n, "tenant %s holds %lld G GPUs over its quota %lld", e->trace->tenants[i].name,
                      (long long)e->tenant_g_gpus[i], (long long)q);
@@ -368,5 +372,6 @@ const ds_policy_ops_t ds_policy_deepshare = {
     .config_help = dsp_config_help,
     .check = dsp_check,
     .stats = dsp_stats,
+    .pending_order = dsp_pending_order,
     .uses_predictors = 1,
 };

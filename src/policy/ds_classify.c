@@ -18,7 +18,7 @@ void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t
         int32_t j = v[k], ten = t->jobs[j].tenant, g = t->jobs[j].gpus;
         if (ten != cur) {
             cur = ten;
-            q = t->tenants[ten].quota_gpus;
+            q = e->tenant_quota[ten];
             becap = s->cfg.borrowing ? (int64_t)floor(s->cfg.m * (double)q + 1e-9) : 0;
             /* Hard quotas: a tenant's colocated (BE) jobs count against its quota too. */
             gbud = q - e->tenant_g_gpus[ten] - (s->cfg.borrowing ? 0 : e->tenant_be_gpus[ten]);
@@ -86,11 +86,46 @@ void dsp_promote(ds_engine_t *e, dsp_t *s)
     qsort(s->order, (size_t)n, sizeof *s->order, cmp_oldest);
     for (int32_t k = 0; k < n; k++) {
         int32_t j = s->order[k], ten = t->jobs[j].tenant, g = t->jobs[j].gpus;
-        if (e->tenant_g_gpus[ten] + g > t->tenants[ten].quota_gpus) continue;
+        if (e->tenant_g_gpus[ten] + g > e->tenant_quota[ten]) continue;
         dsp_list_remove(dsp_solo(s, e->js[j].part, 1, g), s->spos, j);
         ds_engine_set_class(e, j, DS_CLASS_G);
         dsp_list_push(dsp_solo(s, e->js[j].part, 0, g), s->spos, j);
         s->st.promotions++;
         s->st.promoted_gpus += g;
+    }
+}
+
+static _Thread_local const ds_engine_t *cmp_e;
+
+static int cmp_newest(const void *x, const void *y)
+{
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    int64_t sa = cmp_e->js[a].last_start, sb = cmp_e->js[b].last_start;
+    if (sa != sb) return sa > sb ? -1 : 1;
+    return (a < b) - (a > b);
+}
+
+void dsp_demote(ds_engine_t *e, dsp_t *s)
+{
+    const ds_trace_t *t = e->trace;
+    int over = 0;
+    for (int32_t i = 0; i < s->nt; i++) over |= e->tenant_g_gpus[i] > e->tenant_quota[i];
+    if (!over) return; /* only after a driver lowered a quota (ds_engine_set_quota) */
+    int32_t n = 0;
+    for (int32_t k = 0; k < s->run.n; k++) {
+        int32_t j = s->run.v[k];
+        if (e->js[j].klass == DS_CLASS_G && s->pair[j] < 0 &&
+            e->tenant_g_gpus[t->jobs[j].tenant] > e->tenant_quota[t->jobs[j].tenant])
+            s->order[n++] = j;
+    }
+    cmp_e = e;
+    qsort(s->order, (size_t)n, sizeof *s->order, cmp_newest);
+    for (int32_t k = 0; k < n; k++) {
+        int32_t j = s->order[k], ten = t->jobs[j].tenant, g = t->jobs[j].gpus;
+        if (e->tenant_g_gpus[ten] <= e->tenant_quota[ten]) continue;
+        dsp_list_remove(dsp_solo(s, e->js[j].part, 0, g), s->spos, j);
+        ds_engine_set_class(e, j, DS_CLASS_BE);
+        dsp_list_push(dsp_solo(s, e->js[j].part, 1, g), s->spos, j);
+        s->st.demotions++;
     }
 }

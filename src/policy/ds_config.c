@@ -31,6 +31,8 @@ void dsp_config_default(dsp_config_t *c)
     c->rho_min = 0.7;
     c->max_candidates = 64;
     c->w = 3;
+    c->monitor_z = 2.0;
+    c->admit_floor = 1;
     c->monitor_threshold = DSP_MON_CURRENT;
     c->learn_retention = 1;
     c->share_first = 1;
@@ -70,6 +72,9 @@ static const param_t params[] = {
     {"rho-min", P_DBL, F(rho_min), 0, 1, "0.7", "colocation threshold at zero pressure (lower: more, slower pairs)"},
     {"max-candidates", P_INT, F(max_candidates), 1, 1000000, "64", "colocation partners examined per job"},
     {"w", P_INT, F(w), 1, 1000000, "3", "consecutive low retention samples that revoke a colocation"},
+    {"gpu-time-order", P_BOOL, F(gpu_time_order), 0, 1, "0", "inside a QAD band, order by predicted remaining GPU-time (x GPUs, as QSSF) instead of remaining time"},
+    {"admit-floor", P_BOOL, F(admit_floor), 0, 1, "1", "a pair is admitted when the interference model predicts both at or above rho-min; the monitor then holds it to the current threshold (0: the prediction must meet the current threshold)"},
+    {"monitor-z", P_DBL, F(monitor_z), 0, 100, "2", "...only when the pair's mean sample is also this many standard errors below threshold (0: off)"},
     {"prediction", P_BOOL, F(prediction), 0, 1, "1", "0: order by submit time inside a QAD band (ablation)"},
     {"interference-aware", P_BOOL, F(interference_aware), 0, 1, "1", "0: admit colocation on memory fit only (ablation)"},
     {"colocation", P_BOOL, F(colocation), 0, 1, "1", "0: never share a GPU (ablation)"},

@@ -32,6 +32,9 @@ typedef struct dsp_config {
     double rho_min;         /* most permissive retention threshold (0.7) */
     int32_t max_candidates; /* colocation candidates examined per job (64) */
     int32_t w;              /* consecutive low samples before a revocation (3) */
+    int gpu_time_order;     /* inside a band, order by predicted GPU-time (remaining x GPUs), not time (0) */
+    int admit_floor;        /* the model's prediction admits at rho_min; the monitor enforces the threshold (1) */
+    double monitor_z;       /* ...and the pair's mean retention that far (in standard errors) below threshold (2; 0: off) */
     int monitor_threshold;  /* DSP_MON_CURRENT or DSP_MON_ADMIT */
     int learn_retention;    /* admission uses the monitor's measurements of a workload pair (1) */
     int share_first;        /* a BE job shares a GPU before taking free ones when both keep enough (1) */
@@ -51,6 +54,12 @@ typedef struct dsp_list {
 } dsp_list_t;
 
 /* Measured retention of one workload next to another (ds_observed.c). */
+/* Running mean and squared deviations of one job's ln retention samples while colocated (Welford). */
+typedef struct dsp_mon {
+    int32_t n;
+    double mean, m2;
+} dsp_mon_t;
+
 typedef struct dsp_obs {
     uint64_t key;
     double sum;
@@ -67,7 +76,7 @@ typedef struct dsp_resv {
 typedef struct dsp_stats {
     int64_t passes, cycles;
     int64_t preempt_reclaim, preempt_revoke, reclaimed_gpus;
-    int64_t lent_jobs, lent_gpus, promotions, promoted_gpus;
+    int64_t lent_jobs, lent_gpus, promotions, promoted_gpus, demotions;
     int64_t coloc_admitted, coloc_attempts, coloc_no_candidate;
     int64_t rej_memory, rej_cpu, rej_retention, rej_revoked;
     int64_t cpu_reclaims, cpu_shrunk_jobs;
@@ -99,6 +108,9 @@ typedef struct dsp {
     int32_t *spos;
     int32_t *pair;          /* co-resident partner while colocated, -1 */
     int32_t *low;           /* consecutive low retention samples of j's pair */
+    dsp_mon_t *mon;         /* j's samples (ln retention) since its colocation began */
+    double mon_m2;          /* pooled within-pair squared deviations of ln retention: the measurement noise */
+    int64_t mon_dof;
     float *admit_tau;       /* threshold j was admitted with */
     int32_t *banned;        /* partner whose colocation with j was revoked, -1 */
     /* pass scratch */
@@ -147,6 +159,9 @@ double dsp_retention(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b)
 /* ds_classify.c (docs/policy.md §2) */
 void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t *ng, int32_t *nb);
 void dsp_promote(ds_engine_t *e, dsp_t *s);
+/* A lowered quota: running unshared G jobs of a tenant over its quota become BE, most recently started
+ * first, until its G GPUs fit the quota again (no G job is ever preempted; BE ones may be). */
+void dsp_demote(ds_engine_t *e, dsp_t *s);
 
 /* ds_workcons.c: idle GPUs to the jobs classification left over, as BE */
 void dsp_work_conserve(ds_engine_t *e, dsp_t *s, int32_t part, int64_t now);
@@ -175,6 +190,7 @@ void dsp_merge_qb(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n);
 /* any v: sets the keys as of now and sorts it into QG order (tests only: re-keying a pending job
  * breaks the pending list's order) */
 void dsp_sort_qg(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t now);
+int32_t dsp_pending_order(const ds_engine_t *e, const void *state, int32_t *out, int32_t max);
 
 /* ds_coloc.c (docs/policy.md §5) */
 /* tau of docs/policy.md §5 from the partition's contention pressure, then a tenant's tau_i */

@@ -1,6 +1,40 @@
 /* ds_monitor.c: online retention monitoring (docs/policy.md §6): each cycle every colocated pair is sampled;
- * after w consecutive samples below threshold the colocation is revoked and its BE member stopped. */
+ * after w consecutive samples below threshold, when the pair's mean is also confidently below it, the
+ * colocation is revoked and its BE member stopped. */
 #include "ds_internal.h"
+
+#include <math.h>
+
+/* Until the monitor has seen this many within-pair deviations it assumes a noisy measurement. */
+#define MON_MIN_DOF 30
+#define MON_PRIOR_SIGMA 0.1
+
+static void mon_add(dsp_t *s, int32_t j, double r)
+{
+    if (!(r > 0)) r = 1e-6;
+    double x = log(r);
+    dsp_mon_t *m = &s->mon[j];
+    m->n++;
+    double d = x - m->mean;
+    m->mean += d / m->n;
+    double inc = d * (x - m->mean);
+    m->m2 += inc;
+    if (m->n > 1) s->mon_m2 += inc, s->mon_dof++;
+}
+
+/* Is j's retention measured confidently below thr? Sampling noise alone puts a pair near its threshold
+ * under it w times in a row sooner or later (a run of hours gives hundreds of tries), and each revocation
+ * throws a job's progress away; so the consecutive rule must be backed by the mean of every sample since
+ * the pair began: its upper bound, z standard errors up (noise estimated from all pairs' spread), must
+ * be under the threshold too. A pair truly below it is caught within a few samples all the same. */
+static int confidently_low(const dsp_t *s, int32_t j, double thr)
+{
+    if (s->cfg.monitor_z <= 0) return 1;
+    const dsp_mon_t *m = &s->mon[j];
+    if (m->n == 0) return 0;
+    double sigma = s->mon_dof >= MON_MIN_DOF ? sqrt(s->mon_m2 / (double)s->mon_dof) : MON_PRIOR_SIGMA;
+    return m->mean + s->cfg.monitor_z * sigma / sqrt((double)m->n) < log(thr);
+}
 
 static double pair_threshold(const ds_engine_t *e, const dsp_t *s, int32_t j)
 {
@@ -34,9 +68,13 @@ void dsp_monitor(ds_engine_t *e, dsp_t *s, int64_t now)
         double rb = e->hooks.observe_retention(e->hooks.ctx, b, now);
         dsp_observed_add(s, e->trace, a, b, ra);
         dsp_observed_add(s, e->trace, b, a, rb);
-        int low = ra < pair_threshold(e, s, a) || rb < pair_threshold(e, s, b);
+        mon_add(s, a, ra);
+        mon_add(s, b, rb);
+        double ta = pair_threshold(e, s, a), tb = pair_threshold(e, s, b);
+        int low = ra < ta || rb < tb;
         s->low[a] = low ? s->low[a] + 1 : 0;
         if (s->low[a] < s->cfg.w) continue;
+        if (!confidently_low(s, a, ta) && !confidently_low(s, b, tb)) continue;
         int32_t v = victim_of(e, a, b), kept = v == a ? b : a;
         s->banned[v] = kept;
         s->st.preempt_revoke++;

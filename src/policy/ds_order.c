@@ -10,6 +10,7 @@
 void dsp_set_key(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
 {
     s->krem[j] = s->cfg.prediction ? dsp_remaining(e, s, j, now) : 0.0;
+    if (s->cfg.gpu_time_order) s->krem[j] *= e->trace->jobs[j].gpus;
 }
 
 /* (rem, submit, id): the order inside a tenant and inside a band. */
@@ -120,4 +121,33 @@ void dsp_sort_qg(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t 
     cmp_s = s;
     qsort(v, (size_t)n, sizeof *v, qcmp_tenant);
     dsp_merge_qg(e, s, v, n);
+}
+
+/* The queue as the status page shows it: every pending job in QG's order (QAD band, then predicted
+ * remaining time, submit, id), whatever class the next pass gives it. */
+static _Thread_local const dsp_t *po_s;
+static int qcmp_band(const void *x, const void *y)
+{
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    int ba = dsp_band(po_s, po_s->t->jobs[a].tenant), bb = dsp_band(po_s, po_s->t->jobs[b].tenant);
+    if (ba != bb) return ba < bb ? -1 : 1;
+    return cmp_rem(po_s, a, b);
+}
+
+int32_t dsp_pending_order(const ds_engine_t *e, const void *state, int32_t *out, int32_t max)
+{
+    (void)e;
+    const dsp_t *s = state;
+    int32_t n = 0;
+    for (int32_t p = 0; p < s->nparts; p++) n += s->pend[p].n;
+    int32_t *v = ds_xmalloc((size_t)(n ? n : 1) * sizeof *v), k = 0;
+    for (int32_t p = 0; p < s->nparts; p++) {
+        memcpy(v + k, s->pend[p].v, (size_t)s->pend[p].n * sizeof *v);
+        k += s->pend[p].n;
+    }
+    po_s = s;
+    qsort(v, (size_t)n, sizeof *v, qcmp_band);
+    memcpy(out, v, (size_t)DS_MIN(n, max) * sizeof *v);
+    free(v);
+    return n;
 }

@@ -10,7 +10,7 @@
 static int tenant_before(const ds_engine_t *e, int32_t a, int32_t b)
 {
     int64_t ha = e->tenant_g_gpus[a] + e->tenant_be_gpus[a], hb = e->tenant_g_gpus[b] + e->tenant_be_gpus[b];
-    int64_t qa = e->trace->tenants[a].quota_gpus, qb = e->trace->tenants[b].quota_gpus;
+    int64_t qa = e->tenant_quota[a], qb = e->tenant_quota[b];
     if ((qa > 0) != (qb > 0)) return qa > 0;
     if (qa > 0 && ha * qb != hb * qa) return ha * qb < hb * qa; /* ha/qa < hb/qb without rounding */
     if (ha != hb) return ha < hb;

@@ -60,7 +60,7 @@ void ds_runtime_model_config_default(ds_runtime_model_config_t *c)
     c->window = 12000;
     c->inc_rounds = 0;
     c->max_trees = 200;
-    c->max_bin = 64;
+    c->max_bin = 32;
     c->min_child_weight = 20;
     c->conditional = 0; /* DeepShare queued longer with it on Venus under load (docs/predictors.md) */
     c->per_tenant = DS_RT_TENANT_NONE;

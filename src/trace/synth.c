@@ -213,6 +213,11 @@ int ds_synth_generate(ds_trace_t *t, const ds_synth_config_t *c, ds_error_t *err
             int32_t cap = DS_MIN(t->tenants[u->tenant].quota_gpus, 4 * gpn);
             double k = unif(&r);
             int kind = k < SHORT_SHARE ? 0 : k < 1.0 - LONG_SHARE ? 1 : 2;
+            /* A user's resubmissions are recipes: the same model, data and GPU count, with the settings of
+             * one kind of run (a short exploratory run at half the batch, a long training run at double
+             * it), so the jobs of one recipe have alike durations, as in real clusters, while which kind
+             * comes next stays the user's choice. */
+            if (similar) j->batch = kind == 0 ? DS_MAX(1, w->batch / 2) : kind == 2 ? 2 * w->batch : w->batch;
             /* exploratory runs are often debugged on one GPU before scaling out */
             if (kind == 0 && unif(&r) < 0.15) j->gpus = 1;
             else j->gpus = similar ? DS_MIN(u->gpus, cap) : pick_gpus(&r, cap);
