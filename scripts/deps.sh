@@ -5,7 +5,12 @@ set -euo pipefail
 # (headless: loads the status page, checks the console and writes the screenshot).
 # clang + libclang-rt-dev: libFuzzer and its sanitizer runtimes for tests/fuzz (recommends are not installed)
 pkgs=(build-essential cmake pkg-config libjansson-dev libcmocka-dev libxgboost-dev gnuplot-nox valgrind clang libclang-rt-dev)
-[ "${1:-}" = "--with-slurm" ] && pkgs+=(slurmctld slurmd slurm-client munge libslurm-dev libmicrohttpd-dev curl prometheus chromium)
+slurm_pkgs=(slurmctld slurmd slurm-client munge libslurm-dev libmicrohttpd-dev curl prometheus chromium)
+case "${1:-}" in
+  --with-slurm) pkgs+=("${slurm_pkgs[@]}") ;;
+  # the accounting database of the native-Slurm comparison (deploy/slurm/accounting.sh); lua for job_submit/lua
+  --with-accounting) pkgs+=("${slurm_pkgs[@]}" mariadb-server slurmdbd liblua5.1-0) ;;
+esac
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -15,9 +20,10 @@ SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 echo "deepshare: installing Debian packages: ${missing[*]}" >&2
 $SUDO apt-get update -qq
-# Slurm's and Prometheus's postinsts would start daemons with the distribution config; our scripts start
-# them instead.
-if [[ " ${missing[*]} " == *" slurm"* || " ${missing[*]} " == *" prometheus "* ]] && [ ! -e /usr/sbin/policy-rc.d ]; then
+# Slurm's, MariaDB's and Prometheus's postinsts would start daemons with the distribution config; our scripts
+# start them instead.
+if [[ " ${missing[*]} " == *" slurm"* || " ${missing[*]} " == *" prometheus "* || " ${missing[*]} " == *" mariadb-server "* ]] &&
+   [ ! -e /usr/sbin/policy-rc.d ]; then
   printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
   $SUDO chmod +x /usr/sbin/policy-rc.d
   trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT

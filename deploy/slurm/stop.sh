@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # stop.sh: stops the daemons start.sh started (by their pid files) and waits until they are gone;
-# --munge also stops munged. Job state survives in /var/spool/slurmctld-ds unless start.sh runs with CLEAN=1.
+# --munge also stops munged. MariaDB and slurmdbd (accounting.sh) are stopped too when they run.
+# Job state survives in /var/spool/slurmctld-ds unless start.sh runs with CLEAN=1.
 # one user of the machine-wide cluster at a time (a caller holding the lock passes through)
 [ -n "${DS_SLURM_LOCKED:-}" ] || exec "$(cd "$(dirname "$0")" && pwd)/../../scripts/with-cluster.sh" bash "$0" "$@"
 pids=()
@@ -12,10 +13,14 @@ done
 if [ "${1:-}" = "--munge" ] && [ -f /run/munge/munged.pid ]; then
   p=$(cat /run/munge/munged.pid); kill "$p" 2>/dev/null && pids+=("$p")
 fi
+# accounting after slurmctld (which flushes its last records to slurmdbd on the way out)
+acct=0
+[ -f /run/slurm-ds/slurmdbd.pid ] || [ -f /run/mysqld-ds/mariadbd.pid ] && acct=1
 for _ in $(seq 1 100); do
   left=0
   for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && left=1; done
   [ $left -eq 0 ] && break
   sleep 0.1
 done
+[ $acct = 1 ] && "$(cd "$(dirname "$0")" && pwd)/accounting.sh" stop
 exit 0

@@ -68,7 +68,7 @@ typedef struct ds_sim_result {
     ds_tenant_result_t *tenants;
     int32_t ntenants;
     /* per job (trace order) */
-    int64_t *start, *end, *queued;
+    int64_t *submit, *start, *end, *queued;
     int32_t *preempts;
     uint8_t *colocated;
     /* time series */

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/observed.h"
 #include "cli/predictors.h"
 #include "cli/runner.h"
 #include "deepshare/plot.h"
@@ -43,9 +44,13 @@ static void help(FILE *f)
             "  --details           also write each policy's per-job, per-cycle, QAD and tenant CSVs in DIR/<policy>/\n"
             "  --no-plots          do not run gnuplot (data/ and plots.gp are still written)\n"
             "  --quiet             no table on stdout, no progress on stderr\n"
+            "  --observed NAME=FILE  also score an observed schedule of the same workload (a live run:\n"
+            "                      'deepshare replay-live' writes DIR/observed.csv) and show it as the row NAME,\n"
+            "                      after the policies; repeatable. It is scored pooled on the cluster of the\n"
+            "                      simulations (--gpus-per-node, --pool-nodes), with their --cycle and --window\n"
             "\n"
             "Workload (--trace, --vc-config, --estimates, --coloc, --predictor, --seed, --synth-*), cluster (--mode, --k,\n"
-            "--gpus-per-node, --cpus-per-node, --no-cpu-check, --cycle, --window, --check-invariants) and policy\n"
+            "--gpus-per-node, --cpus-per-node, --pool-nodes, --no-cpu-check, --cycle, --window, --check-invariants) and policy\n"
             "parameters (--NAME VALUE, --config FILE) are those of 'deepshare simulate --help'.\n"
             "\n"
             "Plots are drawn by gnuplot (Debian package gnuplot-nox), found in PATH or named by the environment\n"
@@ -264,7 +269,9 @@ int ds_cmd_compare(int argc, char **argv)
     ds_sim_config_default(&sc);
     const char *policies = "all", *out = NULL, *config_file = NULL;
     int64_t jobs = 1;
-    int sweep = 0, plots = 1, details = 0, quiet = 0, rc = 2, np = 0, nruns = 0, ncmp = 0;
+    int sweep = 0, plots = 1, details = 0, quiet = 0, rc = 2, np = 0, nruns = 0, ncmp = 0, nobs = 0;
+    const char **obs = ds_xcalloc((size_t)argc + 1, sizeof *obs);
+    ds_sim_result_t *obs_res = NULL;
     const char **pkeys = ds_xcalloc((size_t)argc + 1, sizeof *pkeys), **pvals = ds_xcalloc((size_t)argc + 1, sizeof *pvals);
     ds_run_t *runs = NULL;
     char(*label)[128] = NULL;
@@ -291,7 +298,15 @@ int ds_cmd_compare(int argc, char **argv)
         if (!strcmp(name, "policies") || !strcmp(name, "policy")) policies = val;
         else if (!strcmp(name, "out")) out = val;
         else if (!strcmp(name, "config")) config_file = val;
-        else if (!strcmp(name, "jobs")) {
+        else if (!strcmp(name, "observed")) {
+            const char *eq = strchr(val, '=');
+            if (!eq || eq == val || !eq[1] || eq - val > 31) {
+                fprintf(stderr, "deepshare compare: option --observed: expected NAME=FILE (NAME up to 31 characters), "
+                                "got '%s'\n", val);
+                goto done;
+            }
+            obs[nobs++] = val;
+        } else if (!strcmp(name, "jobs")) {
             if (ds_parse_i64("--jobs", val, 1, 256, &jobs)) goto done;
         } else {
             pkeys[np] = strdup(name);
@@ -416,8 +431,8 @@ int ds_cmd_compare(int argc, char **argv)
     run_all(&pool, (int)jobs);
 
     int failed = 0, nok = 0;
-    const ds_sim_result_t **ok = ds_xcalloc((size_t)nruns + 1, sizeof *ok);
-    ds_report_meta_t *meta = ds_xcalloc((size_t)nruns + 1, sizeof *meta);
+    const ds_sim_result_t **ok = ds_xcalloc((size_t)nruns + (size_t)nobs + 1, sizeof *ok);
+    ds_report_meta_t *meta = ds_xcalloc((size_t)nruns + (size_t)nobs + 1, sizeof *meta);
     char (*est)[600] = ds_xcalloc((size_t)nruns + 1, sizeof *est);
     for (int i = 0; i < nruns; i++) {
         if (runs[i].ok) continue;
@@ -434,6 +449,27 @@ int ds_cmd_compare(int argc, char **argv)
                 ds_run_estimates(runs[i].ops, &trace, pred.kind, wo.estimates, est[nok], sizeof est[nok]);
             ok[nok++] = &runs[i].res;
         }
+    /* observed schedules (live runs) of the same workload, scored by the same metric code */
+    obs_res = ds_xcalloc((size_t)nobs + 1, sizeof *obs_res);
+    for (int i = 0; i < nobs; i++) {
+        const char *eq = strchr(obs[i], '=');
+        char lab[32];
+        snprintf(lab, sizeof lab, "%.*s", (int)(eq - obs[i]), obs[i]);
+        ds_observed_t ob;
+        ds_error_clear(&err);
+        if (ds_observed_read(&ob, &trace, eq + 1, &err) || ds_observed_score(&ob, &sc, lab, &obs_res[i], &err)) {
+            ds_die_error(&err);
+            failed = 1;
+            if (ob.trace.njobs || ob.spells) ds_observed_free(&ob);
+            continue;
+        }
+        if (ob.dropped && !quiet)
+            fprintf(stderr, "compare: %s: %d of %d jobs did not complete in the observed run and are left out\n", lab,
+                    ob.dropped, trace.njobs);
+        ds_observed_free(&ob);
+        meta[nok].trace = eq + 1;
+        ok[nok++] = &obs_res[i];
+    }
     for (int i = ncmp, k = 0; i < nruns; i++, k++)
         if (runs[i].ok) ds_sweep_point_fill(&pts[k], &trace, &runs[i].res);
     if (!nok && !npts) {
@@ -456,6 +492,9 @@ int ds_cmd_compare(int argc, char **argv)
     if (have_coloc) ds_coloc_free(&coloc);
     ds_trace_free(&trace);
 done:
+    for (int i = 0; obs_res && i < nobs; i++) ds_sim_result_free(&obs_res[i]);
+    free(obs_res);
+    free(obs);
     ds_runs_free(runs, nruns);
     free(label);
     free(errmsg);

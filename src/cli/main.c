@@ -26,6 +26,7 @@ static void usage(FILE *f)
             "  compare    run several policies side by side and write a report folder with plots and index.html\n"
             "  suite      the benchmark suite: every workload x every policy x both modes, with DeepShare's verdict\n"
             "  import     convert a published trace (Helios, Acme, Philly, Alibaba PAI) into jobs.csv and tenants.csv\n"
+            "  replay-live  replay a trace on the live Slurm cluster (native Slurm or deepshared) and score it\n"
             "\n"
             "With no command, runs the built-in synthetic workload under every policy and prints the table\n"
             "(the same as 'deepshare simulate --policy all --mode both --trace-estimates drop': every\n"
@@ -63,6 +64,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "compare")) return ds_cmd_compare(argc - 1, argv + 1);
     if (!strcmp(cmd, "suite")) return ds_cmd_suite(argc - 1, argv + 1);
     if (!strcmp(cmd, "import")) return ds_cmd_import(argc - 1, argv + 1);
+    if (!strcmp(cmd, "replay-live")) return ds_cmd_replay_live(argc - 1, argv + 1);
     fprintf(stderr, "deepshare: unknown command '%s' (see 'deepshare --help')\n", cmd);
     return 2;
 }

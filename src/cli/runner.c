@@ -189,6 +189,9 @@ int ds_run_opt(ds_sim_config_t *sc, const char *cmd, const char *name, const cha
     } else if (!strcmp(name, "cpus-per-node")) {
         if (ds_parse_i64("--cpus-per-node", val, 0, 1 << 20, &v)) return -1;
         sc->engine.cpus_per_node = (int32_t)v;
+    } else if (!strcmp(name, "pool-nodes")) {
+        if (ds_parse_i64("--pool-nodes", val, 1, 1000000, &v)) return -1;
+        sc->engine.pool_nodes = (int32_t)v;
     } else if (!strcmp(name, "k")) {
         if (ds_parse_i64("--k", val, 1, DS_MAX_K, &v)) return -1;
         sc->engine.k = (int32_t)v;

@@ -35,8 +35,8 @@ void ds_runs_free(ds_run_t *runs, int n);
 
 /* Handles a valueless cluster/run flag (--check-invariants, --no-cpu-check): 1 if it was one, else 0. */
 int ds_run_flag(ds_sim_config_t *sc, const char *name);
-/* Handles a cluster/run option with a value (--mode, --gpus-per-node, --cpus-per-node, --k, --cycle,
- * --window): 1 if it was one, 0 if not, -1 after printing why the value is bad. cmd prefixes messages. */
+/* Handles a cluster/run option with a value (--mode, --gpus-per-node, --cpus-per-node, --pool-nodes, --k,
+ * --cycle, --window): 1 if it was one, 0 if not, -1 after printing why the value is bad. cmd prefixes messages. */
 int ds_run_opt(ds_sim_config_t *sc, const char *cmd, const char *name, const char *val);
 
 /* Handles an option every simulating command takes: workload (ds_workload_opt), cluster/run

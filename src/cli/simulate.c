@@ -55,6 +55,8 @@ static void help(FILE *f)
             "  --mode M            partitioned (each tenant owns its nodes), pooled (one shared cluster),\n"
             "                      or both (every policy in each mode, one table); default partitioned\n"
             "  --gpus-per-node N   8          --cpus-per-node N  96\n"
+            "  --pool-nodes N      pooled: nodes of the shared cluster (default: each tenant's quota rounded up to\n"
+            "                      whole nodes, summed)\n"
             "  --k N               residents per GPU (2)\n"
             "  --no-cpu-check      do not enforce node CPUs (the reference simulator ignores them)\n"
             "  --cycle S           metrics/QAD sampling period in seconds (60)\n"

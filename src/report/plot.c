@@ -117,11 +117,13 @@ static int write_cdf(const char *dir, int idx, const ds_trace_t *t, const ds_sim
     snprintf(name, sizeof name, "cdf_%d.dat", idx);
     FILE *f = open_data(dir, name, err);
     if (!f) return DS_EIO;
-    int64_t n = t->njobs;
+    /* the result's own jobs: a scored live run may hold fewer than the trace (jobs that never completed) */
+    (void)t;
+    int64_t n = r->jobs;
     double *q = ds_xcalloc((size_t)n + 1, sizeof *q), *c = ds_xcalloc((size_t)n + 1, sizeof *c);
     for (int64_t j = 0; j < n; j++) {
         q[j] = (double)r->queued[j];
-        c[j] = (double)(r->end[j] - t->jobs[j].submit);
+        c[j] = (double)(r->end[j] - r->submit[j]);
     }
     qsort(q, (size_t)n, sizeof *q, cmp_double);
     qsort(c, (size_t)n, sizeof *c, cmp_double);

@@ -303,6 +303,7 @@ static void finish_result(sim_t *s, acc_t *a, ds_sim_result_t *res)
     double *jct = ds_xmalloc((size_t)(n ? n : 1) * sizeof *jct), *que = ds_xmalloc((size_t)(n ? n : 1) * sizeof *que);
     int64_t last_end = res->window_start;
     for (int64_t j = 0; j < n; j++) {
+        res->submit[j] = tr->jobs[j].submit;
         res->start[j] = ds_engine_job(e, j)->first_start;
         res->end[j] = ds_engine_job(e, j)->end;
         res->queued[j] = ds_engine_job(e, j)->queued;
@@ -418,6 +419,7 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
     snprintf(res->policy, sizeof res->policy, "%s", cfg->policy->name);
     res->mode = cfg->engine.mode;
     res->jobs = n;
+    res->submit = ds_xmalloc((size_t)n * sizeof *res->submit);
     res->start = ds_xmalloc((size_t)n * sizeof *res->start);
     res->end = ds_xmalloc((size_t)n * sizeof *res->end);
     res->queued = ds_xmalloc((size_t)n * sizeof *res->queued);
@@ -511,6 +513,7 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
 void ds_sim_result_free(ds_sim_result_t *r)
 {
     free(r->tenants);
+    free(r->submit);
     free(r->start);
     free(r->end);
     free(r->queued);
