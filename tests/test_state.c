@@ -212,6 +212,32 @@ static void test_pin_busy_start_taken_back(void **state)
     assert_int_equal(D.e->n_preemptions, 0);
 }
 
+/* The same pinned job with a second node whose GPU 0 is free: instead of taking the start back (and
+ * leaving the GPUs it was offered idle for the pass), deepshared starts it there. */
+static void test_pin_busy_moves_to_free_index(void **state)
+{
+    (void)state;
+    fs_add_node("n1", 32, 4);
+    running_on(1, "a", "prod", "G", 0);
+    running_on(3, "a", "prod", "G", 1);
+    snprintf(fs_job(3)->nodes, sizeof fs_job(3)->nodes, "n1");
+    snprintf(fs_job(3)->req_nodes, sizeof fs_job(3)->req_nodes, "n1");
+    int pin = 0;
+    sl_job_t *j = fs_add_job(2, "a", "staging", "gpus=1");
+    fs_pin(j, "", &pin, 1);
+    snprintf(j->admin_comment, sizeof j->admin_comment, "deepshare class=G gres=gpu pin=0");
+    j->restarts = 1;
+    boot("deepshare");
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_policy_ok();
+    assert_int_equal(D.undone, 0);
+    assert_int_equal(fs_calls(FS_DISPATCH), 1);
+    assert_int_equal(jstate(2)->status, DS_JS_RUNNING);
+    assert_string_equal(fs_job(2)->req_nodes, "n1");
+    assert_int_equal(engine_gpu(2), 4); /* n1's GPU 0 */
+}
+
 /* Tenant a borrows b's idle GPUs; b's jobs arrive and DeepShare reclaims them: the borrowers are
  * requeued held in Slurm, moved back to staging on the next sync, and b's jobs are dispatched. */
 static void test_requeue_then_restage(void **state)
@@ -625,6 +651,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_rebuild_adopts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pin_busy_start_taken_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pin_busy_moves_to_free_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_requeue_then_restage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slurmctld_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shardless_gpu, setup, teardown),

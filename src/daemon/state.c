@@ -711,6 +711,38 @@ static const sl_job_t *find_job(const daemon_t *d, uint32_t id)
     return NULL;
 }
 
+/* Moves an unshared start to n GPUs of some node that hold nothing but this job and where Slurm would
+ * start it (its pinned indices when it has them); 1 when moved (node and idx updated). */
+static int move_where_slurm_starts(daemon_t *d, int32_t j, int32_t *node, int *idx, int n, const char *why)
+{
+    ds_engine_t *e = d->e;
+    dslot_t *sl = &d->slot[j];
+    char w2[160];
+    for (int32_t m = 0; m < d->nnodes; m++) {
+        int32_t tgt[SL_MAX_GPUS];
+        int c2[SL_MAX_GPUS], k = 0;
+        for (int c = 0; c < e->nodes[m].ngpus && k < n; c++) {
+            if (sl->npin) {
+                int pinned = 0;
+                for (int i = 0; i < sl->npin; i++) pinned |= sl->pin[i] == c;
+                if (!pinned) continue;
+            }
+            const ds_gpu_t *gp = ds_engine_gpu(e, e->nodes[m].gpu0 + c);
+            if (gp->nres > 1 || (gp->nres == 1 && gp->res[0] != j) || gpu_refuses(d, j, m, c, w2, sizeof w2)) continue;
+            tgt[k] = e->nodes[m].gpu0 + c;
+            c2[k++] = c;
+        }
+        if (k < n || (m != *node && !ds_engine_node_fits(e, m, j))) continue;
+        if (ds_engine_move(e, j, tgt) != DS_OK) continue;
+        dlog(1, "job %u: %s; placed on %s GPU %d%s instead", sl->id, why, d->nodes[m].name, c2[0], n > 1 ? "+" : "");
+        d->shard_moves += sl->shareable;
+        *node = m;
+        for (int i = 0; i < n; i++) idx[i] = c2[i];
+        return 1;
+    }
+    return 0;
+}
+
 /* Keeps a start off GPUs where Slurm would not run it (gpu_refuses): the job moves to free GPUs of a
  * node where Slurm would (its pinned indices when it has them); an unpinned shard job alone on a GPU
  * without shards takes the whole GPU instead (it can never share then); otherwise the start is taken
@@ -723,33 +755,7 @@ static int place_where_slurm_starts(daemon_t *d, int32_t j, int32_t *node, int *
     const char *r = NULL;
     for (int i = 0; i < n && !r; i++) r = gpu_refuses(d, j, *node, idx[i], why, sizeof why);
     if (!r) return 1;
-    if (!ds_engine_job(e, j)->shared) {
-        char w2[160];
-        for (int32_t m = 0; m < d->nnodes; m++) {
-            /* n GPUs of node m that hold nothing but this job, that Slurm would start it on, of its pinned
-             * indices when it has them */
-            int32_t tgt[SL_MAX_GPUS];
-            int c2[SL_MAX_GPUS], k = 0;
-            for (int c = 0; c < e->nodes[m].ngpus && k < n; c++) {
-                if (sl->npin) {
-                    int pinned = 0;
-                    for (int i = 0; i < sl->npin; i++) pinned |= sl->pin[i] == c;
-                    if (!pinned) continue;
-                }
-                const ds_gpu_t *gp = ds_engine_gpu(e, e->nodes[m].gpu0 + c);
-                if (gp->nres > 1 || (gp->nres == 1 && gp->res[0] != j) || gpu_refuses(d, j, m, c, w2, sizeof w2)) continue;
-                tgt[k] = e->nodes[m].gpu0 + c;
-                c2[k++] = c;
-            }
-            if (k < n || (m != *node && !ds_engine_node_fits(e, m, j))) continue;
-            if (ds_engine_move(e, j, tgt) != DS_OK) continue;
-            dlog(1, "job %u: %s; placed on %s GPU %d%s instead", sl->id, why, d->nodes[m].name, c2[0], n > 1 ? "+" : "");
-            d->shard_moves += sl->shareable;
-            *node = m;
-            for (int i = 0; i < n; i++) idx[i] = c2[i];
-            return 1;
-        }
-    }
+    if (!ds_engine_job(e, j)->shared && move_where_slurm_starts(d, j, node, idx, n, why)) return 1;
     if (n == 1 && !ds_engine_job(e, j)->shared) {
         char w2[160];
         int g = *node * d->gpn + idx[0];
@@ -814,14 +820,19 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
                 ok = sl->pin[i] >= 0 && sl->pin[i] < e->nodes[node].ngpus;
                 tgt[i] = e->nodes[node].gpu0 + (ok ? sl->pin[i] : 0);
             }
-            if (!ok || ds_engine_move(e, j, tgt) != DS_OK) {
+            char why[160];
+            snprintf(why, sizeof why, "Slurm 22.05 can restart it only on GPU index %d (pinned at its first start)",
+                     sl->pin[0]);
+            if (ok && ds_engine_move(e, j, tgt) == DS_OK) {
+                for (int i = 0; i < n; i++) idx[i] = sl->pin[i];
+            } else if (!ok || !move_where_slurm_starts(d, j, &node, idx, n, why)) {
+                /* busy here: on another node where those indices are free, else it waits */
                 snprintf(sl->why, sizeof sl->why,
                          "Slurm 22.05 can restart it only on GPU index %d (pinned at its first start), busy on %s",
                          sl->pin[0], d->nodes[node].name);
                 sl->undo = 1;
                 return;
             }
-            for (int i = 0; i < n; i++) idx[i] = sl->pin[i];
         }
     }
     if (!place_where_slurm_starts(d, j, &node, idx, n)) return;
