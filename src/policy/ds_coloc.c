@@ -43,6 +43,11 @@ int dsp_try_colocate_min(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, doubl
     lists[nl++] = dsp_solo(s, part, 1, g);
     if (e->js[j].klass == DS_CLASS_BE || !c->borrowing) lists[nl++] = dsp_solo(s, part, 0, g);
     double base = dsp_tau_base(e, s, part), tau_j = DS_MAX(floor_tau, dsp_tau_tenant(s, base, job->tenant));
+    /* The model's error (RMSE ~0.1 on held-out workloads) and the noise of one measured mean exceed the
+     * margin between a loaded threshold (up to tau_max) and 1, not the one below rho_min: there the
+     * estimate vetoes; above it the monitor decides, on the pair's own samples against the threshold of
+     * the moment (monitor-z). With admit-floor both jobs face the same bar. */
+    double admit_j = c->admit_floor ? DS_MAX(floor_tau, c->rho_min) : tau_j;
     double best_score = -INFINITY, best_tau = 0;
     int32_t best = -1, examined = 0;
     for (int l = 0; l < nl && examined < c->max_candidates; l++) {
@@ -57,13 +62,7 @@ int dsp_try_colocate_min(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, doubl
             double score = 0, tau_p = DS_MAX(floor_tau, dsp_tau_tenant(s, base, e->trace->jobs[p].tenant));
             if (c->interference_aware) {
                 double rj = dsp_retention(e, s, j, p), rp = dsp_retention(e, s, p, j);
-                /* The model's error (RMSE ~0.1 on held-out workloads) and the noise of one measured mean
-                 * exceed the margin between a loaded threshold (up to tau_max) and 1, not the one below
-                 * rho_min: there the estimate vetoes; above it the monitor decides, on the pair's own
-                 * samples against the threshold of the moment (monitor-z). */
-                double fj = c->admit_floor ? DS_MAX(floor_tau, c->rho_min) : tau_j;
-                double fp = c->admit_floor ? DS_MAX(floor_tau, c->rho_min) : tau_p;
-                if (rj < fj || rp < fp) { s->st.rej_retention++; continue; }
+                if (rj < admit_j || rp < (c->admit_floor ? admit_j : tau_p)) { s->st.rej_retention++; continue; }
                 score = DS_MIN(rj, rp);
             }
             if (score > best_score) best_score = score, best = p, best_tau = tau_p;
