@@ -54,10 +54,10 @@ typedef struct dsp_list {
 } dsp_list_t;
 
 /* Measured retention of one workload next to another (ds_observed.c). */
-/* Running mean and squared deviations of one job's ln retention samples while colocated (Welford). */
+/* Running mean of one job's ln retention samples while colocated (Welford). */
 typedef struct dsp_mon {
     int32_t n;
-    double mean, m2;
+    double mean;
 } dsp_mon_t;
 
 typedef struct dsp_obs {

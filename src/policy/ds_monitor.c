@@ -17,9 +17,8 @@ static void mon_add(dsp_t *s, int32_t j, double r)
     m->n++;
     double d = x - m->mean;
     m->mean += d / m->n;
-    double inc = d * (x - m->mean);
-    m->m2 += inc;
-    if (m->n > 1) s->mon_m2 += inc, s->mon_dof++;
+    /* only the pooled spread is used: one pair's few samples say little about the noise */
+    if (m->n > 1) s->mon_m2 += d * (x - m->mean), s->mon_dof++;
 }
 
 /* Is j's retention measured confidently below thr? Sampling noise alone puts a pair near its threshold
