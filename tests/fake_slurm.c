@@ -13,6 +13,8 @@ static int njobs;
 static sl_node_t nodes[FS_MAX];
 static int nnodes;
 static int dirty = 1;
+static int model_gpus;
+static int phantom[FS_MAX][SL_MAX_GPUS];
 static int fail_left[FS_NOPS], calls[FS_NOPS];
 static uint32_t last_id[FS_NOPS];
 
@@ -23,6 +25,8 @@ void fs_reset(void)
     memset(fail_left, 0, sizeof fail_left);
     memset(calls, 0, sizeof calls);
     memset(last_id, 0, sizeof last_id);
+    memset(phantom, 0, sizeof phantom);
+    model_gpus = 0;
     njobs = nnodes = 0;
     dirty = 1;
 }
@@ -45,14 +49,43 @@ void fs_set_shards(const char *node, int idx, int count)
         if (!strcmp(nodes[i].name, node)) nodes[i].shards[idx] = count;
 }
 
-/* Whether Slurm can start job j where it was dispatched: a shard pin needs a shard left on its GPU. */
+void fs_model_gpus(int on) { model_gpus = on; }
+
+void fs_set_phantom(const char *node, int idx, int count)
+{
+    for (int i = 0; i < nnodes; i++)
+        if (!strcmp(nodes[i].name, node)) phantom[i][idx] = count;
+}
+
+/* What running jobs hold of GPU idx of node: shards, and whether a job holds it whole. */
+static void gpu_use(const char *node, int idx, int *shards, int *whole)
+{
+    *shards = *whole = 0;
+    for (int i = 0; i < njobs; i++) {
+        const sl_job_t *r = &jobs[i];
+        if (r->state != SL_RUNNING || strcmp(r->nodes, node)) continue;
+        for (int k = 0; k < r->ngpu_idx; k++) {
+            if (r->gpu_idx[k] != idx) continue;
+            if (r->on_shard) ++*shards;
+            else *whole = 1;
+        }
+    }
+}
+
+/* Whether Slurm can start job j where it was dispatched: a shard pin needs a shard left on its GPU;
+ * with the GPU model on, a whole GPU needs nothing else on it. */
 static int startable(const sl_job_t *j)
 {
-    if (!j->on_shard) return 1;
     for (int i = 0; i < nnodes; i++) {
         if (strcmp(nodes[i].name, j->req_nodes)) continue;
-        for (int k = 0; k < j->ngpu_idx; k++)
-            if (nodes[i].shards[j->gpu_idx[k]] < 1) return 0;
+        for (int k = 0; k < j->ngpu_idx; k++) {
+            int idx = j->gpu_idx[k], used, whole;
+            if (j->on_shard && nodes[i].shards[idx] < 1) return 0;
+            if (!model_gpus) continue;
+            gpu_use(nodes[i].name, idx, &used, &whole);
+            used += phantom[i][idx];
+            if (whole || (j->on_shard ? used + 1 > nodes[i].shards[idx] : used > 0)) return 0;
+        }
     }
     return 1;
 }

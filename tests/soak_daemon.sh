@@ -186,6 +186,16 @@ log "step 3: $nslow idle connections to the HTTP port from 6 addresses for 12 s"
 if r=$(python3 "$root/tests/slow_clients.py" "$port" "$nslow" 12 6 2>&1); then ok "step 3: $r"
 else bad "step 3: $r"; fi
 
+# dump_queued LABEL: the daemon's view of every job still queued (deepshare explain, into the output) and
+# its /api/status (into $W/status-LABEL.json), for a run that gets stuck
+dump_queued() {
+  local j
+  for j in $(squeue -h -p staging,batch,prod -o %i); do
+    "$build/deepshare" explain --addr "127.0.0.1:$port" "$j" 2>&1 | sed "s/^/$name: [$1] /" >&2
+  done
+  http_get /api/status > "$W/status-$1.json" 2>/dev/null
+}
+
 # ---- 4. every job finishes
 log "waiting for every job to finish"
 t0=$(date +%s)
@@ -198,12 +208,19 @@ while [ $(($(date +%s) - t0)) -lt 300 ]; do
   # limits) is a slurmctld restart while nothing runs, and deepshared must then place them
   if [ $remedied = 0 ] && [ $(($(date +%s) - idle_since)) -ge 30 ]; then
     log "nothing ran for 30 s with $(squeue -h -p staging,batch,prod -o %i | wc -l) jobs queued (stuck on lost shards: $(used_shards)): restarting slurmctld with nothing running"
+    dump_queued stuck
     remedied=1
     restart_slurmctld 2 || bad "slurmctld did not come back for the remedy"
+    remedy_at=$(date +%s)
   fi
+  # the daemon's view 20 s after the remedy, when jobs are still queued
+  [ $remedied = 1 ] && [ -n "${remedy_at:-}" ] && [ $(($(date +%s) - remedy_at)) -ge 20 ] && { dump_queued remedied; remedy_at=""; }
   sleep 1
 done
-[ -z "$(squeue -h -p staging,batch,prod -o %i)" ] || bad "jobs still queued after 300 s: $(squeue -h -o '%i %T %P %b %r' | head -5 | tr '\n' ';')"
+if [ -n "$(squeue -h -p staging,batch,prod -o %i)" ]; then
+  bad "jobs still queued after 300 s: $(squeue -h -o '%i %T %P %b %r' | head -5 | tr '\n' ';')"
+  dump_queued end
+fi
 sleep 1
 
 all=$(awk '{print $1}' "$W/submits")

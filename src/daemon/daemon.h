@@ -27,6 +27,7 @@ typedef struct dslot {
     uint8_t whole;          /* one-GPU job sent onto a whole GPU because its GPU had lost its shards */
     double t_requeue;       /* monotonic seconds of its last requeue by us, 0 none */
     char why[160];          /* last daemon-side note for /explain */
+    uint32_t why_logged;    /* hash of the last taken-back reason logged (digits ignored), 0 none */
 } dslot_t;
 
 /* Shards per GPU the daemon relies on: two one-GPU jobs on shard:gN:1 each. */

@@ -250,10 +250,31 @@ static int cmp_submit(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
+/* Whether Slurm can run job a beside job b on b's GPU: both on shards, and the GPU is where each of
+ * them may run (its index is the one a job was pinned to at its first start; it has its shards; a was
+ * not bounced from it). b is running, or was started in this pass and not dispatched yet. */
+static int pair_runs_in_slurm(const daemon_t *d, int32_t a, int32_t b)
+{
+    const ds_engine_t *e = d->e;
+    if (!e || a >= d->nslots || b >= d->nslots) return 1;
+    const dslot_t *x = &d->slot[a], *y = &d->slot[b];
+    if (!x->shareable || !y->shareable) return 0;
+    const ds_jstate_t *jb = ds_engine_job(e, b);
+    if (jb->status != DS_JS_RUNNING || jb->nplaced != 1) return 1;
+    int32_t g = ds_engine_job_gpus(e, b)[0], node = e->gpus[g].node, idx = g - e->nodes[node].gpu0;
+    if ((x->npin && x->pin[0] != idx) || (y->npin && y->pin[0] != idx)) return 0;
+    char why[160];
+    return !gpu_refuses(d, a, node, idx, why, sizeof why) && !gpu_refuses(d, b, node, idx, why, sizeof why);
+}
+
+/* The interference predictor the policy sees. A pair Slurm cannot run there is predicted to retain
+ * nothing, so the policy never proposes it: such a shared start was taken back, and the policy, finding
+ * the same pair the next pass, kept both jobs waiting for good (the soak's stuck pinned jobs). */
 static double hint_retention(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)
 {
     daemon_t *d = ctx;
     (void)t;
+    if (!pair_runs_in_slurm(d, a, b)) return 0.0;
     if (d->have_coloc) return ds_coloc_rho(&d->coloc, a, b);
     return d->cfg.missing_rho;
 }
@@ -856,6 +877,7 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
     }
     d->slot[j].t_dispatch = daemon_now_mono();
     if (!sl->whole) d->slot[j].why[0] = 0;
+    sl->why_logged = 0;
     if (sl->npin == 0) {
         sl->npin = (int8_t)n;
         for (int i = 0; i < n; i++) sl->pin[i] = (int8_t)idx[i];
@@ -866,6 +888,20 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
     dlog(1, "job %u -> %s %s GPU %d%s%s (%.1f ms)%s", d->slot[j].id, be ? d->cfg.be_partition : d->cfg.g_partition,
          d->nodes[node].name, idx[0], n > 1 ? "+" : "", d->slot[j].shareable ? " shard" : "",
          (d->slot[j].t_dispatch - t0) * 1e3, other >= 0 ? " shared" : "");
+}
+
+/* Logs (verbosity 1) why a start was taken back, once per reason and job: a job the policy starts
+ * every pass that the daemon cannot carry out would otherwise wait without a line in the log. */
+static void log_taken_back(daemon_t *d, int32_t j)
+{
+    dslot_t *sl = &d->slot[j];
+    uint32_t h = 2166136261u; /* FNV-1a without digits: "requeued 1.2 s ago" is one reason, not many */
+    for (const char *p = sl->why; *p; p++)
+        if (*p < '0' || *p > '9') h = (h ^ (uint8_t)*p) * 16777619u;
+    if (h == 0) h = 1;
+    if (h == sl->why_logged) return;
+    sl->why_logged = h;
+    dlog(1, "job %u: start taken back, waits: %s", sl->id, sl->why[0] ? sl->why : "(no reason recorded)");
 }
 
 void daemon_pass(daemon_t *d, int timer)
@@ -934,6 +970,7 @@ void daemon_pass(daemon_t *d, int timer)
             if (ds_engine_job(e, j)->status != DS_JS_RUNNING) continue;
             ds_engine_cancel_start(e, j, d->now);
             d->undone++;
+            log_taken_back(d, j);
         }
         ds_engine_clear_decisions(e);
         ds_engine_clear_rate_changes(e);
