@@ -170,7 +170,8 @@ if [ "$nlost" -gt 0 ]; then
     x=$("$build/deepshare" explain --addr "127.0.0.1:$port" "$j" 2>&1)
     echo "$x" | head -1 | grep -q ', pending$' || continue
     checked=$j
-    if echo "$x" | grep -q "lost its shards"; then ok "step 2: explain of pending job $j: $(echo "$x" | grep 'lost its shards' | head -1 | sed 's/^ *//')"
+    # "shards: GPU n1:g0, n2:g0 lost their shards ..." (or "lost its shards" for one GPU), or a note
+    if echo "$x" | grep -qE "lost (its|their) shards"; then ok "step 2: explain of pending job $j: $(echo "$x" | grep -E 'lost (its|their) shards' | head -1 | sed 's/^ *//')"
     else bad "step 2: explain of pending job $j does not name the lost GPUs: $x"; fi
     break
   done
