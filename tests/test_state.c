@@ -180,8 +180,10 @@ static void test_rebuild_adopts(void **state)
 }
 
 /* Regression: a job pinned to a GPU index at its first start (Slurm 22.05 cannot re-pin) finds that GPU
- * busy. deepshared takes the start back; the policy must not hear of a preemption, and none is counted. */
-static void test_pin_busy_start_taken_back(void **state)
+ * busy. deepshared holds it out of the policy's pass (before, the policy chose it, the daemon took the
+ * start back and the GPUs stayed idle for the pass): the job queued behind it gets the free GPUs in the
+ * same pass; no preemption is heard of or counted. */
+static void test_pin_busy_held(void **state)
 {
     (void)state;
     running_on(1, "a", "prod", "G", 0);
@@ -190,13 +192,18 @@ static void test_pin_busy_start_taken_back(void **state)
     fs_pin(j, "", &pin, 1);
     snprintf(j->admin_comment, sizeof j->admin_comment, "deepshare class=G gres=gpu pin=0");
     j->restarts = 1;
+    fs_add_job(4, "a", "staging", "gpus=3");
     boot("deepshare");
     assert_int_equal(sync_now(), 1);
     assert_int_equal(jstate(2)->status, DS_JS_PENDING);
     daemon_pass(&D, 1);
     int32_t s = daemon_slot_of(&D, 2);
-    assert_int_equal(D.undone, 1);
-    assert_int_equal(fs_calls(FS_DISPATCH), 0);
+    assert_int_equal(D.undone, 0);
+    assert_int_equal(D.nheld, 1);
+    assert_true(metric("deepshare_jobs_held") == 1);
+    assert_int_equal(fs_calls(FS_DISPATCH), 1); /* job 4, on the 3 GPUs left */
+    assert_int_equal(fs_last_id(FS_DISPATCH), 4);
+    assert_int_equal(jstate(4)->status, DS_JS_RUNNING);
     assert_non_null(strstr(D.slot[s].why, "pinned at its first start"));
     assert_int_equal(jstate(2)->status, DS_JS_PENDING);
     assert_int_equal(jstate(2)->preemptions, 1); /* Slurm's restart count, nothing added */
@@ -211,12 +218,49 @@ static void test_pin_busy_start_taken_back(void **state)
     assert_int_equal(sync_now(), 1);
     daemon_pass(&D, 1);
     assert_policy_ok();
-    assert_int_equal(fs_calls(FS_DISPATCH), 1);
+    assert_int_equal(D.nheld, 0);
+    assert_int_equal(fs_calls(FS_DISPATCH), 2);
     assert_int_equal(jstate(2)->status, DS_JS_RUNNING);
     assert_int_equal(engine_gpu(2), 0);
     assert_int_equal(fs_job(2)->ngpu_idx, 1);
     assert_string_equal(fs_job(2)->req_nodes, "n0");
     assert_int_equal(D.e->n_preemptions, 0);
+}
+
+/* A start Slurm refuses (here the dispatch call fails) is taken back and its job held for the rest of
+ * the pass; the policy runs again, so the job behind it starts in the same pass, and the first one is
+ * tried again in the next. */
+static void test_refused_start_gpus_go_to_next_job(void **state)
+{
+    (void)state;
+    for (uint32_t id = 1; id <= 3; id++) fs_add_job(id, "a", "staging", "gpus=2");
+    boot("deepshare");
+    assert_int_equal(sync_now(), 1);
+    fs_fail(FS_DISPATCH, 1);
+    daemon_pass(&D, 1);
+    assert_policy_ok();
+    assert_int_equal(D.undone, 1);
+    uint32_t refused = 0;
+    for (uint32_t id = 1; id <= 3; id++)
+        if (jstate(id)->status == DS_JS_PENDING) refused = id;
+    assert_true(refused > 0);
+    /* two jobs fill the 4 GPUs: the one the failed dispatch offered went to the third job */
+    assert_int_equal(fs_calls(FS_DISPATCH), 3);
+    assert_int_equal(D.dispatches, 2);
+    assert_int_equal(D.e->n_preemptions, 0);
+    assert_false(jstate(refused)->held); /* held for that pass only */
+    assert_true(explain_has(refused, "last dispatch failed"));
+    assert_true(metric("deepshare_starts_taken_back_total") == 1);
+    /* tried again once GPUs free up */
+    fs_run_dispatched("staging");
+    for (uint32_t id = 1; id <= 3; id++)
+        if (id != refused) fs_job(id)->state = SL_COMPLETED, fs_job(id)->end = 10;
+    fs_touch();
+    assert_int_equal(sync_now(), 1);
+    pass_later(1);
+    assert_policy_ok();
+    assert_int_equal(jstate(refused)->status, DS_JS_RUNNING);
+    assert_int_equal(fs_calls(FS_DISPATCH), 4);
 }
 
 /* The same pinned job with a second node whose GPU 0 is free: instead of taking the start back (and
@@ -295,7 +339,8 @@ static void test_requeue_then_restage(void **state)
     int64_t undone = D.undone;
     pass_later(1);
     assert_int_equal(fs_calls(FS_DISPATCH), 6);
-    assert_true(D.undone > undone);
+    assert_int_equal(D.undone, undone); /* held out of the pass, not started and taken back */
+    assert_int_equal(D.nheld, 2);
     for (uint32_t id = 1; id <= 4; id++) {
         if (strcmp(fs_job(id)->partition, "staging")) continue;
         assert_int_equal(jstate(id)->status, DS_JS_PENDING);
@@ -718,7 +763,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_rebuild_adopts, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pin_busy_start_taken_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_start_gpus_go_to_next_job, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pin_busy_held, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pin_busy_moves_to_free_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_requeue_then_restage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slurmctld_errors, setup, teardown),

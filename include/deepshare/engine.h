@@ -75,6 +75,8 @@ typedef struct ds_jstate {
                              reference simulator never restores a packed job's speed) */
     uint8_t finish_lag;   /* set by the policy: seconds between the end of its work and its completion
                              (1 reproduces Lucid's reference, which steps work before checking ends) */
+    uint8_t held;         /* pending, but the driver cannot start it yet (ds_engine_hold): no policy
+                             starts, places, reserves for or preempts on behalf of it */
     int32_t part;         /* partition it queues and runs in */
     int32_t nplaced;      /* GPUs held (0 when not running) */
     int32_t preemptions;
@@ -159,6 +161,7 @@ struct ds_engine {
         int32_t nrate_dirty;
         uint8_t *is_rate_dirty;
         void *placement;        /* free-GPU buckets per partition (placement.c) */
+        int32_t nheld;          /* jobs held now (ds_engine_hold) */
     } priv;
 };
 
@@ -184,6 +187,13 @@ int ds_engine_move(ds_engine_t *e, int32_t job, const int32_t *gpus);
  * queue order go on; no preemption, restart overhead or run time is counted). The policy hears
  * ops->cancel_start, or ops->enqueue when it has none, never a preemption. job must be running. */
 void ds_engine_cancel_start(ds_engine_t *e, int32_t job, int64_t now);
+/* Holds (held = 1) or releases (0) a pending job the driver cannot start yet (the Slurm daemon: a job
+ * requeued seconds ago, or one that may only restart on GPU indices that are busy): the policy passes
+ * over it as if it were not pending, so the GPUs it would have had go to the next job in the same
+ * pass instead of being offered, taken back and left idle. It stays pending (its queueing time runs,
+ * its tenant's demand counts); a release marks its partition dirty so the next pass considers it.
+ * job must be pending to be held; releasing a job that is not held does nothing. */
+void ds_engine_hold(ds_engine_t *e, int32_t job, int held);
 /* Runs the policy on every dirty partition (all partitions when timer is set). */
 void ds_engine_schedule(ds_engine_t *e, int64_t now, int timer);
 /* Next time the policy wants to run regardless of events, DS_TIME_NEVER if none. */
@@ -241,9 +251,15 @@ int32_t ds_engine_add_part(ds_engine_t *e, const char *name, int32_t nnodes);
 int ds_engine_find_free(const ds_engine_t *e, int32_t job, int32_t part, int32_t *out);
 /* The same, never using a node n with blocked[n] set (a policy's reservations); blocked may be NULL. */
 int ds_engine_find_free_masked(const ds_engine_t *e, int32_t job, int32_t part, const uint8_t *blocked, int32_t *out);
-/* Starts a job on the given GPUs (which may hold residents: colocation). Records DS_DEC_START. */
+/* Whether a policy may start the job now: pending and not held by the driver (ds_engine_hold). */
+static inline int ds_engine_startable(const ds_engine_t *e, int32_t job)
+{
+    return e->js[job].status == DS_JS_PENDING && !e->js[job].held;
+}
+/* Starts a job on the given GPUs (which may hold residents: colocation). Records DS_DEC_START.
+ * The job must be startable. */
 void ds_engine_start(ds_engine_t *e, int32_t job, const int32_t *gpus, int64_t now);
-/* find_free + start. Returns 1 when placed. */
+/* find_free + start. Returns 1 when placed; 0 for a held job. */
 int ds_engine_place(ds_engine_t *e, int32_t job, int64_t now);
 /* Stops a running job, keeps its progress, adds the restart overhead, makes it pending again in its
  * partition and tells the policy (ops->enqueue). */

@@ -4,13 +4,18 @@
  * The contract, in the manner of Linux's sched_class: for each hook, who calls it, at what moment,
  * what it may call back into, and what it owns. Terms:
  * - driver: the simulator (src/sim) or the Slurm daemon (src/daemon). Only a driver calls the driver
- *   events of engine.h (ds_engine_arrive, _finish, _adopt, _move, _cancel_start, _schedule); a hook
+ *   events of engine.h (ds_engine_arrive, _finish, _adopt, _move, _cancel_start, _hold, _schedule); a hook
  *   never does.
  * - mutators: the engine calls a policy may make from schedule: ds_engine_find_free, _start, _place,
  *   _preempt, _revoke, _set_class, _set_cpu_scale, _record, plus the read-only helpers (_elapsed,
  *   _node_fits, _gpus_fit, ...). Fields of ds_jstate_t a policy may write directly: keep_rate,
  *   finish_lag and (Lucid's reference accounting) queued; everything else only through the engine.
  * - One thread: hooks of one engine never run concurrently; the daemon serializes with its mutex.
+ * - Held jobs (ds_engine_hold: the driver cannot start them yet) stay pending, but a policy passes over
+ *   them: it may only start jobs for which ds_engine_startable holds, and reserves or preempts nothing
+ *   on behalf of a held job (ds_engine_place refuses one; ds_engine_start asserts). A release marks the
+ *   partition dirty; a policy that skips passes when nothing changed must look again when it skipped
+ *   a held job.
  * - Job indices are the trace's; job state lives in e->js (engine-owned). The policy owns its state
  *   (init allocates it, fini frees it) and must not keep pointers into it past fini.
  *

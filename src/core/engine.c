@@ -268,7 +268,7 @@ void ds_engine_start(ds_engine_t *e, int32_t j, const int32_t *gpus, int64_t now
 {
     ds_jstate_t *s = &e->js[j];
     const ds_job_t *job = &e->trace->jobs[j];
-    DS_ASSERT(s->status == DS_JS_PENDING);
+    DS_ASSERT(s->status == DS_JS_PENDING && !s->held);
     e->now = now;
     int32_t *mine = &e->jgpus[e->jgpu_off[j]];
     int shared = 0;
@@ -315,6 +315,7 @@ void ds_engine_start(ds_engine_t *e, int32_t j, const int32_t *gpus, int64_t now
 
 int ds_engine_place(ds_engine_t *e, int32_t j, int64_t now)
 {
+    if (e->js[j].held) return 0;
     int32_t buf[256];
     int32_t g = e->trace->jobs[j].gpus;
     int32_t *out = g <= 256 ? buf : ds_xmalloc((size_t)g * sizeof *out);
@@ -493,6 +494,19 @@ void ds_engine_finish(ds_engine_t *e, int32_t j, int64_t now)
     if (e->ops->on_finish) e->ops->on_finish(e, e->pstate, j, now);
 }
 
+void ds_engine_hold(ds_engine_t *e, int32_t j, int held)
+{
+    ds_jstate_t *s = &e->js[j];
+    if (!held) {
+        if (s->held) e->parts[s->part].dirty = 1, e->priv.nheld--;
+        s->held = 0;
+        return;
+    }
+    DS_ASSERT(s->status == DS_JS_PENDING);
+    e->priv.nheld += !s->held;
+    s->held = 1;
+}
+
 void ds_engine_schedule(ds_engine_t *e, int64_t now, int timer)
 {
     e->now = now;
@@ -510,6 +524,11 @@ int64_t ds_engine_next_timer(const ds_engine_t *e, int64_t now)
 
 int ds_engine_check(const ds_engine_t *e, char *msg, size_t n)
 {
+    for (int32_t j = 0; e->priv.nheld > 0 && j < e->trace->njobs; j++)
+        if (e->js[j].held && e->js[j].status != DS_JS_PENDING) {
+            snprintf(msg, n, "job %d is held but not pending", j);
+            return -1;
+        }
     for (int32_t p = 0; p < e->nparts; p++) {
         const ds_part_t *pp = &e->parts[p];
         int32_t fr = 0;

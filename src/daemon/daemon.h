@@ -21,6 +21,7 @@ typedef struct dslot {
     uint8_t requeued;       /* requeued by us: move back to staging once pending */
     uint8_t seen_running;
     uint8_t undo;           /* started by the engine on a colocation Slurm cannot do */
+    uint8_t pass_hold;      /* its start was taken back in this pass: held until the pass ends */
     int8_t npin;            /* GPU indices pinned at its first dispatch (Slurm 22.05 cannot re-pin) */
     int8_t pin[SL_MAX_GPUS];
     double t_dispatch;      /* monotonic seconds of the last dispatch, 0 none */
@@ -36,6 +37,9 @@ typedef struct dslot {
  * is from the second the job's previous credential was revoked in ("Job credential revoked"), and Slurm
  * then ends the job for good. */
 #define D_REQUEUE_SETTLE 3.0
+/* Engine rounds in one pass: a start the daemon takes back holds its job (ds_engine_hold) and the policy
+ * runs again, so the GPUs it was offered go to the next job in the same pass. */
+#define D_PASS_ROUNDS 4
 
 /* GPUs remembered per job that a dispatch of it came back to staging from without a start (a dispatch
  * Slurm never starts, e.g. onto a GPU that lost its shards, would bounce every dispatch_timeout): the
@@ -104,7 +108,10 @@ typedef struct daemon {
     dtenant_t *ten;
     int s_init;
     int slurm_up;
-    int64_t cycles, passes, rebuilds, dispatches, requeues, colocations, errors, finished, undone;
+    int64_t cycles, passes, rebuilds, dispatches, requeues, colocations, errors, finished;
+    int64_t undone;         /* starts the policy made that the daemon took back (Slurm could not do them) */
+    int64_t coloc_refused;  /* of those, colocations Slurm cannot honour */
+    int32_t nheld;          /* pending jobs held out of the policy's view at the last pass (ds_engine_hold) */
     int64_t bounces;        /* dispatches taken back to staging (never started, or onto a held GPU) */
     int64_t shard_moves;    /* shard dispatches moved off (or onto the whole of) a GPU without shards */
     double lat_bounds[D_LAT_BUCKETS];

@@ -197,7 +197,15 @@ char *daemon_metrics(daemon_t *d)
     counter(&b, "deepshare_rebuilds_total", "Rebuilds of the engine from Slurm (start, restarts, surprises).",
             d->rebuilds);
     counter(&b, "deepshare_errors_total", "Slurm calls that failed.", d->errors);
-    counter(&b, "deepshare_colocations_refused_total", "Shared placements Slurm cannot honour, taken back.", d->undone);
+    counter(&b, "deepshare_colocations_refused_total", "Shared placements Slurm cannot honour, taken back.",
+            d->coloc_refused);
+    counter(&b, "deepshare_starts_taken_back_total",
+            "Starts the policy made that Slurm could not carry out (colocation, pinned GPU indices, a failed "
+            "dispatch), taken back; the job is held for the rest of that pass.", d->undone);
+    head(&b, "deepshare_jobs_held", "gauge",
+         "Pending jobs deepshared cannot start yet (requeued seconds ago; pinned GPU indices busy), kept out of "
+         "the policy's pass.");
+    bprintf(&b, "deepshare_jobs_held %d\n", d->nheld);
     counter(&b, "deepshare_cycles_total", "Periodic cycles run (QAD update, promotion, reclaim).", d->cycles);
     head(&b, "deepshare_journal_records", "gauge", "Finished jobs in the journal the runtime predictor learns from.");
     bprintf(&b, "deepshare_journal_records %lld\n", (long long)d->hist.records);

@@ -818,6 +818,7 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
         if (sl_restage(d->slot[j].id, d->cfg.staging, e1, sizeof e1)) dlog(1, "%s", e1);
     }
     if (!coloc_ok(d, j)) {
+        d->coloc_refused++;
         snprintf(d->slot[j].why, sizeof d->slot[j].why,
                  "the policy chose to share a GPU with job %u, but only one-GPU jobs submitted without --gres can "
                  "share a GPU in Slurm 22.05 (shard)", other >= 0 ? d->slot[other].id : 0);
@@ -890,27 +891,9 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
          (d->slot[j].t_dispatch - t0) * 1e3, other >= 0 ? " shared" : "");
 }
 
-/* Logs (verbosity 1) why a start was taken back, once per reason and job: a job the policy starts
- * every pass that the daemon cannot carry out would otherwise wait without a line in the log. */
-static void log_taken_back(daemon_t *d, int32_t j)
-{
-    dslot_t *sl = &d->slot[j];
-    uint32_t h = 2166136261u; /* FNV-1a without digits: "requeued 1.2 s ago" is one reason, not many */
-    for (const char *p = sl->why; *p; p++)
-        if (*p < '0' || *p > '9') h = (h ^ (uint8_t)*p) * 16777619u;
-    if (h == 0) h = 1;
-    if (h == sl->why_logged) return;
-    sl->why_logged = h;
-    dlog(1, "job %u: start taken back, waits: %s", sl->id, sl->why[0] ? sl->why : "(no reason recorded)");
-}
-
-void daemon_pass(daemon_t *d, int timer)
+static int apply_decisions(daemon_t *d)
 {
     ds_engine_t *e = d->e;
-    if (!e) return;
-    d->now = DS_MAX(d->now, (int64_t)time(NULL));
-    ds_engine_schedule(e, d->now, timer);
-    d->passes++;
     char err[300];
     int nundo = 0, ndec;
     const ds_decision_t *decs = ds_engine_decisions(e, &ndec);
@@ -962,19 +945,118 @@ void daemon_pass(daemon_t *d, int timer)
     }
     ds_engine_clear_decisions(e);
     ds_engine_clear_rate_changes(e);
-    if (nundo) {
+    return nundo;
+}
+
+/* Logs (verbosity 1) why a job waits though the policy would start it (what: "start taken back", "held"),
+ * once per reason and job until it is dispatched: it would otherwise wait without a line in the log. */
+static void log_wait(daemon_t *d, int32_t j, const char *what)
+{
+    dslot_t *sl = &d->slot[j];
+    uint32_t h = 2166136261u; /* FNV-1a without digits: "requeued 1.2 s ago" is one reason, not many */
+    for (const char *p = sl->why; *p; p++)
+        if (*p < '0' || *p > '9') h = (h ^ (uint8_t)*p) * 16777619u;
+    if (h == 0) h = 1;
+    if (h == sl->why_logged) return;
+    sl->why_logged = h;
+    dlog(1, "job %u: %s, waits: %s", sl->id, what, sl->why[0] ? sl->why : "(no reason recorded)");
+}
+
+/* A pinned job (Slurm 22.05 restarts it only on the GPU indices of its first start) can start only where
+ * those indices are free, or, for a one-GPU shard job, shared with one shard job: somewhere now? When
+ * not, refused gets the last reason a GPU refused it (gpu_refuses), if any. */
+static int pins_open(daemon_t *d, int32_t j, char *refused, size_t n)
+{
+    const ds_engine_t *e = d->e;
+    const dslot_t *sl = &d->slot[j];
+    char w[160];
+    refused[0] = 0;
+    for (int32_t m = 0; m < d->nnodes; m++) {
+        int ok = ds_engine_node_fits(e, m, j);
+        for (int i = 0; ok && i < sl->npin; i++) {
+            int c = sl->pin[i];
+            if (c < 0 || c >= e->nodes[m].ngpus) ok = 0;
+            else if (gpu_refuses(d, j, m, c, w, sizeof w)) ok = 0, snprintf(refused, n, "%s", w);
+            else {
+                const ds_gpu_t *gp = ds_engine_gpu(e, e->nodes[m].gpu0 + c);
+                ok = gp->nres == 0 || (sl->npin == 1 && sl->shareable && gp->nres == 1 && gp->nres < d->cfg.k &&
+                                       d->slot[gp->res[0]].shareable);
+            }
+        }
+        if (ok) return 1;
+    }
+    return 0;
+}
+
+/* Holds the pending jobs the daemon could not start this pass whatever the policy chose, and releases
+ * the others: the policy then gives their GPUs to the next jobs instead of choosing them, seeing the
+ * start taken back, and leaving the GPUs idle until the next pass. */
+static void hold_unstartable(daemon_t *d)
+{
+    ds_engine_t *e = d->e;
+    double mono = daemon_now_mono();
+    int32_t n = 0;
+    char refused[160];
+    for (int32_t j = 0; j < d->nslots; j++) {
+        if (ds_engine_job(e, j)->status != DS_JS_PENDING) continue;
+        dslot_t *sl = &d->slot[j];
+        double since = mono - sl->t_requeue;
+        int hold = 0;
+        if (sl->t_requeue > 0 && since < D_REQUEUE_SETTLE) {
+            hold = 1;
+            snprintf(sl->why, sizeof sl->why,
+                     "requeued %.1f s ago: a start within %.0f s of a requeue is refused by slurmd (job credential "
+                     "revoked) and ends the job, so it waits", since, D_REQUEUE_SETTLE);
+        } else if (sl->npin > 0 && !pins_open(d, j, refused, sizeof refused)) {
+            hold = 1;
+            if (refused[0]) snprintf(sl->why, sizeof sl->why, "%s", refused);
+            else
+                snprintf(sl->why, sizeof sl->why,
+                         "Slurm 22.05 can restart it only on GPU index %d%s (pinned at its first start), busy on "
+                         "every node: held out of the policy's pass until free", sl->pin[0], sl->npin > 1 ? "+" : "");
+        }
+        ds_engine_hold(e, j, hold);
+        if (hold) log_wait(d, j, "held out of the policy's pass");
+        n += hold;
+    }
+    d->nheld = n;
+}
+
+/* One pass: the policy decides, the daemon carries out what Slurm can do; a start it cannot is taken
+ * back, its job held for the rest of the pass, and the policy runs again on what is left. */
+void daemon_pass(daemon_t *d, int timer)
+{
+    ds_engine_t *e = d->e;
+    if (!e) return;
+    d->now = DS_MAX(d->now, (int64_t)time(NULL));
+    d->passes++;
+    hold_unstartable(d);
+    ds_engine_schedule(e, d->now, timer);
+    int held = 0;
+    for (int round = 1;; round++) {
+        if (!apply_decisions(d)) break;
         /* take back starts Slurm was not told about: the jobs wait again, with no preemption counted */
         for (int32_t j = 0; j < d->nslots; j++) {
             if (!d->slot[j].undo) continue;
             d->slot[j].undo = 0;
             if (ds_engine_job(e, j)->status != DS_JS_RUNNING) continue;
             ds_engine_cancel_start(e, j, d->now);
+            ds_engine_hold(e, j, 1);
+            d->slot[j].pass_hold = 1;
+            held = 1;
             d->undone++;
-            log_taken_back(d, j);
+            log_wait(d, j, "start taken back");
         }
         ds_engine_clear_decisions(e);
         ds_engine_clear_rate_changes(e);
+        if (round == D_PASS_ROUNDS) break;
+        ds_engine_schedule(e, d->now, 0);
     }
+    for (int32_t j = 0; held && j < d->nslots; j++)
+        if (d->slot[j].pass_hold) {
+            d->slot[j].pass_hold = 0;
+            ds_engine_hold(e, j, 0);
+        }
 }
 
 /* Shows the policy's view in squeue: a pending job's priority rises as its tenant's smoothed QAD falls

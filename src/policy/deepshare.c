@@ -171,10 +171,10 @@ static void dsp_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now,
         dsp_merge_qb(e, s, s->qb, nb);
         dsp_preempt_memo_reset(s);
         for (int32_t k = 0; k < ng; k++)
-            if (e->js[s->qg[k]].status == DS_JS_PENDING && !dsp_place(e, s, s->qg[k], now))
+            if (ds_engine_startable(e, s->qg[k]) && !dsp_place(e, s, s->qg[k], now))
                 dsp_resv_try(e, s, s->qg[k], now);
         for (int32_t k = 0; k < nb; k++)
-            if (e->js[s->qb[k]].status == DS_JS_PENDING && !dsp_place(e, s, s->qb[k], now))
+            if (ds_engine_startable(e, s->qb[k]) && !dsp_place(e, s, s->qb[k], now))
                 dsp_resv_try(e, s, s->qb[k], now);
         if (s->cfg.work_conserving && s->cfg.borrowing && e->parts[part].gpus_free > 0)
             dsp_work_conserve(e, s, part, now);

@@ -16,6 +16,8 @@ void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t
     int be_taken = 0;
     for (int32_t k = 0; k < n; k++) {
         int32_t j = v[k], ten = t->jobs[j].tenant, g = t->jobs[j].gpus;
+        /* held by the driver: not a candidate this pass, and it takes no share of its tenant's budgets */
+        if (e->js[j].held) continue;
         if (ten != cur) {
             cur = ten;
             q = e->tenant_quota[ten];

@@ -88,7 +88,8 @@ void dsp_resv_refresh(ds_engine_t *e, dsp_t *s, int32_t part, int64_t now)
     for (int32_t i = 0; i < s->nresv; i++) {
         dsp_resv_t *r = &s->resv[i];
         unmap(s, r);
-        if (e->js[r->job].status != DS_JS_PENDING) {
+        /* a held job (the driver cannot start it yet) keeps no nodes idle for itself either */
+        if (!ds_engine_startable(e, r->job)) {
             free(r->nodes);
             continue;
         }

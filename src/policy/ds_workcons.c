@@ -61,7 +61,7 @@ void dsp_work_conserve(ds_engine_t *e, dsp_t *s, int32_t part, int64_t now)
         while (cur[r] < end[r] && !started) {
             int32_t j = s->wcv[cur[r]++], g = t->jobs[j].gpus;
             /* Free GPUs only shrink during this stage: a job that does not fit now is done with. */
-            if (e->js[j].status != DS_JS_PENDING || g > e->parts[part].gpus_free) continue;
+            if (!ds_engine_startable(e, j) || g > e->parts[part].gpus_free) continue;
             int32_t *out = g <= 256 ? buf : ds_xmalloc((size_t)g * sizeof *out);
             int masked = s->nresv && dsp_resv_mask(e, s, j, now);
             int found = ds_engine_find_free_masked(e, j, part, masked ? s->blocked : NULL, out);

@@ -479,6 +479,13 @@ static void tenant_pass(lucid_t *s, ds_engine_t *e, int32_t part, int64_t now)
     for (; i < q->n; i++) {
         int32_t j = q->a[i], g = e->trace->jobs[j].gpus;
         int started = 0, found = -1;
+        if (e->js[j].held) {
+            /* the driver cannot start it yet: passed over, as if not pending, and looked at again
+             * next pass (a release says nothing to this policy) */
+            q->a[w++] = j;
+            s->changed[part] = 1;
+            continue;
+        }
         int packable = share && g <= gpn && hosts[g] > 0;
         int freeable = e->parts[part].gpus_free >= g && !(g <= gpn && g >= fail_free) && !(g > gpn && g >= fail_big);
         if (!packable && (!share || nhosts == 0) && (e->parts[part].gpus_free == 0 || fail_free == 1)) {

@@ -242,6 +242,7 @@ static void tiresias_schedule(ds_engine_t *e, void *state, int32_t part, int64_t
     int64_t quota = e->parts[part].gpus_total, fit_quota = -1;
     int fits = 1;
     int32_t npre = 0, nvic = 0;
+    int held = 0;
     for (int l = 0; l < 2; l++) {
         elist_t *rl = &tp->run[l], *pl = &tp->pend[l];
         int32_t i = 0, k = 0;
@@ -261,6 +262,10 @@ static void tiresias_schedule(ds_engine_t *e, void *state, int32_t part, int64_t
             }
             int32_t j = pl->a[k++].job, g = e->trace->jobs[j].gpus;
             rest[hbucket(g)]--;
+            if (e->js[j].held) {
+                held = 1; /* the driver cannot start it yet: it claims no quota; walked again next round */
+                continue;
+            }
             if (g <= quota) {
                 quota -= g;
                 s->prerun[npre++] = j;
@@ -271,7 +276,7 @@ static void tiresias_schedule(ds_engine_t *e, void *state, int32_t part, int64_t
             }
         }
     }
-    tp->changed = nvic > 0;
+    tp->changed = nvic > 0 || held;
     for (int32_t i = 0; i < nvic; i++) ds_engine_preempt(e, s->victims[i], now, 0);
     for (int32_t i = 0; i < npre; i++) {
         int32_t j = s->prerun[i];
