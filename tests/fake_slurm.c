@@ -193,6 +193,13 @@ int sl_load_nodes(sl_node_t **out, int *n, char *err, size_t errn)
     if (enter(FS_LOAD_NODES, 0, err, errn)) return -1;
     sl_node_t *v = calloc(nnodes ? (size_t)nnodes : 1, sizeof *v);
     memcpy(v, nodes, (size_t)nnodes * sizeof *v);
+    /* GresUsed: the shards running jobs hold, and those held by no job */
+    for (int i = 0; i < nnodes; i++)
+        for (int k = 0; k < SL_MAX_GPUS; k++) {
+            int used, whole;
+            gpu_use(nodes[i].name, k, &used, &whole);
+            v[i].shards_used[k] = used + phantom[i][k];
+        }
     *out = v;
     *n = nnodes;
     return 0;

@@ -651,6 +651,93 @@ static void test_pinned_pair_dispatched_unaware(void **state)
     boot_param = NULL;
 }
 
+/* A slurmctld restart can leave shards allocated to no job (sinfo GresUsed "shard:g0:1(IDX:0)" on an idle
+ * node), and Slurm then starts no whole-GPU job on that GPU. The soak saw a two-GPU job pinned to indices
+ * 0 and 1 sent to four nodes in turn, 10 s each, all with such a shard on index 0 or 1 (4 bounces). The
+ * daemon reads GresUsed: the job goes to the one node without, at once; a one-GPU shard job still takes a
+ * GPU with one shard left; explain and the metrics say why. */
+static void test_leftover_shards_avoided(void **state)
+{
+    (void)state;
+    for (int n = 1; n <= 3; n++) {
+        char name[8];
+        snprintf(name, sizeof name, "n%d", n);
+        fs_add_node(name, 32, 4);
+        if (n < 3) fs_set_phantom(name, 0, 1);
+    }
+    fs_set_phantom("n0", 0, 1);
+    fs_set_phantom("n1", 1, 1);
+    fs_model_gpus(1);
+    static const int pins[] = {0, 1};
+    sl_job_t *j = fs_add_job(30, "a", "staging", "gpus=2");
+    fs_pin(j, "", pins, 2);
+    j->req_nodes[0] = 0;
+    snprintf(j->admin_comment, sizeof j->admin_comment, "deepshare class=G gres=gpu pin=0,1");
+    j->restarts = 1;
+    static const char *const t[] = {"a", "b"};
+    static const int q[] = {4, 4};
+    boot_daemon("deepshare", t, q, 2);
+    D.cfg.k = 2;
+    D.cfg.gpu_sharing = 1;
+    assert_int_equal(sync_nodes(), 1);
+    assert_int_equal(D.nleftover, 4);
+    assert_true(metric("deepshare_gpus_leftover_shards") == 4);
+    pass_later(1);
+    assert_policy_ok();
+    assert_int_equal(fs_calls(FS_DISPATCH), 1);
+    assert_string_equal(fs_job(30)->req_nodes, "n3");
+    assert_int_equal(fs_job(30)->ngpu_idx, 2);
+    assert_int_equal(fs_run_dispatched("staging"), 1);
+    assert_int_equal(sync_nodes(), 1);
+    assert_int_equal(jstate(30)->status, DS_JS_RUNNING);
+    assert_int_equal(D.nleftover, 4);
+
+    /* a shard job pinned to index 0 fits beside a leftover shard (one of two left): every other GPU 0 has
+     * one, or the job above */
+    int zero = 0;
+    sl_job_t *p = fs_add_job(31, "b", "staging", "gpus=1");
+    p->on_shard = 1;
+    fs_pin(p, "", &zero, 1);
+    p->req_nodes[0] = 0;
+    snprintf(p->admin_comment, sizeof p->admin_comment, "deepshare class=G gres=shard pin=0");
+    p->restarts = 1;
+    assert_int_equal(sync_nodes(), 1);
+    pass_later(1);
+    assert_int_equal(fs_calls(FS_DISPATCH), 2);
+    assert_int_equal(fs_run_dispatched("staging"), 1);
+    assert_int_equal(sync_nodes(), 1);
+    assert_int_equal(jstate(31)->status, DS_JS_RUNNING);
+    assert_string_not_equal(fs_job(31)->req_nodes, "n3");
+    assert_int_equal(D.nleftover, 4); /* its own shard is not a leftover */
+    assert_int_equal(D.bounces, 0);
+
+    /* a second two-GPU job pinned to 0,1 has nowhere to go now: it waits, and says why */
+    sl_job_t *w = fs_add_job(32, "b", "staging", "gpus=2");
+    fs_pin(w, "", pins, 2);
+    w->req_nodes[0] = 0;
+    snprintf(w->admin_comment, sizeof w->admin_comment, "deepshare class=G gres=gpu pin=0,1");
+    w->restarts = 1;
+    assert_int_equal(sync_nodes(), 1);
+    pass_later(1);
+    assert_int_equal(fs_calls(FS_DISPATCH), 2);
+    assert_true(explain_has(32, "allocated to no job"));
+
+    /* the leftovers go (slurmctld restarted with nothing on them): logged, and the job is placed */
+    for (int n = 0; n <= 2; n++) {
+        char name[8];
+        snprintf(name, sizeof name, "n%d", n);
+        for (int g = 0; g < 4; g++) fs_set_phantom(name, g, 0);
+    }
+    fs_touch();
+    assert_int_equal(sync_nodes(), 1);
+    assert_int_equal(D.nleftover, 0);
+    pass_later(1);
+    assert_int_equal(fs_calls(FS_DISPATCH), 3);
+    assert_int_equal(fs_run_dispatched("staging"), 1);
+    assert_int_equal(D.bounces, 0);
+    assert_policy_ok();
+}
+
 /* Writes the daemon's config file (private: it may hold a token). */
 static const char *conf(const char *text)
 {
@@ -772,6 +859,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dispatch_bounce_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pinned_pair_dispatched, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pinned_pair_dispatched_unaware, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_leftover_shards_avoided, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reload, setup, NULL),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

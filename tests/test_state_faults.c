@@ -14,7 +14,7 @@ static daemon_t D; /* large (latency samples): static */
 static uint64_t rng;
 static char failure[2000];
 /* what the seeds went through, so that a run that passes shows it met the faults */
-static struct { int64_t remedied, bounces, undone, shardless, moves; } totals;
+static struct { int64_t remedied, bounces, undone, shardless, moves, max_bounce, over2; } totals;
 
 static unsigned rnd(unsigned n)
 {
@@ -113,7 +113,7 @@ static void slurmctld_restart(void)
         const sl_job_t *j = fs_job(id);
         if (j->state != SL_RUNNING || !j->on_shard) continue;
         if (rnd(2)) fs_set_shards(j->nodes, j->gpu_idx[0], 0);
-        else if (rnd(2)) fs_set_phantom(j->nodes, j->gpu_idx[0], 1);
+        else fs_set_phantom(j->nodes, j->gpu_idx[0], 1);
     }
     sl_jobs_reset();
 }
@@ -168,6 +168,10 @@ static int soak(uint64_t seed)
     totals.undone += D.undone;
     totals.shardless += D.nshardless;
     totals.moves += D.shard_moves;
+    for (int32_t i = 0; i < D.nbounce; i++) {
+        totals.max_bounce = DS_MAX(totals.max_bounce, D.bounce[i].n);
+        totals.over2 += D.bounce[i].n > 2;
+    }
     if (left) {
         size_t off = (size_t)snprintf(failure, sizeof failure, "seed %llu: %d jobs left (remedied %d):",
                                       (unsigned long long)seed, left, remedied);
@@ -194,8 +198,10 @@ static void test_soak_every_job_finishes(void **state)
         if (!soak((uint64_t)s)) continue;
         if (bad++ < 5) print_message("%s\n", failure);
     }
-    print_message("%d seeds: remedy applied in %lld, %lld bounces, %lld starts taken back, %lld shard moves\n", seeds,
-                  (long long)totals.remedied, (long long)totals.bounces, (long long)totals.undone, (long long)totals.moves);
+    print_message("%d seeds: remedy applied in %lld, %lld bounces (%lld jobs bounced more than twice, at most %lld "
+                  "times), %lld starts taken back, %lld shard moves\n", seeds, (long long)totals.remedied,
+                  (long long)totals.bounces, (long long)totals.over2, (long long)totals.max_bounce,
+                  (long long)totals.undone, (long long)totals.moves);
     if (bad) fail_msg("%d of %d seeds left jobs unfinished", bad, seeds);
 }
 

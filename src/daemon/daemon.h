@@ -85,6 +85,11 @@ typedef struct daemon {
      * placed there; nodes are read again every cycle and after an outage of slurmctld */
     uint8_t *shardless;
     int nshardless;
+    /* shards Slurm counts as allocated on a GPU beyond those its jobs hold (GresUsed; 22.05 keeps some
+     * after a slurmctld restart): no whole-GPU job starts there, and fewer shard jobs (node-major, as
+     * shardless) */
+    uint8_t *leftover;
+    int nleftover;          /* GPUs with leftover shards */
     double t_nodes;         /* monotonic seconds of the last node read */
     /* returns to staging from a dispatch, per Slurm job (kept across rebuilds) */
     ds_idmap_t bounce_of;

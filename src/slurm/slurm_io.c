@@ -182,6 +182,17 @@ int sl_load_nodes(sl_node_t **nodes, int *nnodes, char *err, size_t errn)
             char *last = strrchr(tok, ':');
             d->gpus += atoi(last + 1);
         }
+        /* GresUsed: "gpu:g0:0(IDX:N/A),...,shard:g1:1(IDX:1),..." */
+        copy(buf, sizeof buf, s->gres_used);
+        save = NULL;
+        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            char *paren = strchr(tok, '(');
+            if (paren) *paren = 0;
+            int idx, cnt;
+            if (!strncmp(tok, "shard:g", 7) && sscanf(tok + 7, "%d:%d", &idx, &cnt) == 2 && idx >= 0 &&
+                idx < SL_MAX_GPUS && cnt >= 0)
+                d->shards_used[idx] = cnt;
+        }
     }
     slurm_free_node_info_msg(msg);
     *nodes = v;

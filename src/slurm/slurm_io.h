@@ -53,6 +53,9 @@ typedef struct sl_node {
      * reports none for that index (untyped "shard:8", or no shards). Slurm 22.05 can come back from a
      * slurmctld restart with C = 0 on a GPU a shard job held. */
     int shards[SL_MAX_GPUS];
+    /* shards Slurm counts as allocated on GPU N, from GresUsed "shard:gN:C(IDX:N)" (0 when none); 22.05
+     * can keep some allocated to no job after a slurmctld restart */
+    int shards_used[SL_MAX_GPUS];
 } sl_node_t;
 
 /* Opens libslurm with the given slurm.conf (NULL: SLURM_CONF or the default path). */
