@@ -150,7 +150,8 @@ int sl_load_jobs(sl_job_t **jobs, int *njobs, int *changed, char *err, size_t er
 int sl_load_nodes(sl_node_t **nodes, int *nnodes, char *err, size_t errn)
 {
     node_info_msg_t *msg = NULL;
-    if (slurm_load_node(0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+    /* SHOW_DETAIL: without it 22.05 sends no gres_used (NULL; checked on the local cluster) */
+    if (slurm_load_node(0, &msg, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) {
         seterr(err, errn, "loading nodes");
         return -1;
     }
