@@ -83,8 +83,8 @@ static int startable(const sl_job_t *j)
             if (j->on_shard && nodes[i].shards[idx] < 1) return 0;
             if (!model_gpus) continue;
             gpu_use(nodes[i].name, idx, &used, &whole);
-            used += phantom[i][idx];
-            if (whole || (j->on_shard ? used + 1 > nodes[i].shards[idx] : used > 0)) return 0;
+            /* a shard allocated to no job: the soak saw no job of either kind start on that GPU */
+            if (phantom[i][idx] || whole || (j->on_shard ? used + 1 > nodes[i].shards[idx] : used > 0)) return 0;
         }
     }
     return 1;

@@ -20,7 +20,8 @@ void fs_set_shards(const char *node, int idx, int count);
  * free as Slurm counts them (a whole GPU: no other job and no shard in use; a shard: one of the GPU's
  * shards left), so a dispatch onto a GPU Slurm thinks busy waits as it does on the real cluster. */
 void fs_model_gpus(int on);
-/* Shards Slurm counts as allocated to no job on GPU idx of a node (22.05 after a slurmctld restart). */
+/* Shards Slurm counts as allocated to no job on GPU idx of a node (22.05 after a slurmctld restart): with
+ * the GPU model on, no job starts on such a GPU, as the soak saw. */
 void fs_set_phantom(const char *node, int idx, int count);
 /* Adds a job (pending in partition, one CPU, submitted at its id); returns it for the test to shape. */
 sl_job_t *fs_add_job(uint32_t id, const char *account, const char *partition, const char *comment);

@@ -652,10 +652,11 @@ static void test_pinned_pair_dispatched_unaware(void **state)
 }
 
 /* A slurmctld restart can leave shards allocated to no job (sinfo GresUsed "shard:g0:1(IDX:0)" on an idle
- * node), and Slurm then starts no whole-GPU job on that GPU. The soak saw a two-GPU job pinned to indices
- * 0 and 1 sent to four nodes in turn, 10 s each, all with such a shard on index 0 or 1 (4 bounces). The
- * daemon reads GresUsed: the job goes to the one node without, at once; a one-GPU shard job still takes a
- * GPU with one shard left; explain and the metrics say why. */
+ * node), and Slurm then starts no job on that GPU, whole or shard. The soak saw a two-GPU job pinned to
+ * indices 0 and 1 sent to four nodes in turn, 10 s each, all with such a shard on index 0 or 1 (4
+ * bounces), and a shard job sent to two GPUs with one such shard of two. The daemon reads GresUsed: the
+ * job goes to the one node without, at once; a shard job with no such GPU left waits, and explain and
+ * the metrics say why. */
 static void test_leftover_shards_avoided(void **state)
 {
     (void)state;
@@ -692,8 +693,7 @@ static void test_leftover_shards_avoided(void **state)
     assert_int_equal(jstate(30)->status, DS_JS_RUNNING);
     assert_int_equal(D.nleftover, 4);
 
-    /* a shard job pinned to index 0 fits beside a leftover shard (one of two left): every other GPU 0 has
-     * one, or the job above */
+    /* a shard job pinned to index 0: every other GPU 0 has a leftover shard, or the job above: it waits */
     int zero = 0;
     sl_job_t *p = fs_add_job(31, "b", "staging", "gpus=1");
     p->on_shard = 1;
@@ -703,15 +703,11 @@ static void test_leftover_shards_avoided(void **state)
     p->restarts = 1;
     assert_int_equal(sync_nodes(), 1);
     pass_later(1);
-    assert_int_equal(fs_calls(FS_DISPATCH), 2);
-    assert_int_equal(fs_run_dispatched("staging"), 1);
-    assert_int_equal(sync_nodes(), 1);
-    assert_int_equal(jstate(31)->status, DS_JS_RUNNING);
-    assert_string_not_equal(fs_job(31)->req_nodes, "n3");
-    assert_int_equal(D.nleftover, 4); /* its own shard is not a leftover */
-    assert_int_equal(D.bounces, 0);
+    assert_int_equal(fs_calls(FS_DISPATCH), 1);
+    assert_int_equal(jstate(31)->status, DS_JS_PENDING);
+    assert_true(explain_has(31, "of no job since a slurmctld restart"));
 
-    /* a second two-GPU job pinned to 0,1 has nowhere to go now: it waits, and says why */
+    /* a second two-GPU job pinned to 0,1 has nowhere to go either */
     sl_job_t *w = fs_add_job(32, "b", "staging", "gpus=2");
     fs_pin(w, "", pins, 2);
     w->req_nodes[0] = 0;
@@ -719,8 +715,20 @@ static void test_leftover_shards_avoided(void **state)
     w->restarts = 1;
     assert_int_equal(sync_nodes(), 1);
     pass_later(1);
+    assert_int_equal(fs_calls(FS_DISPATCH), 1);
+    assert_true(explain_has(32, "of no job since a slurmctld restart"));
+
+    /* job 30 ends: its GPUs (its shards were no leftovers) go to one of them, the only place either fits */
+    fs_job(30)->state = SL_COMPLETED;
+    fs_job(30)->end = 40;
+    fs_touch();
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(D.nleftover, 4);
+    pass_later(1);
     assert_int_equal(fs_calls(FS_DISPATCH), 2);
-    assert_true(explain_has(32, "allocated to no job"));
+    assert_string_equal(fs_job(fs_last_id(FS_DISPATCH))->req_nodes, "n3");
+    assert_int_equal(fs_run_dispatched("staging"), 1);
+    assert_int_equal(sync_now(), 1);
 
     /* the leftovers go (slurmctld restarted with nothing on them): logged, and the job is placed */
     for (int n = 0; n <= 2; n++) {
@@ -734,7 +742,37 @@ static void test_leftover_shards_avoided(void **state)
     pass_later(1);
     assert_int_equal(fs_calls(FS_DISPATCH), 3);
     assert_int_equal(fs_run_dispatched("staging"), 1);
+    assert_int_equal(fs_job(31)->state, SL_RUNNING);
+    assert_int_equal(fs_job(32)->state, SL_RUNNING);
     assert_int_equal(D.bounces, 0);
+    assert_policy_ok();
+}
+
+/* A job that ended is finished in the engine at once, but Slurm holds its GPUs until it has completed:
+ * the next job waits for that (explain says so) and is dispatched there once the GPU is released. */
+static void test_completing_gpu_not_offered(void **state)
+{
+    (void)state;
+    for (uint32_t id = 1; id <= 4; id++) running_on(id, id <= 2 ? "a" : "b", "prod", "G", (int)id - 1);
+    fs_add_job(5, "a", "staging", "gpus=1");
+    boot("deepshare");
+    assert_int_equal(sync_nodes(), 1);
+    pass_later(1);
+    assert_int_equal(fs_calls(FS_DISPATCH), 0);
+    fs_job(3)->state = SL_COMPLETED;
+    fs_job(3)->completing = 1;
+    fs_job(3)->end = 20;
+    fs_touch();
+    assert_int_equal(sync_now(), 1);
+    pass_later(1);
+    assert_int_equal(fs_calls(FS_DISPATCH), 0);
+    assert_true(explain_has(5, "still completing in Slurm"));
+    fs_job(3)->completing = 0;
+    fs_touch();
+    assert_int_equal(sync_now(), 1);
+    pass_later(1);
+    assert_int_equal(fs_calls(FS_DISPATCH), 1);
+    assert_int_equal(fs_job(5)->gpu_idx[0], 2);
     assert_policy_ok();
 }
 
@@ -860,6 +898,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pinned_pair_dispatched, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pinned_pair_dispatched_unaware, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leftover_shards_avoided, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_completing_gpu_not_offered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reload, setup, NULL),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

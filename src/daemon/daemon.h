@@ -90,6 +90,7 @@ typedef struct daemon {
      * shardless) */
     uint8_t *leftover;
     int nleftover;          /* GPUs with leftover shards */
+    uint8_t *completing;    /* GPUs a job still completing in Slurm holds (node-major) */
     double t_nodes;         /* monotonic seconds of the last node read */
     /* returns to staging from a dispatch, per Slurm job (kept across rebuilds) */
     ds_idmap_t bounce_of;

@@ -163,21 +163,15 @@ static const char *gpu_refuses(const daemon_t *d, int32_t j, int node, int idx, 
         return buf;
     }
     int left = d->leftover ? d->leftover[g] : 0;
-    if (left && !d->slot[j].shareable) {
-        snprintf(buf, n, "GPU %.32s:g%d has %d shard%s allocated to no job after a slurmctld restart: no whole-GPU "
-                 "job placed there", d->nodes[node].name, idx, left, left == 1 ? "" : "s");
+    if (left) {
+        /* seen in the soak: neither a whole-GPU nor a shard job started there, shards left or not */
+        snprintf(buf, n, "GPU %.32s:g%d keeps %d shard%s of no job since a slurmctld restart: Slurm starts no job "
+                 "there", d->nodes[node].name, idx, left, left == 1 ? "" : "s");
         return buf;
     }
-    if (left && d->e && d->nodes[node].shards[idx] >= 0) {
-        /* the shard jobs the engine has there besides j, and j itself, need a shard each */
-        const ds_gpu_t *gp = ds_engine_gpu(d->e, d->e->nodes[node].gpu0 + idx);
-        int others = 0;
-        for (int32_t r = 0; r < gp->nres; r++) others += gp->res[r] != j;
-        if (d->nodes[node].shards[idx] - left < 1 + others) {
-            snprintf(buf, n, "GPU %.32s:g%d has %d of its %d shards allocated to no job after a slurmctld restart: "
-                     "no room for another shard job", d->nodes[node].name, idx, left, d->nodes[node].shards[idx]);
-            return buf;
-        }
+    if (d->completing && d->completing[g]) {
+        snprintf(buf, n, "a job on GPU %.32s:g%d is still completing in Slurm", d->nodes[node].name, idx);
+        return buf;
     }
     return NULL;
 }
@@ -478,6 +472,7 @@ void daemon_teardown(daemon_t *d)
     free(d->bounce);
     free(d->shardless);
     free(d->leftover);
+    free(d->completing);
     free(d->slot);
     free(d->sj);
     free(d->nodes);
@@ -511,21 +506,28 @@ static void update_shards(daemon_t *d, const sl_node_t *nodes)
     d->nshardless = count;
 }
 
-/* Counts, per GPU, the shards Slurm has allocated (GresUsed, from the node read) beyond those its jobs hold
- * (the job list as of just after): what a slurmctld restart left allocated to no job. A job that ended
- * between the two reads is counted for one read at most, which keeps whole-GPU jobs off a free GPU until
- * the next read; missing a real one would cost a dispatch that never starts. Each change is logged once,
- * and a GPU whose leftovers are gone forgives the bounces from it (Slurm repaired). */
+/* Counts, per GPU, the shards Slurm has allocated (GresUsed, from the node read just after the job read)
+ * beyond those its running and completing jobs hold: what a slurmctld restart left allocated to no job
+ * (the shards of shard jobs that ran across the restart are not released when they end). Also marks
+ * the GPUs of jobs still completing, which Slurm has not released yet. A job that ends between the two
+ * reads is caught at the next read, which its end triggers, before the GPU is offered again. Each
+ * change is logged once, and a GPU whose leftovers are gone forgives the bounces from it (Slurm
+ * repaired). */
 static void update_leftover(daemon_t *d)
 {
     int ng = d->nnodes * d->gpn, count = 0;
     int *held = ds_xcalloc((size_t)ng, sizeof *held);
+    memset(d->completing, 0, (size_t)ng);
     for (int i = 0; i < d->nsj; i++) {
         const sl_job_t *j = &d->sj[i];
-        if (!j->on_shard || (j->state != SL_RUNNING && !j->completing)) continue;
+        if (j->state != SL_RUNNING && !j->completing) continue;
         int n = node_index(d, j->nodes);
-        for (int k = 0; n >= 0 && k < j->ngpu_idx; k++)
-            if (j->gpu_idx[k] >= 0 && j->gpu_idx[k] < d->gpn) held[n * d->gpn + j->gpu_idx[k]]++;
+        for (int k = 0; n >= 0 && k < j->ngpu_idx; k++) {
+            int g = j->gpu_idx[k];
+            if (g < 0 || g >= d->gpn) continue;
+            held[n * d->gpn + g] += j->on_shard;
+            if (j->state != SL_RUNNING) d->completing[n * d->gpn + g] = 1;
+        }
     }
     for (int g = 0; g < ng; g++) {
         const sl_node_t *nd = &d->nodes[g / d->gpn];
@@ -533,10 +535,10 @@ static void update_leftover(daemon_t *d)
         int left = DS_MAX(0, DS_MIN(used - held[g], 255));
         if (left && !d->leftover[g])
             dlog(0, "GPU %s:g%d: Slurm has %d shard%s allocated to no job (GresUsed shard:g%d:%d, jobs hold %d; a "
-                 "slurmctld restart?): no whole-GPU job placed there, and shard jobs only where a shard is left",
+                 "slurmctld restart?): no job placed there until they are gone",
                  nd->name, k, left, left == 1 ? "" : "s", k, used, held[g]);
         else if (!left && d->leftover[g]) {
-            dlog(0, "GPU %s:g%d: no shards allocated to no job any more: whole-GPU jobs placed there again", nd->name, k);
+            dlog(0, "GPU %s:g%d: no shards allocated to no job any more: jobs placed there again", nd->name, k);
             d->bounce_reset = daemon_now_mono();
         }
         d->leftover[g] = (uint8_t)left;
@@ -578,7 +580,9 @@ static int load_nodes(daemon_t *d, char *err, size_t errn)
     d->shardless = ds_xcalloc((size_t)n * (size_t)gpn, 1);
     d->nshardless = 0;
     free(d->leftover);
+    free(d->completing);
     d->leftover = ds_xcalloc((size_t)n * (size_t)gpn, 1);
+    d->completing = ds_xcalloc((size_t)n * (size_t)gpn, 1);
     d->nleftover = 0;
     update_shards(d, nodes);
     d->t_nodes = daemon_now_mono();
@@ -703,7 +707,13 @@ int daemon_sync(daemon_t *d, int force, char *err, size_t errn)
     int changed = 0, nodes_read = d->t_nodes != t_nodes;
     if (force) sl_jobs_reset();
     if (sl_load_jobs(&d->sj, &d->nsj, &changed, err, errn)) return -1;
-    if (nodes_read) update_leftover(d); /* the node read against the job list as of just after it */
+    /* a job that ended may have left its shard allocated: GresUsed is read again, after the job list,
+     * before its GPU is offered to the next job */
+    if (changed && !nodes_read) {
+        if (refresh_nodes(d, err, errn)) return -1;
+        nodes_read = 1;
+    }
+    if (nodes_read) update_leftover(d);
     d->now = DS_MAX(d->now, (int64_t)time(NULL));
     if (!changed && !d->need_rebuild) return 0;
     ds_error_t e2;
