@@ -178,7 +178,7 @@ char *daemon_metrics(daemon_t *d)
          "GPUs Slurm reports with fewer than 2 shards (lost in a slurmctld restart): no shard job is placed there.");
     bprintf(&b, "deepshare_gpus_shardless %d\n", d->nshardless);
     head(&b, "deepshare_gpus_leftover_shards", "gauge",
-         "GPUs where Slurm counts shards allocated to no job (after a slurmctld restart): no whole-GPU job goes there.");
+         "GPUs where Slurm counts shards allocated to no job (after a slurmctld restart): no job goes there.");
     bprintf(&b, "deepshare_gpus_leftover_shards %d\n", d->nleftover);
     if (d->nshardless) {
         head(&b, "deepshare_gpu_shardless", "gauge", "1 for each GPU that lost its shards, by node and GPU type.");
