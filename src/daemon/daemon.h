@@ -86,8 +86,8 @@ typedef struct daemon {
     uint8_t *shardless;
     int nshardless;
     /* shards Slurm counts as allocated on a GPU beyond those its jobs hold (GresUsed; 22.05 keeps some
-     * after a slurmctld restart): no whole-GPU job starts there, and fewer shard jobs (node-major, as
-     * shardless) */
+     * after a slurmctld restart): Slurm starts no job there (node-major, as shardless); nodes are read
+     * after the jobs at every change of the job list */
     uint8_t *leftover;
     int nleftover;          /* GPUs with leftover shards */
     uint8_t *completing;    /* GPUs a job still completing in Slurm holds (node-major) */

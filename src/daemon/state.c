@@ -507,12 +507,12 @@ static void update_shards(daemon_t *d, const sl_node_t *nodes)
 }
 
 /* Counts, per GPU, the shards Slurm has allocated (GresUsed, from the node read just after the job read)
- * beyond those its running and completing jobs hold: what a slurmctld restart left allocated to no job
- * (the shards of shard jobs that ran across the restart are not released when they end). Also marks
- * the GPUs of jobs still completing, which Slurm has not released yet. A job that ends between the two
- * reads is caught at the next read, which its end triggers, before the GPU is offered again. Each
- * change is logged once, and a GPU whose leftovers are gone forgives the bounces from it (Slurm
- * repaired). */
+ * beyond those its running, completing and dispatched jobs hold: what a slurmctld restart left allocated
+ * to no job (the shards of shard jobs that ran across the restart are not released when they end). Also
+ * marks the GPUs of jobs still completing, which Slurm has not released yet. A job that ends between the
+ * two reads changes the job list, so the next sync reads the nodes again before its GPU is offered to
+ * another job. Each change is logged once, and a GPU whose leftovers are gone forgives the bounces from
+ * it (Slurm repaired). */
 static void update_leftover(daemon_t *d)
 {
     int ng = d->nnodes * d->gpn, count = 0;
@@ -520,13 +520,15 @@ static void update_leftover(daemon_t *d)
     memset(d->completing, 0, (size_t)ng);
     for (int i = 0; i < d->nsj; i++) {
         const sl_job_t *j = &d->sj[i];
-        if (j->state != SL_RUNNING && !j->completing) continue;
-        int n = node_index(d, j->nodes);
+        /* dispatched (pending where we sent it): Slurm may have started it since the job read */
+        int sent = j->state == SL_PENDING && !j->held && j->req_nodes[0] && strcmp(j->partition, d->cfg.staging);
+        if (j->state != SL_RUNNING && !j->completing && !sent) continue;
+        int n = node_index(d, j->state == SL_RUNNING || j->completing ? j->nodes : j->req_nodes);
         for (int k = 0; n >= 0 && k < j->ngpu_idx; k++) {
             int g = j->gpu_idx[k];
             if (g < 0 || g >= d->gpn) continue;
             held[n * d->gpn + g] += j->on_shard;
-            if (j->state != SL_RUNNING) d->completing[n * d->gpn + g] = 1;
+            if (j->state != SL_RUNNING && !sent) d->completing[n * d->gpn + g] = 1;
         }
     }
     for (int g = 0; g < ng; g++) {
@@ -698,18 +700,17 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
 
 int daemon_sync(daemon_t *d, int force, char *err, size_t errn)
 {
-    double t_nodes = d->t_nodes;
+    int nodes_read = 0;
     if (!d->nodes) {
         if (load_nodes(d, err, errn)) return -1;
-    } else if ((force || !d->slurm_up || daemon_now_mono() - d->t_nodes >= D_NODE_REFRESH) &&
-               refresh_nodes(d, err, errn))
-        return -1;
-    int changed = 0, nodes_read = d->t_nodes != t_nodes;
+        nodes_read = 1;
+    }
+    int changed = 0;
     if (force) sl_jobs_reset();
     if (sl_load_jobs(&d->sj, &d->nsj, &changed, err, errn)) return -1;
-    /* a job that ended may have left its shard allocated: GresUsed is read again, after the job list,
-     * before its GPU is offered to the next job */
-    if (changed && !nodes_read) {
+    /* The nodes after the jobs, and again whenever the job list changed: a job that ended may have left
+     * its shard allocated (GresUsed), which must be known before its GPU is offered to the next job. */
+    if (!nodes_read && (force || changed || !d->slurm_up || daemon_now_mono() - d->t_nodes >= D_NODE_REFRESH)) {
         if (refresh_nodes(d, err, errn)) return -1;
         nodes_read = 1;
     }
