@@ -45,6 +45,8 @@ double ds_xgb_predict1(ds_xgb_t *m, const float *x);
  * agreed with XGBoost on the first 16 rows): for tests and benchmarks. */
 double ds_xgb_predict1_ref(ds_xgb_t *m, const float *x);
 int32_t ds_xgb_nfeatures(const ds_xgb_t *m);
+/* 1 once the flat copy of the trees answers predictions alone (it agreed with XGBoost on the first). */
+int ds_xgb_flat_active(const ds_xgb_t *m);
 /* Serialized model (XGBoost's UBJSON); *buf is malloc'ed. */
 int ds_xgb_save(ds_xgb_t *m, char **buf, size_t *len, ds_error_t *err);
 /* Loads a serialized model; d is the feature count it must have. */
