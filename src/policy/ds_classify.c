@@ -80,7 +80,8 @@ void dsp_promote(ds_engine_t *e, dsp_t *s)
     /* A shared job stays BE: a pair must keep a BE member the monitor can stop. */
     for (int32_t k = 0; k < s->run.n; k++) {
         int32_t j = s->run.v[k];
-        if (e->js[j].klass == DS_CLASS_BE && s->pair[j] < 0 && (t->jobs[j].klass != DS_CLASS_BE || !s->cfg.borrowing))
+        if (e->js[j].klass == DS_CLASS_BE && s->pair[j] < 0 && (t->jobs[j].klass != DS_CLASS_BE || !s->cfg.borrowing) &&
+            !s->yielded[j])
             s->order[n++] = j;
     }
     if (!n) return;
@@ -95,6 +96,38 @@ void dsp_promote(ds_engine_t *e, dsp_t *s)
         s->st.promotions++;
         s->st.promoted_gpus += g;
     }
+}
+
+void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now)
+{
+    const ds_trace_t *t = e->trace;
+    /* without a BE class there is nothing to yield to; without prediction nothing to outlive */
+    if (!s->cfg.borrowing || !s->cfg.prediction) return;
+    int32_t n = 0;
+    for (int32_t k = 0; k < s->run.n; k++) {
+        int32_t j = s->run.v[k];
+        if (e->js[j].klass == DS_CLASS_G && s->pair[j] < 0 && !s->yielded[j] &&
+            (double)ds_engine_elapsed(e, j, now) > s->pred[j])
+            s->order[n++] = j;
+    }
+    if (!n) return;
+    /* tenants with a pending job their quota could hold: only they gain from the quota a job yields */
+    uint8_t *waits = ds_xcalloc((size_t)s->nt, 1);
+    for (int32_t p = 0; p < s->nparts; p++)
+        for (int32_t k = 0; k < s->pend[p].n; k++) {
+            int32_t j = s->pend[p].v[k], ten = t->jobs[j].tenant;
+            if (e->js[j].status == DS_JS_PENDING && t->jobs[j].gpus <= e->tenant_quota[ten]) waits[ten] = 1;
+        }
+    for (int32_t k = 0; k < n; k++) {
+        int32_t j = s->order[k], g = t->jobs[j].gpus;
+        if (!waits[t->jobs[j].tenant]) continue;
+        dsp_list_remove(dsp_solo(s, e->js[j].part, 0, g), s->spos, j);
+        ds_engine_set_class(e, j, DS_CLASS_BE);
+        dsp_list_push(dsp_solo(s, e->js[j].part, 1, g), s->spos, j);
+        s->yielded[j] = 1;
+        s->st.yields++;
+    }
+    free(waits);
 }
 
 static _Thread_local const ds_engine_t *cmp_e;
