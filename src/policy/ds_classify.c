@@ -116,7 +116,7 @@ void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now)
     for (int32_t p = 0; p < s->nparts; p++)
         for (int32_t k = 0; k < s->pend[p].n; k++) {
             int32_t j = s->pend[p].v[k], ten = t->jobs[j].tenant;
-            if (e->js[j].status == DS_JS_PENDING && t->jobs[j].gpus <= e->tenant_quota[ten]) waits[ten] = 1;
+            if (ds_engine_startable(e, j) && t->jobs[j].gpus <= e->tenant_quota[ten]) waits[ten] = 1;
         }
     for (int32_t k = 0; k < n; k++) {
         int32_t j = s->order[k], g = t->jobs[j].gpus;
