@@ -333,11 +333,14 @@ static double pred_100(void *ctx, const ds_trace_t *t, int32_t job, int64_t now)
  * j0 has outlived its prediction while j1 waits: it yields its G class, A's quota goes to j1, and A,
  * under-served, takes the node back from j0, now BE (no G job is preempted). j0 is then expected to
  * run as long again as it has (120 s), and restarts when j1 ends. With overrun-yield=0, j1 waits
- * behind j0. */
-static void yield_case(const char *kv, int yields)
+ * behind j0. A job yields only what the waiting work could use: with j1 asking 2 GPUs, j0's 8 stay G
+ * (a reclaim would stop all 8 to start 2). */
+static void yield_case(const char *kv, int yields, int j1_gpus)
 {
     ds_trace_t t;
-    tu_trace(&t, "A:8 B:8", "1 A 8 0 10000; 2 A 8 10 100; 3 B 8 0 100000");
+    char jobs[128];
+    snprintf(jobs, sizeof jobs, "1 A 8 0 10000; 2 A %d 10 100; 3 B 8 0 100000", j1_gpus);
+    tu_trace(&t, "A:8 B:8", jobs);
     void *cfg = cfg_with(kv);
     ds_runtime_predictor_t rp = {.name = "test", .predict = pred_100};
     ds_predictors_t pr = {&rp, NULL};
@@ -380,8 +383,9 @@ static void yield_case(const char *kv, int yields)
 static void test_overrun_yield(void **st)
 {
     (void)st;
-    yield_case("colocation=0,work-conserving=0", 1); /* on by default */
-    yield_case("overrun-yield=0,colocation=0,work-conserving=0", 0);
+    yield_case("colocation=0,work-conserving=0", 1, 8); /* on by default */
+    yield_case("overrun-yield=0,colocation=0,work-conserving=0", 0, 8);
+    yield_case("colocation=0,work-conserving=0", 0, 2);
 }
 
 static double const_rho(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)

@@ -80,6 +80,10 @@ void dsp_start(ds_engine_t *e, dsp_t *s, int32_t j, const int32_t *gpus, int32_t
 static void stopped(ds_engine_t *e, dsp_t *s, int32_t j)
 {
     dsp_list_remove(&s->run, s->rpos, j);
+    if (s->yielded[j] == 1) {
+        s->yielded[j] = 2;
+        s->ygpus[e->trace->jobs[j].tenant] -= e->trace->jobs[j].gpus;
+    }
     if (s->spos[j] >= 0) dsp_list_remove(solo_of(s, e, j), s->spos, j);
     int32_t p = s->pair[j];
     if (p >= 0) {
@@ -241,6 +245,7 @@ static int dsp_init(ds_engine_t *e, const void *config, void **state, ds_error_t
     for (size_t j = 0; j < nj; j++) s->cls_pass[j] = -1;
     s->wc = ds_xcalloc(nj, 1);
     s->yielded = ds_xcalloc(nj, 1);
+    s->ygpus = ds_xcalloc((size_t)s->nt + 1, sizeof *s->ygpus);
     s->wcv = ds_xmalloc(nj * sizeof *s->wcv);
     s->wc_end = ds_xmalloc(((size_t)s->nt + 1) * sizeof *s->wc_end);
     size_t nn = (size_t)(e->nnodes ? e->nnodes : 1);
@@ -266,7 +271,7 @@ static void dsp_fini(void *state)
     free(s->run.v);
     void *ptrs[] = {s->pred, s->seen, s->S, s->q_last, s->pend, s->ppend_gpus, s->solo, s->rpos, s->spos, s->pair,
                     s->banned, s->low, s->mon, s->admit_tau, s->order, s->qg, s->qb, s->krem, s->mon_base, s->pre_fail_cpus, s->pre_fail_mem, s->run_at, s->heap, s->cursor,
-                    s->cls_pass, s->wc, s->yielded, s->wcv, s->wc_end, s->node_resv, s->resv_node, s->resv_time,
+                    s->cls_pass, s->wc, s->yielded, s->ygpus, s->wcv, s->wc_end, s->node_resv, s->resv_node, s->resv_time,
                     s->blocked, s->resv_fail};
     dsp_resv_free(s);
     free(s->obs);

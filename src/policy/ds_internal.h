@@ -118,7 +118,9 @@ typedef struct dsp {
     int32_t *order, *qg, *qb;
     int64_t *cls_pass;      /* the pass that last classified a job (its G/BE queue this pass) */
     uint8_t *wc;            /* 1 while a job runs as BE from the work-conserving stage */
-    uint8_t *yielded;       /* 1 once a job gave up its G class by outliving its prediction (§2) */
+    uint8_t *yielded;       /* nonzero once a job gave up its G class by outliving its prediction (§2):
+                               1 while that run goes on, 2 after it stopped */
+    int64_t *ygpus;         /* per tenant: GPUs of its running jobs that yielded (yielded == 1) */
     int32_t *wcv, *wc_end;  /* work-conserving stage: candidates, and its tenant runs' ends */
     int32_t *run_at, *heap, *cursor;  /* merge of tenant runs, one entry per tenant (+1) */
     int64_t *ppend_gpus;    /* pending GPU demand per partition */
