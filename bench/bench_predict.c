@@ -141,7 +141,7 @@ int main(int argc, char **argv)
     }
     printf("interference forest: %d trees, depth %d, trained on %d pairs in %.2f s\n", ic.trees, ic.max_depth,
            coloc.npairs, train_s);
-    printf("  pair prediction (XGBoostPredictFromDense):      %8.2f us/call\n", best_raw * 1e6);
+    printf("  pair prediction (flat walk of the forest):      %8.2f us/call\n", best_raw * 1e6);
     printf("  pair prediction through the cached predictor:   %8.3f us/call\n", best_cached * 1e6);
     printf("(checksum %.3f)\n", sink);
     free(d);

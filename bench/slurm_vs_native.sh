@@ -57,6 +57,7 @@ replay_one() {
       echo "policy = deepshare"
       echo "cycle = $(awk "BEGIN {print $cycle / $compress}")"
       echo "poll = 0.25"
+      echo "verbose = 1"  # per-job lines (dispatch, requeue, holds) for the analysis of the replay
       echo "dispatch_timeout = 30"
       echo "slurm_conf = $SLURM_CONF"
       echo "gpu_sharing = 0"

@@ -322,6 +322,72 @@ static void test_gpu_time_order(void **st)
     order_case("gpu-time-order=1,colocation=0,work-conserving=0", 2, 1);
 }
 
+static double pred_100(void *ctx, const ds_trace_t *t, int32_t job, int64_t now)
+{
+    (void)ctx, (void)t, (void)job, (void)now;
+    return 100;
+}
+
+/* Overrun yield (docs/policy.md §2): every job is predicted to take 100 s. A's j0 (truly 10,000 s)
+ * runs as G on node 0, B's j2 holds node 1, A's j1 (truly 100 s) waits from 10. At the cycle of 120
+ * j0 has outlived its prediction while j1 waits: it yields its G class, A's quota goes to j1, and A,
+ * under-served, takes the node back from j0, now BE (no G job is preempted). j0 is then expected to
+ * run as long again as it has (120 s), and restarts when j1 ends. With overrun-yield=0, j1 waits
+ * behind j0. A job yields only what the waiting work could use: with j1 asking 2 GPUs, j0's 8 stay G
+ * (a reclaim would stop all 8 to start 2). */
+static void yield_case(const char *kv, int yields, int j1_gpus)
+{
+    ds_trace_t t;
+    char jobs[128];
+    snprintf(jobs, sizeof jobs, "1 A 8 0 10000; 2 A %d 10 100; 3 B 8 0 100000", j1_gpus);
+    tu_trace(&t, "A:8 B:8", jobs);
+    void *cfg = cfg_with(kv);
+    ds_runtime_predictor_t rp = {.name = "test", .predict = pred_100};
+    ds_predictors_t pr = {&rp, NULL};
+    ds_engine_t *e = engine_with(&t, 8, cfg, &pr);
+    ds_engine_arrive(e, 0, 0);
+    ds_engine_arrive(e, 2, 0);
+    ds_engine_schedule(e, 0, 1);
+    ds_engine_arrive(e, 1, 10);
+    ds_engine_schedule(e, 10, 0);
+    ds_engine_schedule(e, 60, 1);
+    assert_int_equal(e->js[0].klass, DS_CLASS_G); /* 60 s run, 100 predicted: not overrun yet */
+    assert_int_equal(e->js[1].status, DS_JS_PENDING);
+    ds_engine_schedule(e, 120, 1);
+    char msg[200];
+    assert_int_equal(ds_engine_check(e, msg, sizeof msg), 0);
+    assert_int_equal(ops()->check(e, e->pstate, msg, sizeof msg), 0);
+    dsp_t *s = e->pstate;
+    if (yields) {
+        assert_int_equal(e->js[1].status, DS_JS_RUNNING);
+        assert_int_equal(e->js[1].klass, DS_CLASS_G);
+        assert_int_equal(e->js[0].status, DS_JS_PENDING);
+        assert_int_equal(s->st.yields, 1);
+        assert_int_equal(s->st.g_preempted, 0);
+        assert_true(dsp_remaining(e, s, 0, 120) == 120.0);
+        ds_engine_finish(e, 1, 220);
+        ds_engine_schedule(e, 220, 0);
+        assert_int_equal(e->js[0].status, DS_JS_RUNNING);
+    } else {
+        assert_int_equal(e->js[1].status, DS_JS_PENDING);
+        assert_int_equal(e->js[0].status, DS_JS_RUNNING);
+        assert_int_equal(e->js[0].klass, DS_CLASS_G);
+        assert_int_equal(s->st.yields, 0);
+    }
+    assert_int_equal(e->js[2].status, DS_JS_RUNNING); /* B's guarantee is untouched either way */
+    ds_engine_destroy(e);
+    ops()->config_free(cfg);
+    ds_trace_free(&t);
+}
+
+static void test_overrun_yield(void **st)
+{
+    (void)st;
+    yield_case("colocation=0,work-conserving=0", 1, 8); /* on by default */
+    yield_case("overrun-yield=0,colocation=0,work-conserving=0", 0, 8);
+    yield_case("colocation=0,work-conserving=0", 0, 2);
+}
+
 static double const_rho(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)
 {
     (void)t, (void)a, (void)b;
@@ -756,6 +822,7 @@ int main(void)
         cmocka_unit_test(test_revoke_needs_confident_mean),
         cmocka_unit_test(test_admit_floor),
         cmocka_unit_test(test_gpu_time_order),
+        cmocka_unit_test(test_overrun_yield),
         cmocka_unit_test(test_prediction_never_lifts),
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_qad_definition),

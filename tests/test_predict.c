@@ -82,6 +82,42 @@ static void test_xgb_flat_matches_xgboost(void **state)
     free(y);
 }
 
+/* A random forest (many parallel trees, one round, as the interference model trains it) is walked
+ * by the flat trees too, and agrees with XGBoost's own predictor. */
+static void test_xgb_flat_forest_matches_xgboost(void **state)
+{
+    (void)state;
+    int n = 2000, d = 4;
+    float *x = malloc(sizeof *x * (size_t)n * d), *y = malloc(sizeof *y * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < d; k++) x[i * d + k] = urand() < 0.1 ? NAN : (float)urand();
+        y[i] = (isnan(x[i * d]) ? 0.5f : x[i * d]) + 0.3f * (float)(urand() - 0.5);
+    }
+    ds_xgb_params_t p;
+    ds_xgb_params_init(&p, 1);
+    ds_xgb_param(&p, "num_parallel_tree", "20");
+    ds_xgb_param(&p, "subsample", "0.8");
+    ds_xgb_param(&p, "colsample_bynode", "0.8");
+    ds_xgb_param(&p, "learning_rate", "1");
+    ds_xgb_param(&p, "max_depth", "6");
+    ds_xgb_param(&p, "base_score", "0.5");
+    ds_xgb_t *m;
+    ds_error_t err;
+    assert_int_equal(ds_xgb_train(&m, x, y, n, d, &p, &err), 0);
+    double worst = 0, spread = 0;
+    for (int i = 0; i < n; i++) {
+        double a = ds_xgb_predict1(m, &x[i * d]), b = ds_xgb_predict1_ref(m, &x[i * d]);
+        if (fabs(a - b) > worst) worst = fabs(a - b);
+        spread += fabs(b - 0.5);
+    }
+    assert_true(worst <= 1e-4);
+    assert_true(spread / n > 0.05); /* the forest learned something: not the base everywhere */
+    assert_true(ds_xgb_flat_active(m));
+    ds_xgb_free(m);
+    free(x);
+    free(y);
+}
+
 /* Training on nothing is an error, not a crash. */
 static void test_xgb_empty(void **state)
 {
@@ -656,6 +692,7 @@ int main(void)
         cmocka_unit_test(test_xgb_learns_relation),
         cmocka_unit_test(test_xgb_empty),
         cmocka_unit_test(test_xgb_flat_matches_xgboost),
+        cmocka_unit_test(test_xgb_flat_forest_matches_xgboost),
         cmocka_unit_test(test_runtime_recovers_relation),
         cmocka_unit_test(test_runtime_save_load_identical),
         cmocka_unit_test(test_model_file_errors),

@@ -45,6 +45,8 @@ double ds_xgb_predict1(ds_xgb_t *m, const float *x);
  * agreed with XGBoost on the first 16 rows): for tests and benchmarks. */
 double ds_xgb_predict1_ref(ds_xgb_t *m, const float *x);
 int32_t ds_xgb_nfeatures(const ds_xgb_t *m);
+/* 1 once the flat copy of the trees answers predictions alone (it agreed with XGBoost on the first). */
+int ds_xgb_flat_active(const ds_xgb_t *m);
 /* Serialized model (XGBoost's UBJSON); *buf is malloc'ed. */
 int ds_xgb_save(ds_xgb_t *m, char **buf, size_t *len, ds_error_t *err);
 /* Loads a serialized model; d is the feature count it must have. */
@@ -83,7 +85,7 @@ typedef struct ds_runtime_model_config {
     int32_t min_history;    /* finished jobs a tenant needs for its own model (50) */
     int32_t min_train;      /* finished jobs the cluster model needs (20) */
     int64_t retrain_period; /* > 0: retrain at multiples of this many seconds (v1); 0: by count (default) */
-    int32_t retrain_every;  /* by count: retrain after this many new finishes (4000; sooner while history doubles) */
+    int32_t retrain_every;  /* by count: retrain after this many new finishes (8000; sooner while history doubles) */
     int32_t window;         /* train on the latest this many finishes (12000; 0 = all) */
     int32_t inc_rounds;     /* > 0: trees added to the booster per retrain, fitted on the window (0: fresh booster) */
     int32_t max_bin;        /* histogram bins per feature (32): XGBoost's split search scales with them */
@@ -94,9 +96,9 @@ typedef struct ds_runtime_model_config {
     int per_tenant;         /* DS_RT_TENANT_*: how tenants with enough history get a model of their own */
     int use_model;          /* 0: history heuristic only (the fallback), for comparison */
     int frozen;             /* 1: never retrain (models loaded from a file) */
-    int32_t rounds;         /* boosting rounds of a fresh booster (50; 10 + rows / 50 on fewer rows) */
-    int32_t max_depth;      /* 7 */
-    double eta;             /* 0.12 */
+    int32_t rounds;         /* boosting rounds of a fresh booster (30; 10 + rows / 50 on fewer rows) */
+    int32_t max_depth;      /* 3 */
+    double eta;             /* 0.2 */
     double subsample;       /* 0.8 */
     double colsample;       /* colsample_bytree 0.8 */
     int32_t nthread;        /* training threads, 0 = XGBoost default (1: see runtime_model.c) */

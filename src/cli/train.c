@@ -36,7 +36,7 @@ static void help(FILE *f)
             "  --predictions FILE    write job_id,actual,predicted,source,tenant_history,user_history\n"
             "  --model-out FILE      train on every job of the trace and save the models\n"
             "  --min-history N       finished jobs a tenant needs for its own model (50)\n"
-            "  --retrain-every N     retrain after N new finishes (4000; sooner while the history doubles)\n"
+            "  --retrain-every N     retrain after N new finishes (8000; sooner while the history doubles)\n"
             "  --window N            train on the latest N finishes (12000; 0 = all)\n"
             "  --inc-rounds N        add N trees per retrain, fitted on the window, instead of a fresh booster (0)\n"
             "  --max-trees N         beyond N trees, grow a fresh booster on the window (200)\n"
@@ -46,7 +46,8 @@ static void help(FILE *f)
             "  --separate-tenants    each tenant's model trained on its own jobs only (ablation)\n"
             "  --v1                  the first model's training: daily, all history, from scratch, tenant\n"
             "                        corrections, 200 rounds at eta 0.05 (features are today's)\n"
-            "  --rounds N (50)  --max-depth N (7)  --eta X (0.12)  --max-bin N (32)  --threads N (XGBoost default)\n"
+            "  --rounds N (30)  --max-depth N (3)  --eta X (0.2)  --max-bin N (32)  --threads N (XGBoost default)\n"
+            "  --model-seed N        seed of XGBoost's row and column sampling (1); --seed is the workload's\n"
             "\n"
             "interference: random forest (XGBoost, num_parallel_tree trees, row and column subsampling, one round)\n"
             "predicting each job's retention beside a partner from both workloads' exclusive profiles.\n"
@@ -203,6 +204,9 @@ static int train_runtime(int argc, char **argv)
         } else if (!strcmp(name, "eta")) {
             if (ds_parse_f64("--eta", val, 1e-6, 1, &d)) return 2;
             rc.eta = d;
+        } else if (!strcmp(name, "model-seed")) {
+            if (ds_parse_i64("--model-seed", val, 0, INT64_MAX, &v)) return 2;
+            rc.seed = (uint64_t)v;
         } else {
             fprintf(stderr, "deepshare train runtime: unknown option --%s (see --help)\n", name);
             return 2;

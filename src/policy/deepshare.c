@@ -34,6 +34,13 @@ static dsp_list_t *solo_of(dsp_t *s, const ds_engine_t *e, int32_t j)
 
 double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now)
 {
+    /* A job that yielded (outlived its prediction, §2) is expected to run about as long again as it
+     * has: its prediction no longer says anything, and ranking it as almost done would put it back at
+     * the head of its tenant's order. */
+    if (s->yielded[j]) {
+        double el = (double)ds_engine_elapsed(e, j, now), r = s->pred[j] - el;
+        return r > el ? r : el > 1.0 ? el : 1.0;
+    }
     /* The predictor's estimate given the elapsed time when it has one (learned models: conditional on
      * having run that long), else max(predicted total - elapsed wall time, 1), docs/predictors.md. */
     const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
@@ -73,6 +80,10 @@ void dsp_start(ds_engine_t *e, dsp_t *s, int32_t j, const int32_t *gpus, int32_t
 static void stopped(ds_engine_t *e, dsp_t *s, int32_t j)
 {
     dsp_list_remove(&s->run, s->rpos, j);
+    if (s->yielded[j] == 1) {
+        s->yielded[j] = 2;
+        s->ygpus[e->trace->jobs[j].tenant] -= e->trace->jobs[j].gpus;
+    }
     if (s->spos[j] >= 0) dsp_list_remove(solo_of(s, e, j), s->spos, j);
     int32_t p = s->pair[j];
     if (p >= 0) {
@@ -160,6 +171,7 @@ static void dsp_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now,
         s->st.cycles++;
         if (s->cfg.monitor) dsp_monitor(e, s, now);
         dsp_demote(e, s);
+        if (s->cfg.overrun_yield) dsp_yield(e, s, now);
         dsp_promote(e, s);
     }
     dsp_list_t *pl = &s->pend[part];
@@ -232,6 +244,8 @@ static int dsp_init(ds_engine_t *e, const void *config, void **state, ds_error_t
     s->cls_pass = ds_xmalloc(nj * sizeof *s->cls_pass);
     for (size_t j = 0; j < nj; j++) s->cls_pass[j] = -1;
     s->wc = ds_xcalloc(nj, 1);
+    s->yielded = ds_xcalloc(nj, 1);
+    s->ygpus = ds_xcalloc((size_t)s->nt + 1, sizeof *s->ygpus);
     s->wcv = ds_xmalloc(nj * sizeof *s->wcv);
     s->wc_end = ds_xmalloc(((size_t)s->nt + 1) * sizeof *s->wc_end);
     size_t nn = (size_t)(e->nnodes ? e->nnodes : 1);
@@ -257,7 +271,7 @@ static void dsp_fini(void *state)
     free(s->run.v);
     void *ptrs[] = {s->pred, s->seen, s->S, s->q_last, s->pend, s->ppend_gpus, s->solo, s->rpos, s->spos, s->pair,
                     s->banned, s->low, s->mon, s->admit_tau, s->order, s->qg, s->qb, s->krem, s->mon_base, s->pre_fail_cpus, s->pre_fail_mem, s->run_at, s->heap, s->cursor,
-                    s->cls_pass, s->wc, s->wcv, s->wc_end, s->node_resv, s->resv_node, s->resv_time,
+                    s->cls_pass, s->wc, s->yielded, s->ygpus, s->wcv, s->wc_end, s->node_resv, s->resv_node, s->resv_time,
                     s->blocked, s->resv_fail};
     dsp_resv_free(s);
     free(s->obs);
@@ -273,7 +287,7 @@ static int64_t be_classified(const ds_engine_t *e, const dsp_t *s, int32_t i, in
     int64_t sum = 0;
     for (int32_t k = 0; k < s->run.n; k++) {
         int32_t j = s->run.v[k];
-        if (e->trace->jobs[j].tenant != i || e->js[j].klass != DS_CLASS_BE || s->wc[j]) continue;
+        if (e->trace->jobs[j].tenant != i || e->js[j].klass != DS_CLASS_BE || s->wc[j] || s->yielded[j]) continue;
         n++;
         sum += e->trace->jobs[j].gpus;
         big = e->trace->jobs[j].gpus > cap;
@@ -328,7 +342,7 @@ static int dsp_stats(const ds_engine_t *e, const void *state, ds_policy_stat_t *
         {"passes", x->passes}, {"cycles", x->cycles},
         {"preempt_reclaim", x->preempt_reclaim}, {"preempt_revoke", x->preempt_revoke},
         {"gpus_reclaimed", x->reclaimed_gpus}, {"be_starts", x->lent_jobs}, {"gpus_lent", x->lent_gpus},
-        {"promotions", x->promotions}, {"gpus_promoted", x->promoted_gpus},
+        {"promotions", x->promotions}, {"gpus_promoted", x->promoted_gpus}, {"overrun_yields", x->yields},
         {"coloc_attempts", x->coloc_attempts}, {"coloc_admitted", x->coloc_admitted},
         {"coloc_no_candidate", x->coloc_no_candidate}, {"coloc_rejected_memory", x->rej_memory},
         {"coloc_rejected_cpu", x->rej_cpu}, {"coloc_rejected_retention", x->rej_retention},

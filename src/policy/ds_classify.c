@@ -11,7 +11,7 @@ void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t
 {
     const ds_trace_t *t = e->trace;
     int32_t g_n = 0, b_n = 0;
-    int64_t gbud = 0, bbud = 0, q = 0, becap = 0;
+    int64_t gbud = 0, bbud = 0, q = 0, becap = 0, be_now = 0;
     int32_t cur = -1;
     int be_taken = 0;
     for (int32_t k = 0; k < n; k++) {
@@ -24,10 +24,12 @@ void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t
             becap = s->cfg.borrowing ? (int64_t)floor(s->cfg.m * (double)q + 1e-9) : 0;
             /* Hard quotas: a tenant's colocated (BE) jobs count against its quota too. */
             gbud = q - e->tenant_g_gpus[ten] - (s->cfg.borrowing ? 0 : e->tenant_be_gpus[ten]);
-            bbud = becap - e->tenant_be_gpus[ten];
+            /* a run that yielded its G class borrows nothing: it holds GPUs its own quota once gave it */
+            be_now = e->tenant_be_gpus[ten] - s->ygpus[ten];
+            bbud = becap - be_now;
             be_taken = 0;
         }
-        if (gbud <= 0 && bbud <= 0 && (be_taken || e->tenant_be_gpus[ten] > 0)) {
+        if (gbud <= 0 && bbud <= 0 && (be_taken || be_now > 0)) {
             /* nothing more of this tenant can be classified: skip to the next tenant's run */
             int32_t lo = k, hi = n;
             while (lo < hi) {
@@ -42,7 +44,7 @@ void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t
         int explicit_be = s->cfg.borrowing && t->jobs[j].klass == DS_CLASS_BE;
         /* A job larger than both caps could never be classified: it may run as the tenant's only BE
          * job, so nothing starves (it stays reclaimable). */
-        int oversize = g > (explicit_be ? becap : DS_MAX(q, becap)) && e->tenant_be_gpus[ten] == 0 && !be_taken;
+        int oversize = g > (explicit_be ? becap : DS_MAX(q, becap)) && be_now == 0 && !be_taken;
         /* with borrowing, jobs passed over still run as BE; without it a prefix would be head-of-line blocking */
         if (!explicit_be && g > gbud && g <= q && s->cfg.g_prefix && s->cfg.borrowing) gbud = 0;
         if (!explicit_be && g <= gbud) {
@@ -80,7 +82,8 @@ void dsp_promote(ds_engine_t *e, dsp_t *s)
     /* A shared job stays BE: a pair must keep a BE member the monitor can stop. */
     for (int32_t k = 0; k < s->run.n; k++) {
         int32_t j = s->run.v[k];
-        if (e->js[j].klass == DS_CLASS_BE && s->pair[j] < 0 && (t->jobs[j].klass != DS_CLASS_BE || !s->cfg.borrowing))
+        if (e->js[j].klass == DS_CLASS_BE && s->pair[j] < 0 && (t->jobs[j].klass != DS_CLASS_BE || !s->cfg.borrowing) &&
+            !s->yielded[j])
             s->order[n++] = j;
     }
     if (!n) return;
@@ -95,6 +98,42 @@ void dsp_promote(ds_engine_t *e, dsp_t *s)
         s->st.promotions++;
         s->st.promoted_gpus += g;
     }
+}
+
+void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now)
+{
+    const ds_trace_t *t = e->trace;
+    /* without a BE class there is nothing to yield to; without prediction nothing to outlive */
+    if (!s->cfg.borrowing || !s->cfg.prediction) return;
+    int32_t n = 0;
+    for (int32_t k = 0; k < s->run.n; k++) {
+        int32_t j = s->run.v[k];
+        if (e->js[j].klass == DS_CLASS_G && s->pair[j] < 0 && !s->yielded[j] &&
+            (double)ds_engine_elapsed(e, j, now) > s->pred[j])
+            s->order[n++] = j;
+    }
+    if (!n) return;
+    /* GPUs of each tenant's pending jobs its quota could hold: only they gain from the quota a job
+     * yields, and a job yields only what they could use (a long 40-GPU run gives way to 40 GPUs of
+     * waiting work, not to one 1-GPU job, which a reclaim would otherwise serve by stopping all 40) */
+    int64_t *waits = ds_xcalloc((size_t)s->nt, sizeof *waits);
+    for (int32_t p = 0; p < s->nparts; p++)
+        for (int32_t k = 0; k < s->pend[p].n; k++) {
+            int32_t j = s->pend[p].v[k], ten = t->jobs[j].tenant;
+            if (ds_engine_startable(e, j) && t->jobs[j].gpus <= e->tenant_quota[ten]) waits[ten] += t->jobs[j].gpus;
+        }
+    for (int32_t k = 0; k < n; k++) {
+        int32_t j = s->order[k], g = t->jobs[j].gpus, ten = t->jobs[j].tenant;
+        if (waits[ten] < g) continue;
+        waits[ten] -= g;
+        dsp_list_remove(dsp_solo(s, e->js[j].part, 0, g), s->spos, j);
+        ds_engine_set_class(e, j, DS_CLASS_BE);
+        dsp_list_push(dsp_solo(s, e->js[j].part, 1, g), s->spos, j);
+        s->yielded[j] = 1;
+        s->ygpus[t->jobs[j].tenant] += g;
+        s->st.yields++;
+    }
+    free(waits);
 }
 
 static _Thread_local const ds_engine_t *cmp_e;

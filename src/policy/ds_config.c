@@ -37,6 +37,7 @@ void dsp_config_default(dsp_config_t *c)
     c->learn_retention = 1;
     c->share_first = 1;
     c->share_first_min = 0.0;
+    c->overrun_yield = 1;
     c->prediction = c->interference_aware = c->colocation = c->borrowing = 1;
     c->preemption = c->cpu_reclaim = c->monitor = 1;
 }
@@ -73,6 +74,7 @@ static const param_t params[] = {
     {"max-candidates", P_INT, F(max_candidates), 1, 1000000, "64", "colocation partners examined per job"},
     {"w", P_INT, F(w), 1, 1000000, "3", "consecutive low retention samples that revoke a colocation"},
     {"gpu-time-order", P_BOOL, F(gpu_time_order), 0, 1, "0", "inside a QAD band, order by predicted remaining GPU-time (x GPUs, as QSSF) instead of remaining time"},
+    {"overrun-yield", P_BOOL, F(overrun_yield), 0, 1, "1", "a G job that has run longer than predicted, while its tenant has a job waiting, yields its G class (runs on as BE, expected to run as long again); 0: G until it ends"},
     {"admit-floor", P_BOOL, F(admit_floor), 0, 1, "1", "a pair is admitted when the interference model predicts both at or above rho-min; the monitor then holds it to the current threshold (0: the prediction must meet the current threshold)"},
     {"monitor-z", P_DBL, F(monitor_z), 0, 100, "2", "...only when the pair's mean sample is also this many standard errors below threshold (0: off)"},
     {"prediction", P_BOOL, F(prediction), 0, 1, "1", "0: order by submit time inside a QAD band (ablation)"},

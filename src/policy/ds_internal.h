@@ -33,6 +33,7 @@ typedef struct dsp_config {
     int32_t max_candidates; /* colocation candidates examined per job (64) */
     int32_t w;              /* consecutive low samples before a revocation (3) */
     int gpu_time_order;     /* inside a band, order by predicted GPU-time (remaining x GPUs), not time (0) */
+    int overrun_yield;      /* a G job that outlived its prediction yields its class while its tenant waits (1) */
     int admit_floor;        /* the model's prediction admits at rho_min; the monitor enforces the threshold (1) */
     double monitor_z;       /* ...and the pair's mean retention that far (in standard errors) below threshold (2; 0: off) */
     int monitor_threshold;  /* DSP_MON_CURRENT or DSP_MON_ADMIT */
@@ -76,7 +77,7 @@ typedef struct dsp_resv {
 typedef struct dsp_stats {
     int64_t passes, cycles;
     int64_t preempt_reclaim, preempt_revoke, reclaimed_gpus;
-    int64_t lent_jobs, lent_gpus, promotions, promoted_gpus, demotions;
+    int64_t lent_jobs, lent_gpus, promotions, promoted_gpus, demotions, yields;
     int64_t coloc_admitted, coloc_attempts, coloc_no_candidate;
     int64_t rej_memory, rej_cpu, rej_retention, rej_revoked;
     int64_t cpu_reclaims, cpu_shrunk_jobs;
@@ -117,6 +118,9 @@ typedef struct dsp {
     int32_t *order, *qg, *qb;
     int64_t *cls_pass;      /* the pass that last classified a job (its G/BE queue this pass) */
     uint8_t *wc;            /* 1 while a job runs as BE from the work-conserving stage */
+    uint8_t *yielded;       /* nonzero once a job gave up its G class by outliving its prediction (§2):
+                               1 while that run goes on, 2 after it stopped */
+    int64_t *ygpus;         /* per tenant: GPUs of its running jobs that yielded (yielded == 1) */
     int32_t *wcv, *wc_end;  /* work-conserving stage: candidates, and its tenant runs' ends */
     int32_t *run_at, *heap, *cursor;  /* merge of tenant runs, one entry per tenant (+1) */
     int64_t *ppend_gpus;    /* pending GPU demand per partition */
@@ -159,6 +163,9 @@ double dsp_retention(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b)
 /* ds_classify.c (docs/policy.md §2) */
 void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t *ng, int32_t *nb);
 void dsp_promote(ds_engine_t *e, dsp_t *s);
+/* Overrun yield: running unshared G jobs that have run longer than predicted become BE (for good)
+ * while their tenant has a pending job its quota could hold. */
+void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now);
 /* A lowered quota: running unshared G jobs of a tenant over its quota become BE, most recently started
  * first, until its G GPUs fit the quota again (no G job is ever preempted; BE ones may be). */
 void dsp_demote(ds_engine_t *e, dsp_t *s);

@@ -1,7 +1,7 @@
 /* xgb.c: a thin wrapper over XGBoost's C API: train on a dense matrix, predict one row in place,
  * serialize to and from memory. XGBoost's messages become ds_error_t text, never stderr output.
- * One-row predictions walk a flat copy of the trees read from the model's JSON: XGBoost parses two
- * JSON documents per call, which cost more than the trees themselves. */
+ * One-row predictions walk a flat copy of the trees (boosted or a forest) read from the model's JSON:
+ * XGBoost parses two JSON documents per call, which cost more than the trees themselves. */
 #include "deepshare/models.h"
 
 #include <math.h>
@@ -74,7 +74,9 @@ static int flat_build(ds_xgb_t *m)
     const char *np = strstr(js, "\"num_parallel_tree\":\"");
     const char *nt = strstr(js, "\"num_trees\":\"");
     const char *bs = strstr(js, "\"base_score\":\"");
-    if (!np || !nt || !bs || atoi(np + 21) != 1) return -1; /* forests: leave them to XGBoost */
+    /* a forest (num_parallel_tree > 1) is walked the same way: XGBoost already divided each tree's
+     * learning rate by the forest size, so its output is the base plus the sum of every leaf too */
+    if (!np || !nt || !bs || atoi(np + 21) < 1) return -1;
     int32_t ntrees = atoi(nt + 13);
     m->base = strtod(bs + 14, NULL);
     int32_t cap = 0;
@@ -119,7 +121,7 @@ static int flat_build(ds_xgb_t *m)
 
 static double flat_predict(const ds_xgb_t *m, const float *x)
 {
-    float sum = 0; /* XGBoost sums the leaves in single precision too */
+    float sum = (float)m->base; /* XGBoost adds the leaves to the base in single precision, in this order */
     for (int32_t t = 0; t < m->ntrees; t++) {
         int32_t i = m->root[t];
         while (m->left[i] >= 0) {
@@ -128,7 +130,7 @@ static double flat_predict(const ds_xgb_t *m, const float *x)
         }
         sum += m->cond[i];
     }
-    return (double)(sum + (float)m->base);
+    return (double)sum;
 }
 
 /* XGBoost's last error with its stack trace cut off: one line for the user. */
@@ -319,6 +321,8 @@ double ds_xgb_predict1_ref(ds_xgb_t *m, const float *x)
 }
 
 int32_t ds_xgb_nfeatures(const ds_xgb_t *m) { return m->d; }
+
+int ds_xgb_flat_active(const ds_xgb_t *m) { return m->flat == -1; }
 
 int ds_xgb_save(ds_xgb_t *m, char **buf, size_t *len, ds_error_t *err)
 {
