@@ -1,6 +1,7 @@
 /* test_state.c: deepshared's core (src/daemon/state.c) against the in-memory Slurm of fake_slurm.c:
  * rebuilding after a restart, a pinned GPU that is busy and the start taken back, requeue then restage,
- * slurmctld errors, and GPUs that lost their shards in a slurmctld restart. */
+ * slurmctld errors, GPUs that lost their shards or keep shards of no job after a slurmctld restart, and
+ * pinned shard jobs the policy would pair where Slurm cannot run them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
