@@ -7,7 +7,7 @@ cd "$(dirname "$0")"
 bash scripts/deps.sh
 # As root with Debian's Slurm packages installable, the end-to-end test of deepshared runs on a real local
 # Slurm cluster after the unit tests (DS_SKIP_SLURM=1 skips it); DS_SOAK=1 adds the daemon soak, which is
-# not run by default: its stuck pinned shard jobs are fixed, but in 1 of its last 3 runs a job requeued in
+# not run by default: its stuck pinned shard jobs are fixed, but in 1 of its last 9 runs a job requeued in
 # the milliseconds after its script ended ran twice (docs/deepshared.md, Known limits).
 slurm_e2e=0
 if [ "$(id -u)" -eq 0 ] && [ -z "${DS_SKIP_SLURM:-}" ]; then
