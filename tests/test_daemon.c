@@ -418,6 +418,19 @@ static void test_engine_adopt_move(void **state)
     ds_trace_free(&t);
 }
 
+/* An engine with the default configuration for a registered policy (its ops in *ops). */
+static ds_engine_t *default_engine(const ds_trace_t *t, const char *policy, const ds_policy_ops_t **ops)
+{
+    ds_engine_config_t c;
+    ds_engine_config_default(&c);
+    ds_engine_t *e = NULL;
+    ds_error_t err;
+    *ops = ds_policy_find(policy);
+    if (!*ops) fail_msg("no policy %s", policy);
+    if (ds_engine_create(&e, t, &c, *ops, NULL, &err) != DS_OK) fail_msg("%s: %s", policy, err.msg);
+    return e;
+}
+
 /* A start the driver takes back leaves the job pending as if it had not started: its pending spell,
  * queue order and counters go on, no preemption is counted, and the policy places it again. DeepShare
  * hears cancel_start (its check would fail on a preempted G job); FIFO, without that hook, enqueue. */
@@ -428,12 +441,8 @@ static void test_engine_cancel_start(void **state)
     for (size_t p = 0; p < sizeof policies / sizeof policies[0]; p++) {
         ds_trace_t t;
         tu_trace(&t, "a:8", "1 a 2 0 100; 2 a 1 0 100");
-        ds_engine_config_t c;
-        ds_engine_config_default(&c);
-        ds_engine_t *e;
-        ds_error_t err;
-        const ds_policy_ops_t *ops = ds_policy_find(policies[p]);
-        assert_int_equal(ds_engine_create(&e, &t, &c, ops, NULL, &err), DS_OK);
+        const ds_policy_ops_t *ops;
+        ds_engine_t *e = default_engine(&t, policies[p], &ops);
         ds_engine_arrive(e, 0, 0);
         ds_engine_arrive(e, 1, 0);
         int64_t seq = e->js[0].arrival_seq;
@@ -487,13 +496,8 @@ static void test_engine_hold(void **state)
         ds_trace_t t;
         /* job 0 is first in every order (earliest, shortest); 1 and 2 fill the cluster without it */
         tu_trace(&t, "a:8", "1 a 8 0 50; 2 a 4 1 100; 3 a 4 1 100");
-        ds_engine_config_t c;
-        ds_engine_config_default(&c);
-        ds_engine_t *e;
-        ds_error_t err;
-        const ds_policy_ops_t *ops = ds_policy_find(policies[p].name);
-        assert_non_null(ops);
-        if (ds_engine_create(&e, &t, &c, ops, NULL, &err) != DS_OK) fail_msg("%s: %s", ops->name, err.msg);
+        const ds_policy_ops_t *ops;
+        ds_engine_t *e = default_engine(&t, policies[p].name, &ops);
         char msg[200] = "";
         ds_engine_arrive(e, 0, 0);
         ds_engine_hold(e, 0, 1);

@@ -124,6 +124,17 @@ static sl_job_t *running_on(uint32_t id, const char *acct, const char *part, con
     return j;
 }
 
+/* Job id of tenant a, one GPU, back in staging after a requeue, pinned to GPU index 0 at its first
+ * dispatch (Slurm 22.05 can restart it only there). */
+static void requeued_pinned_to_0(uint32_t id)
+{
+    int pin = 0;
+    sl_job_t *j = fs_add_job(id, "a", "staging", "gpus=1");
+    fs_pin(j, "", &pin, 1);
+    snprintf(j->admin_comment, sizeof j->admin_comment, "deepshare class=G gres=gpu pin=0");
+    j->restarts = 1;
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -188,11 +199,7 @@ static void test_pin_busy_held(void **state)
 {
     (void)state;
     running_on(1, "a", "prod", "G", 0);
-    int pin = 0;
-    sl_job_t *j = fs_add_job(2, "a", "staging", "gpus=1");
-    fs_pin(j, "", &pin, 1);
-    snprintf(j->admin_comment, sizeof j->admin_comment, "deepshare class=G gres=gpu pin=0");
-    j->restarts = 1;
+    requeued_pinned_to_0(2);
     fs_add_job(4, "a", "staging", "gpus=3");
     boot("deepshare");
     assert_int_equal(sync_now(), 1);
@@ -274,11 +281,7 @@ static void test_pin_busy_moves_to_free_index(void **state)
     running_on(3, "a", "prod", "G", 1);
     snprintf(fs_job(3)->nodes, sizeof fs_job(3)->nodes, "n1");
     snprintf(fs_job(3)->req_nodes, sizeof fs_job(3)->req_nodes, "n1");
-    int pin = 0;
-    sl_job_t *j = fs_add_job(2, "a", "staging", "gpus=1");
-    fs_pin(j, "", &pin, 1);
-    snprintf(j->admin_comment, sizeof j->admin_comment, "deepshare class=G gres=gpu pin=0");
-    j->restarts = 1;
+    requeued_pinned_to_0(2);
     boot("deepshare");
     assert_int_equal(sync_now(), 1);
     daemon_pass(&D, 1);

@@ -21,6 +21,9 @@ void ds_workload_opts_default(ds_workload_opts_t *o);
 int ds_workload_opt(ds_workload_opts_t *o, const char *name, const char *arg);
 /* Loads the trace (and estimates, colocation profile when given). */
 int ds_workload_load(const ds_workload_opts_t *o, ds_trace_t *t, ds_coloc_t *coloc, int *have_coloc, ds_error_t *err);
+/* ds_workload_load for a command: on failure the error is printed (ds_die_error), the trace freed, and
+ * nonzero returned. */
+int ds_workload_open(const ds_workload_opts_t *o, ds_trace_t *t, ds_coloc_t *coloc, int *have_coloc);
 
 int ds_cmd_simulate(int argc, char **argv);
 int ds_cmd_explain(int argc, char **argv);

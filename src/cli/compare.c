@@ -406,9 +406,7 @@ int ds_cmd_compare(int argc, char **argv)
     ds_error_clear(&err);
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (ds_workload_load(&wo, &trace, &coloc, &have_coloc, &err)) {
-        ds_die_error(&err);
-        ds_trace_free(&trace);
+    if (ds_workload_open(&wo, &trace, &coloc, &have_coloc)) {
         rc = 1;
         goto done;
     }

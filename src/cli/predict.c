@@ -61,9 +61,7 @@ static int predict_runtime(int argc, char **argv)
     int have_coloc = 0, status = 1;
     ds_error_t err;
     ds_error_clear(&err);
-    if (ds_workload_load(&wo, &t, &coloc, &have_coloc, &err)) {
-        ds_die_error(&err);
-        ds_trace_free(&t);
+    if (ds_workload_open(&wo, &t, &coloc, &have_coloc)) {
         return 1;
     }
     ds_runtime_model_config_t c;

@@ -1012,11 +1012,7 @@ int ds_cmd_replay_live(int argc, char **argv)
     ds_trace_t trace;
     ds_coloc_t coloc;
     int have_coloc = 0;
-    ds_error_t err;
-    ds_error_clear(&err);
-    if (ds_workload_load(&wo, &trace, &coloc, &have_coloc, &err)) {
-        ds_die_error(&err);
-        ds_trace_free(&trace);
+    if (ds_workload_open(&wo, &trace, &coloc, &have_coloc)) {
         return 1;
     }
     if (have_coloc) ds_coloc_free(&coloc);

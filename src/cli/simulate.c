@@ -142,9 +142,7 @@ int ds_cmd_simulate(int argc, char **argv)
     int have_coloc = 0;
     ds_error_t err;
     ds_error_clear(&err);
-    if (ds_workload_load(&wo, &trace, &coloc, &have_coloc, &err)) {
-        ds_die_error(&err);
-        ds_trace_free(&trace);
+    if (ds_workload_open(&wo, &trace, &coloc, &have_coloc)) {
         rc = 1;
         goto done;
     }

@@ -101,3 +101,13 @@ int ds_workload_load(const ds_workload_opts_t *o, ds_trace_t *t, ds_coloc_t *col
     }
     return DS_OK;
 }
+
+int ds_workload_open(const ds_workload_opts_t *o, ds_trace_t *t, ds_coloc_t *coloc, int *have_coloc)
+{
+    ds_error_t err;
+    ds_error_clear(&err);
+    if (!ds_workload_load(o, t, coloc, have_coloc, &err)) return 0;
+    ds_die_error(&err);
+    ds_trace_free(t);
+    return 1;
+}

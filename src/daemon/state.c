@@ -868,15 +868,24 @@ static int place_where_slurm_starts(daemon_t *d, int32_t j, int32_t *node, int *
     return 0;
 }
 
+/* Whether slot j was requeued by us less than D_REQUEUE_SETTLE seconds before mono (its why says so):
+ * seen in the soak, a job requeued and dispatched again 0.9 s later was killed by Slurm for good. */
+static int settling(daemon_t *d, int32_t j, double mono)
+{
+    dslot_t *sl = &d->slot[j];
+    double since = mono - sl->t_requeue;
+    if (!(sl->t_requeue > 0 && since < D_REQUEUE_SETTLE)) return 0;
+    snprintf(sl->why, sizeof sl->why,
+             "requeued %.1f s ago: a start within %.0f s of a requeue is refused by slurmd (job credential "
+             "revoked) and ends the job, so it waits", since, D_REQUEUE_SETTLE);
+    return 1;
+}
+
 static void dispatch(daemon_t *d, int32_t j, int32_t other)
 {
     ds_engine_t *e = d->e;
-    double since = daemon_now_mono() - d->slot[j].t_requeue;
-    if (d->slot[j].t_requeue > 0 && since < D_REQUEUE_SETTLE) {
-        /* seen in the soak: requeued and dispatched again 0.9 s later, Slurm killed it for good */
-        snprintf(d->slot[j].why, sizeof d->slot[j].why,
-                 "requeued %.1f s ago: a start within %.0f s of a requeue is refused by slurmd (job credential "
-                 "revoked) and ends the job, so it waits", since, D_REQUEUE_SETTLE);
+    if (settling(d, j, daemon_now_mono())) {
+        /* requeued earlier in this same pass: held jobs never get here */
         d->slot[j].undo = 1;
         return;
     }
@@ -1048,7 +1057,7 @@ static int pins_open(daemon_t *d, int32_t j, char *refused, size_t n)
             else if (gpu_refuses(d, j, m, c, w, sizeof w)) ok = 0, snprintf(refused, n, "%s", w);
             else {
                 const ds_gpu_t *gp = ds_engine_gpu(e, e->nodes[m].gpu0 + c);
-                ok = gp->nres == 0 || (sl->npin == 1 && sl->shareable && gp->nres == 1 && gp->nres < d->cfg.k &&
+                ok = gp->nres == 0 || (sl->npin == 1 && sl->shareable && gp->nres == 1 && d->cfg.k > 1 &&
                                        d->slot[gp->res[0]].shareable);
             }
         }
@@ -1069,13 +1078,9 @@ static void hold_unstartable(daemon_t *d)
     for (int32_t j = 0; j < d->nslots; j++) {
         if (ds_engine_job(e, j)->status != DS_JS_PENDING) continue;
         dslot_t *sl = &d->slot[j];
-        double since = mono - sl->t_requeue;
         int hold = 0;
-        if (sl->t_requeue > 0 && since < D_REQUEUE_SETTLE) {
+        if (settling(d, j, mono)) {
             hold = 1;
-            snprintf(sl->why, sizeof sl->why,
-                     "requeued %.1f s ago: a start within %.0f s of a requeue is refused by slurmd (job credential "
-                     "revoked) and ends the job, so it waits", since, D_REQUEUE_SETTLE);
         } else if (sl->npin > 0 && !pins_open(d, j, refused, sizeof refused)) {
             hold = 1;
             if (refused[0]) snprintf(sl->why, sizeof sl->why, "%s", refused);

@@ -147,6 +147,25 @@ int sl_load_jobs(sl_job_t **jobs, int *njobs, int *changed, char *err, size_t er
     return 0;
 }
 
+/* One GRES list of a node: the count of each typed shard entry "shard:gN:C" goes to shards[N]
+ * (entries absent leave it as it was); returns the GPUs its "gpu:..." entries add up to. */
+static int scan_gres(const char *gres, int *shards)
+{
+    char buf[4096], *save = NULL;
+    int gpus = 0;
+    copy(buf, sizeof buf, gres);
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *paren = strchr(tok, '(');
+        if (paren) *paren = 0;
+        int idx, cnt;
+        if (!strncmp(tok, "shard:g", 7) && sscanf(tok + 7, "%d:%d", &idx, &cnt) == 2 && idx >= 0 &&
+            idx < SL_MAX_GPUS && cnt >= 0)
+            shards[idx] = cnt;
+        if (!strncmp(tok, "gpu:", 4)) gpus += atoi(strrchr(tok, ':') + 1);
+    }
+    return gpus;
+}
+
 int sl_load_nodes(sl_node_t **nodes, int *nnodes, char *err, size_t errn)
 {
     node_info_msg_t *msg = NULL;
@@ -167,33 +186,11 @@ int sl_load_nodes(sl_node_t **nodes, int *nnodes, char *err, size_t errn)
         uint32_t base = s->node_state & NODE_STATE_BASE;
         d->up = base != NODE_STATE_DOWN && base != NODE_STATE_UNKNOWN && base != NODE_STATE_FUTURE &&
                 !(s->node_state & (NODE_STATE_DRAIN | NODE_STATE_NO_RESPOND));
-        /* "gpu:g0:1,...,shard:g0:2,..." or "gpu:4,shard:8" (may carry "(S:0)" socket suffixes) */
+        /* Gres: "gpu:g0:1,...,shard:g0:2,..." or "gpu:4,shard:8" (may carry "(S:0)" socket suffixes) */
         for (int k = 0; k < SL_MAX_GPUS; k++) d->shards[k] = -1;
-        char buf[4096];
-        copy(buf, sizeof buf, s->gres);
-        char *save = NULL;
-        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            char *paren = strchr(tok, '(');
-            if (paren) *paren = 0;
-            int idx, cnt;
-            if (!strncmp(tok, "shard:g", 7) && sscanf(tok + 7, "%d:%d", &idx, &cnt) == 2 && idx >= 0 &&
-                idx < SL_MAX_GPUS && cnt >= 0)
-                d->shards[idx] = cnt;
-            if (strncmp(tok, "gpu:", 4)) continue;
-            char *last = strrchr(tok, ':');
-            d->gpus += atoi(last + 1);
-        }
+        d->gpus = scan_gres(s->gres, d->shards);
         /* GresUsed: "gpu:g0:0(IDX:N/A),...,shard:g1:1(IDX:1),..." */
-        copy(buf, sizeof buf, s->gres_used);
-        save = NULL;
-        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            char *paren = strchr(tok, '(');
-            if (paren) *paren = 0;
-            int idx, cnt;
-            if (!strncmp(tok, "shard:g", 7) && sscanf(tok + 7, "%d:%d", &idx, &cnt) == 2 && idx >= 0 &&
-                idx < SL_MAX_GPUS && cnt >= 0)
-                d->shards_used[idx] = cnt;
-        }
+        scan_gres(s->gres_used, d->shards_used);
     }
     slurm_free_node_info_msg(msg);
     *nodes = v;
