@@ -89,6 +89,14 @@ static void test_history(void **state)
     assert_true(fabs(hist_predict(&h, "a", "new") - 200) < 1e-6);
     /* tenant b has one job: cluster mean of 100, 400, 10 */
     assert_true(fabs(hist_predict(&h, "b", "v") - exp((log(100) + log(400) + log(10)) / 3)) < 1e-6);
+    /* its errors feed the overrun yield's test (docs/policy.md §2): none to go by yet, then, after a
+     * user whose jobs all take 60 to 240 s, a job at 2x its prediction is nearly done */
+    ds_runtime_predictor_t p;
+    hist_predictor(&p, &h);
+    assert_true(p.beyond(p.ctx, 120, 240) < 0);
+    for (int i = 0; i < 200; i++) hist_learn(&h, "c", "w", i % 2 ? 60 : 240);
+    double r = p.beyond(p.ctx, 120, 200);
+    assert_true(r >= 1 && r < 200);
     hist_free(&h);
 }
 

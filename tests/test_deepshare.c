@@ -334,20 +334,32 @@ static double pred_100(void *ctx, const ds_trace_t *t, int32_t job, int64_t now)
  * under-served, takes the node back from j0, now BE (no G job is preempted). j0 is then expected to
  * run as long again as it has (120 s), and restarts when j1 ends. With overrun-yield=0, j1 waits
  * behind j0. A job yields only what the waiting work could use: with j1 asking 2 GPUs, j0's 8 stay G
- * (a reclaim would stop all 8 to start 2). */
-static void yield_case(const char *kv, int yields, int j1_gpus)
+ * (a reclaim would stop all 8 to start 2). rest >= 0 is what the predictor's errors say remains of
+ * j0 (-1: it cannot say): under light tails (rest < elapsed) j0 yields only into idle quota, which
+ * idle_c makes: tenant C's 8 GPUs, unused by C, lent to B's j3 (BE: B's quota is j2's), so j1 cannot start. */
+static double rest_ctx(void *ctx, double pred, int64_t elapsed)
+{
+    (void)pred, (void)elapsed;
+    return *(const double *)ctx;
+}
+
+static void yield_case(const char *kv, int yields, int j1_gpus, double rest, int idle_c)
 {
     ds_trace_t t;
-    char jobs[128];
-    snprintf(jobs, sizeof jobs, "1 A 8 0 10000; 2 A %d 10 100; 3 B 8 0 100000", j1_gpus);
-    tu_trace(&t, "A:8 B:8", jobs);
+    char jobs[160];
+    snprintf(jobs, sizeof jobs, "1 A 8 0 10000; 2 A %d 10 100; 3 B 8 0 100000%s", j1_gpus,
+             idle_c ? "; 4 B 8 0 100000" : "");
+    tu_trace(&t, idle_c ? "A:8 B:8 C:8" : "A:8 B:8", jobs);
     void *cfg = cfg_with(kv);
-    ds_runtime_predictor_t rp = {.name = "test", .predict = pred_100};
+    ds_runtime_predictor_t rp = {.name = "test", .predict = pred_100, .ctx = &rest};
+    if (rest >= 0) rp.beyond = rest_ctx;
     ds_predictors_t pr = {&rp, NULL};
     ds_engine_t *e = engine_with(&t, 8, cfg, &pr);
     ds_engine_arrive(e, 0, 0);
     ds_engine_arrive(e, 2, 0);
+    if (idle_c) ds_engine_arrive(e, 3, 0);
     ds_engine_schedule(e, 0, 1);
+    if (idle_c) assert_int_equal(e->js[3].status, DS_JS_RUNNING);
     ds_engine_arrive(e, 1, 10);
     ds_engine_schedule(e, 10, 0);
     ds_engine_schedule(e, 60, 1);
@@ -383,9 +395,12 @@ static void yield_case(const char *kv, int yields, int j1_gpus)
 static void test_overrun_yield(void **st)
 {
     (void)st;
-    yield_case("colocation=0,work-conserving=0", 1, 8); /* on by default */
-    yield_case("overrun-yield=0,colocation=0,work-conserving=0", 0, 8);
-    yield_case("colocation=0,work-conserving=0", 0, 2);
+    yield_case("colocation=0,work-conserving=0", 1, 8, -1, 0); /* on by default */
+    yield_case("overrun-yield=0,colocation=0,work-conserving=0", 0, 8, -1, 0);
+    yield_case("colocation=0,work-conserving=0", 0, 2, -1, 0);
+    yield_case("colocation=0,work-conserving=0", 1, 8, 500, 0); /* heavy tail: restarting j0 pays */
+    yield_case("colocation=0,work-conserving=0", 0, 8, 5, 0);   /* light tail, no idle quota */
+    yield_case("colocation=0,work-conserving=0", 1, 8, 5, 1);   /* light tail, C's idle quota */
 }
 
 static double const_rho(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "deepshare/models.h"
+#include "deepshare/residuals.h"
 #include "testutil.h"
 
 static uint64_t rng_state = 88172645463325252ull;
@@ -686,9 +687,40 @@ static void test_interference_lomo_real(void **state)
     ds_single_free(&s);
 }
 
+/* What the errors say remains of a job that outlived its prediction: with errors within x2 (light tails),
+ * a job at 1.5x its prediction has less left than it has run; with errors spread over x1000 (heavy
+ * tails), more; no estimate before DS_RESID_MIN errors; non-finite errors are ignored. */
+static void test_resid_beyond(void **st)
+{
+    (void)st;
+    ds_resid_t *light = calloc(1, sizeof *light), *heavy = calloc(1, sizeof *heavy);
+    for (int i = 0; i < 1000; i++) {
+        double u = (i + 0.5) / 1000.0;
+        ds_resid_add(light, log(0.5) + u * log(4.0));     /* actual / predicted in [0.5, 2] */
+        ds_resid_add(heavy, log(0.5) + u * log(2000.0));  /* in [0.5, 1000] */
+        if (i == DS_RESID_MIN - 2) {
+            ds_resid_sort(light);
+            assert_true(ds_resid_beyond(light, 100, 150) < 0);
+        }
+    }
+    ds_resid_add(light, NAN);
+    ds_resid_add(light, INFINITY);
+    ds_resid_sort(light);
+    ds_resid_sort(heavy);
+    assert_int_equal(light->nsorted, 1000);
+    double rl = ds_resid_beyond(light, 100, 150), rh = ds_resid_beyond(heavy, 100, 150);
+    assert_true(rl > 0 && rl < 150); /* median of (150, 200] less 150: about 24 */
+    assert_true(rh > 150);
+    assert_true(ds_resid_beyond(light, 100, 5000) == 5000); /* outlived every error: as long again */
+    assert_true(ds_resid_beyond(light, 0.5, 10) < 0);        /* no usable prediction */
+    free(light);
+    free(heavy);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_resid_beyond),
         cmocka_unit_test(test_xgb_learns_relation),
         cmocka_unit_test(test_xgb_empty),
         cmocka_unit_test(test_xgb_flat_matches_xgboost),

@@ -127,6 +127,8 @@ int ds_runtime_model_retrain(ds_runtime_model_t *m, ds_error_t *err);
  * the median of pred x exp(r) - elapsed over recent log-residuals r with pred x exp(r) > elapsed
  * (elapsed when it outlived all; max(pred - elapsed, 1) before there are enough or if disabled). */
 double ds_runtime_model_remaining(const ds_runtime_model_t *m, double pred, int64_t elapsed);
+/* The same conditional estimate whatever the config says, or -1 before there are enough residuals. */
+double ds_runtime_model_beyond(const ds_runtime_model_t *m, double pred, int64_t elapsed);
 /* Wraps the model as the engine's runtime predictor (name "model"; bench_replay uses it). */
 void ds_runtime_model_as_predictor(ds_runtime_model_t *m, ds_runtime_predictor_t *p);
 /* Latest finish time the model has been told about (the online-protocol guard checks it). */

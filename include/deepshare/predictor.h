@@ -18,6 +18,10 @@ typedef struct ds_runtime_predictor {
     /* Optional: remaining run time of a running job predicted at pred seconds that has run elapsed
      * seconds; absent: max(pred - elapsed, 1). */
     double (*remaining)(void *ctx, const ds_trace_t *t, int32_t job, double pred, int64_t elapsed);
+    /* Optional: what the predictor's own recent errors say remains of a job predicted at pred seconds
+     * that has run elapsed seconds (the median over recent jobs' durations, scaled to pred, that
+     * exceeded elapsed, less elapsed); < 0 while it has too few errors to say. */
+    double (*beyond)(void *ctx, double pred, int64_t elapsed);
 } ds_runtime_predictor_t;
 
 /* Predicted retention (colocated / exclusive throughput) of job a when it shares a GPU with job b. */

@@ -88,6 +88,11 @@ static double rt_remaining(void *ctx, const ds_trace_t *t, int32_t job, double p
     return ds_runtime_model_remaining(mine(ctx)->rm, pred, elapsed);
 }
 
+static double rt_beyond(void *ctx, double pred, int64_t elapsed)
+{
+    return ds_runtime_model_beyond(mine(ctx)->rm, pred, elapsed);
+}
+
 static double if_predict(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)
 {
     inst_t *in = mine(ctx);
@@ -110,6 +115,7 @@ ds_model_predictors_t *ds_model_predictors_create(const ds_trace_t *t, const ds_
     rt->predict = rt_predict;
     rt->observe_finish = rt_observe;
     rt->remaining = rt_remaining;
+    rt->beyond = rt_beyond;
     if (!coloc) {
         fprintf(stderr, "deepshare: --predictor model: no --coloc profile to train the interference model on: "
                         "using the measured retention (1 everywhere without a profile)\n");

@@ -49,6 +49,12 @@ static hist_stat_t *stat_of(ds_strtab_t *t, hist_stat_t **v, int32_t *cap, const
 void hist_learn(hist_t *h, const char *tenant, const char *user, double seconds)
 {
     double l = log(seconds < 1 ? 1 : seconds);
+    ds_resid_add(&h->resid, l - log(hist_predict(h, tenant, user)));
+    /* sorted while short, then every 64 finishes: the yield test reads the sorted copy each pass */
+    if (h->resid.n <= 256 || ++h->resid_unsorted >= 64) {
+        ds_resid_sort(&h->resid);
+        h->resid_unsorted = 0;
+    }
     char key[192];
     snprintf(key, sizeof key, "%s/%s", tenant, user);
     hist_stat_t *u = stat_of(&h->users, &h->ustat, &h->ucap, key);
@@ -211,10 +217,16 @@ static double predict_cb(void *ctx, const ds_trace_t *t, int32_t j, int64_t now)
     return hist_predict(h, t->tenants[job->tenant].name, user);
 }
 
+static double beyond_cb(void *ctx, double pred, int64_t elapsed)
+{
+    return ds_resid_beyond(&((const hist_t *)ctx)->resid, pred, elapsed);
+}
+
 void hist_predictor(ds_runtime_predictor_t *p, hist_t *h)
 {
     memset(p, 0, sizeof *p);
     p->name = "history";
     p->ctx = h;
     p->predict = predict_cb;
+    p->beyond = beyond_cb;
 }

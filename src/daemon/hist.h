@@ -5,6 +5,7 @@
 
 #include "deepshare/idmap.h"
 #include "deepshare/predictor.h"
+#include "deepshare/residuals.h"
 #include "deepshare/trace.h"
 
 typedef struct hist_stat {
@@ -24,6 +25,9 @@ typedef struct hist {
     char path[256];
     int64_t records;
     int64_t skipped;                  /* malformed journal lines (each reported) */
+    /* ln(run time / what hist_predict said just before learning it): the predictor's errors */
+    ds_resid_t resid;
+    int32_t resid_unsorted;
 } hist_t;
 
 #define HIST_MAX_SECONDS (366.0 * 86400) /* longest run time learned from */
@@ -33,7 +37,7 @@ void hist_free(hist_t *h);
 /* Opens (creating) the journal and learns from every record in it. A malformed line is skipped and
  * reported through warn (file:line: reason; NULL: stderr). Returns 0 or -1 with err filled. */
 int hist_open(hist_t *h, const char *path, void (*warn)(const char *msg), ds_error_t *err);
-/* Learns one finished job (no I/O). */
+/* Learns one finished job (no I/O), and its error against the prediction it would have had. */
 void hist_learn(hist_t *h, const char *tenant, const char *user, double seconds);
 /* Predicted run time in seconds of a job of this tenant and user. */
 double hist_predict(const hist_t *h, const char *tenant, const char *user);

@@ -122,9 +122,27 @@ void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now)
             int32_t j = s->pend[p].v[k], ten = t->jobs[j].tenant;
             if (ds_engine_startable(e, j) && t->jobs[j].gpus <= e->tenant_quota[ten]) waits[ten] += t->jobs[j].gpus;
         }
+    /* quota its owners neither use nor wait for: a yielded job held there is a borrower like any other */
+    int64_t idle = 0;
+    for (int32_t u = 0; u < s->nt; u++) {
+        int64_t d = e->tenant_quota[u] - e->tenant_g_gpus[u] - e->tenant_be_gpus[u] - e->tenant_pending_gpus[u];
+        if (d > 0) idle += d;
+    }
+    const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
     for (int32_t k = 0; k < n; k++) {
         int32_t j = s->order[k], g = t->jobs[j].gpus, ten = t->jobs[j].tenant;
         if (waits[ten] < g) continue;
+        /* Elsewhere the tenants that own the quota reclaim it, and a reclaim restarts the yielded job:
+         * that pays only when what remains of it is at least what it loses, el. What remains is what
+         * the predictor's own recent errors say of a job that has run this long (light tails: a job
+         * past its estimate is nearly done; heavy tails: as long again or more); unknown, as long again. */
+        double el = (double)ds_engine_elapsed(e, j, now);
+        if (idle < g) {
+            double rest = rp && rp->beyond ? rp->beyond(rp->ctx, s->pred[j], (int64_t)el) : -1;
+            if (rest >= 0 && rest < el) continue;
+        } else {
+            idle -= g;
+        }
         waits[ten] -= g;
         dsp_list_remove(dsp_solo(s, e->js[j].part, 0, g), s->spos, j);
         ds_engine_set_class(e, j, DS_CLASS_BE);

@@ -3,6 +3,7 @@
  * follows what is new, not the whole history), with optional per-tenant models and a conditional
  * remaining-time estimate for running jobs. */
 #include "rt_features.h"
+#include "deepshare/residuals.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -14,8 +15,6 @@
 #define SRC_CLUSTER (-1)
 #define DEFAULT_SECONDS 1000.0 /* no history at all: Lucid's stand-in for a missing estimate */
 #define RT_FILE_VERSION 3      /* 3: 34 features (workload and tenant x GPU history); 2: 28 */
-#define RES_N 2048             /* recent log-residuals kept for the remaining-time estimate */
-#define RES_MIN 50             /* residuals needed before the conditional estimate is used */
 
 struct ds_runtime_model {
     const ds_trace_t *t;
@@ -35,8 +34,7 @@ struct ds_runtime_model {
     int64_t total, at_retrain; /* finishes observed, and how many there were at the last retrain */
     float *tx, *ty;            /* the window in age order, for training */
     /* ln(actual / predicted) of recent finishes, and a sorted copy taken at each retrain */
-    float res[RES_N], sorted[RES_N];
-    int32_t nres, reshead, nsorted;
+    ds_resid_t res;
     int64_t *tenant_rows;
     int32_t ntenants;
     ds_xgb_t *cluster;
@@ -196,19 +194,11 @@ static int64_t window_rows(ds_runtime_model_t *m)
     return m->nrows;
 }
 
-static int cmp_f(const void *a, const void *b)
-{
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
 int ds_runtime_model_retrain(ds_runtime_model_t *m, ds_error_t *err)
 {
     if (!m->c.use_model || m->c.frozen) return DS_OK;
     ensure_tenants(m);
-    m->nsorted = m->nres;
-    memcpy(m->sorted, m->res, (size_t)m->nres * sizeof *m->sorted);
-    qsort(m->sorted, (size_t)m->nsorted, sizeof *m->sorted, cmp_f);
+    ds_resid_sort(&m->res);
     m->at_retrain = m->total;
     ds_xgb_params_t p;
     params(m, &p);
@@ -286,7 +276,7 @@ static void reset(ds_runtime_model_t *m)
     rt_hist_free(&m->h);
     rt_hist_init(&m->h);
     m->nrows = m->head = m->total = m->at_retrain = 0;
-    m->nres = m->reshead = m->nsorted = 0;
+    memset(&m->res, 0, sizeof m->res);
     for (int32_t i = 0; i < m->ntenants; i++) m->tenant_rows[i] = 0;
     for (int32_t i = 0; i < m->jcap; i++) m->has_feat[i] = 0, m->observed[i] = 0, m->pver[i] = -1;
     m->version++;
@@ -416,34 +406,23 @@ void ds_runtime_model_observe(ds_runtime_model_t *m, int32_t job, int64_t now)
     if (m->nrows < m->caprows) m->nrows++;
     m->total++;
     if (m->pver[job] >= 0) { /* predicted before it ran: how far off was it? */
-        m->res[m->reshead] = ly - (float)log(m->pred[job]);
-        m->reshead = (m->reshead + 1) % RES_N;
-        if (m->nres < RES_N) m->nres++;
+        ds_resid_add(&m->res, ly - (float)log(m->pred[job]));
     }
     if (j->tenant >= 0) m->tenant_rows[j->tenant]++;
     rt_hist_add(&m->h, m->t, job, now);
     if (now > m->latest_observed) m->latest_observed = now;
 }
 
+double ds_runtime_model_beyond(const ds_runtime_model_t *m, double pred, int64_t elapsed)
+{
+    return ds_resid_beyond(&m->res, pred, elapsed);
+}
+
 double ds_runtime_model_remaining(const ds_runtime_model_t *m, double pred, int64_t elapsed)
 {
     double simple = pred - (double)elapsed > 1 ? pred - (double)elapsed : 1;
-    if (!m->c.conditional || m->nsorted < RES_MIN || !(pred >= 1)) return simple;
-    /* the durations this job could have, pred x exp(r) over recent residuals r, that exceed elapsed:
-     * their median, less elapsed */
-    int32_t lo = 0, hi = m->nsorted;
-    if (elapsed >= 1) {
-        float cut = (float)log((double)elapsed / pred);
-        while (lo < hi) {
-            int32_t mid = (lo + hi) / 2;
-            if (m->sorted[mid] <= cut) lo = mid + 1;
-            else hi = mid;
-        }
-        hi = m->nsorted;
-    }
-    if (lo >= hi) return elapsed > 1 ? (double)elapsed : 1; /* outlived them all: heavy tail, expect as long again */
-    double r = pred * exp(m->sorted[lo + (hi - lo) / 2]) - (double)elapsed;
-    return r > 1 ? r : 1;
+    double r = m->c.conditional ? ds_runtime_model_beyond(m, pred, elapsed) : -1;
+    return r >= 0 ? r : simple;
 }
 
 static double rt_predict_cb(void *ctx, const ds_trace_t *t, int32_t job, int64_t now)
@@ -464,6 +443,11 @@ static double rt_remaining_cb(void *ctx, const ds_trace_t *t, int32_t job, doubl
     return ds_runtime_model_remaining(ctx, pred, elapsed);
 }
 
+static double rt_beyond_cb(void *ctx, double pred, int64_t elapsed)
+{
+    return ds_runtime_model_beyond(ctx, pred, elapsed);
+}
+
 void ds_runtime_model_as_predictor(ds_runtime_model_t *m, ds_runtime_predictor_t *p)
 {
     p->name = "model";
@@ -471,6 +455,7 @@ void ds_runtime_model_as_predictor(ds_runtime_model_t *m, ds_runtime_predictor_t
     p->predict = rt_predict_cb;
     p->observe_finish = rt_observe_cb;
     p->remaining = rt_remaining_cb;
+    p->beyond = rt_beyond_cb;
 }
 
 int64_t ds_runtime_model_latest_observed(const ds_runtime_model_t *m) { return m->latest_observed; }
