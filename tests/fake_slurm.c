@@ -17,6 +17,8 @@ static int model_gpus;
 static int phantom[FS_MAX][SL_MAX_GPUS];
 static int fail_left[FS_NOPS], calls[FS_NOPS];
 static uint32_t last_id[FS_NOPS];
+static uint8_t script_ended[FS_MAX]; /* 2: ended, slurmctld not told yet (the requeue race) */
+static int reruns;
 
 void fs_reset(void)
 {
@@ -26,6 +28,8 @@ void fs_reset(void)
     memset(calls, 0, sizeof calls);
     memset(last_id, 0, sizeof last_id);
     memset(phantom, 0, sizeof phantom);
+    memset(script_ended, 0, sizeof script_ended);
+    reruns = 0;
     model_gpus = 0;
     njobs = nnodes = 0;
     dirty = 1;
@@ -117,6 +121,19 @@ sl_job_t *fs_job(uint32_t id)
 
 void fs_touch(void) { dirty = 1; }
 
+void fs_end_script(uint32_t id, int race)
+{
+    sl_job_t *j = fs_job(id);
+    if (!j || j->state != SL_RUNNING) return;
+    script_ended[j - jobs] = race ? 2 : 1;
+    /* slurmctld knows: the job is completing, which the daemon reads at its next load (kept stale
+     * until then: no dirty mark) */
+    if (!race) j->state = SL_COMPLETED, j->completing = 1;
+}
+
+int fs_reruns(void) { return reruns; }
+
+
 void fs_pin(sl_job_t *j, const char *node, const int *idx, int n)
 {
     snprintf(j->req_nodes, sizeof j->req_nodes, "%s", node);
@@ -168,6 +185,13 @@ static sl_job_t *update_target(fs_op_t op, uint32_t id, char *err, size_t errn)
     if (!j) snprintf(err, errn, "fake slurm: job %u: Invalid job id specified", id);
     else dirty = 1;
     return j;
+}
+
+int sl_job_running(uint32_t id, char *err, size_t errn)
+{
+    if (enter(FS_LOAD_JOB, id, err, errn)) return -1;
+    const sl_job_t *j = fs_job(id);
+    return j && j->state == SL_RUNNING && !j->completing;
 }
 
 void sl_init(const char *conf) { (void)conf; }
@@ -234,6 +258,8 @@ int sl_requeue_hold(uint32_t id, char *err, size_t errn)
         snprintf(err, errn, "fake slurm: requeue of job %u: Job is pending execution", id);
         return -1;
     }
+    if (script_ended[j - jobs] == 2) reruns++; /* its script had ended: Slurm will run it again */
+    script_ended[j - jobs] = 0;
     j->state = SL_PENDING;
     j->held = 1;
     j->priority = 0;

@@ -7,7 +7,8 @@
 
 /* The slurm_io.h calls a test can make fail, and count. */
 typedef enum {
-    FS_LOAD_JOBS = 0, FS_LOAD_NODES, FS_DISPATCH, FS_REQUEUE, FS_RESTAGE, FS_ADMIN_COMMENT, FS_PRIORITY, FS_NOPS
+    FS_LOAD_JOBS = 0, FS_LOAD_NODES, FS_DISPATCH, FS_REQUEUE, FS_RESTAGE, FS_ADMIN_COMMENT, FS_PRIORITY, FS_LOAD_JOB,
+    FS_NOPS
 } fs_op_t;
 
 /* Forgets every node, job, failure and count. */
@@ -33,6 +34,12 @@ void fs_pin(sl_job_t *j, const char *node, const int *idx, int n);
 /* Slurm's own scheduler: starts every job dispatched to a node (pending, not held, in a partition
  * other than staging) unless it asks for a shard of a GPU that has none; returns how many started. */
 int fs_run_dispatched(const char *staging);
+/* The job's script ends now, unseen by the daemon until its next sl_load_jobs (slurmctld has heard of
+ * it: sl_job_running says so); with race set slurmctld has not heard of it yet either, so a requeue
+ * still lands and Slurm runs the job again, as on the real cluster. */
+void fs_end_script(uint32_t id, int race);
+/* Requeues that landed on a job whose script had ended (fs_end_script with race). */
+int fs_reruns(void);
 /* The next n calls of op fail as an unreachable slurmctld would. */
 void fs_fail(fs_op_t op, int n);
 /* How many calls of op were made (failed ones included) and the id of the last one. */

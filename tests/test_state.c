@@ -356,6 +356,56 @@ static void test_requeue_then_restage(void **state)
     assert_policy_ok();
 }
 
+/* A borrowed job whose script ends between the daemon's last load and its requeue: Slurm would requeue
+ * it as readily as a running job and run it again (seen once in the soak, 9 ms after the end). The
+ * daemon asks slurmctld first and leaves it to finish when slurmctld has heard of the end (race 0);
+ * when slurmctld has not heard of it yet either (race 1) the requeue still lands: that window is
+ * Slurm's own, and its preempt/qos REQUEUE has it too. */
+static void requeue_race_case(int race)
+{
+    fs_reset();
+    fs_add_node("n0", 32, 4);
+    for (uint32_t id = 1; id <= 4; id++) fs_add_job(id, "a", "staging", "gpus=1");
+    boot("deepshare");
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_int_equal(fs_run_dispatched("staging"), 4);
+    assert_int_equal(sync_now(), 1);
+    uint32_t be[2];
+    int nbe = 0;
+    for (uint32_t id = 1; id <= 4; id++)
+        if (jstate(id)->klass == DS_CLASS_BE) be[nbe++] = id;
+    assert_int_equal(nbe, 2);
+    fs_add_job(5, "b", "staging", "gpus=1");
+    fs_add_job(6, "b", "staging", "gpus=1");
+    assert_int_equal(sync_now(), 1);
+    fs_end_script(be[0], race); /* after the load the pass works from */
+    pass_later(5);
+    assert_int_equal(fs_calls(FS_LOAD_JOB), 2);
+    assert_int_equal(fs_calls(FS_REQUEUE), race ? 2 : 1);
+    assert_int_equal(D.requeues, race ? 2 : 1);
+    assert_int_equal(D.ended_before_requeue, race ? 0 : 1);
+    assert_true(metric("deepshare_requeues_skipped_total") == (race ? 0 : 1));
+    assert_int_equal(fs_reruns(), race);
+    if (!race) assert_int_equal(fs_job(be[0])->restarts, 0);
+    /* the next sync sees the end (or the requeue) and b's two jobs run */
+    fs_touch();
+    assert_int_equal(sync_now(), 1);
+    pass_later(1);
+    fs_run_dispatched("staging");
+    assert_int_equal(sync_now(), 1);
+    assert_policy_ok();
+    for (uint32_t id = 5; id <= 6; id++) assert_int_equal(fs_job(id)->state, SL_RUNNING);
+    daemon_teardown(&D);
+}
+
+static void test_requeue_of_ended_job(void **state)
+{
+    (void)state;
+    requeue_race_case(0);
+    requeue_race_case(1);
+}
+
 /* slurmctld errors: a failed load leaves the state as it was; a refused dispatch is taken back and
  * retried; a failed requeue leaves the job running in Slurm, which the next sync adopts again. */
 static void test_slurmctld_errors(void **state)
@@ -897,6 +947,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pin_busy_moves_to_free_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_requeue_then_restage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slurmctld_errors, setup, teardown),
+        cmocka_unit_test(test_requeue_of_ended_job),
         cmocka_unit_test_setup_teardown(test_shardless_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_bounce_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pinned_pair_dispatched, setup, teardown),

@@ -120,6 +120,7 @@ typedef struct daemon {
     int32_t nheld;          /* pending jobs held out of the policy's view at the last pass (ds_engine_hold) */
     int64_t bounces;        /* dispatches taken back to staging (never started, or onto a held GPU) */
     int64_t shard_moves;    /* shard dispatches moved off (or onto the whole of) a GPU without shards */
+    int64_t ended_before_requeue; /* preemptions not sent: the job had ended in Slurm (it would run again) */
     double lat_bounds[D_LAT_BUCKETS];
     int64_t lat_count[D_LAT_BUCKETS + 1];
     double lat_sum;

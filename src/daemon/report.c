@@ -193,6 +193,9 @@ char *daemon_metrics(daemon_t *d)
             "Shard dispatches kept off a GPU without shards: moved to another GPU, or given the whole GPU.",
             d->shard_moves);
     counter(&b, "deepshare_preemptions_total", "Jobs requeued by deepshared (best effort only).", d->requeues);
+    counter(&b, "deepshare_requeues_skipped_total",
+            "Preemptions not sent because Slurm had the job ending already (a requeue would run it again).",
+            d->ended_before_requeue);
     counter(&b, "deepshare_colocations_total", "Jobs started on a GPU another job holds (through shard).",
             d->colocations);
     counter(&b, "deepshare_dispatches_total", "Jobs moved from staging to a partition to run.", d->dispatches);

@@ -990,7 +990,17 @@ static int apply_decisions(daemon_t *d)
             if (sj && sj->state == SL_PENDING) {
                 /* dispatched but not started yet: taking the dispatch back is enough */
                 rc = sl_restage(d->slot[j].id, d->cfg.staging, err, sizeof err);
+            } else if (sl_job_running(d->slot[j].id, err, sizeof err) == 0) {
+                /* Slurm requeues a job that has ended as readily as a running one, and runs it again:
+                 * this one ended (or is ending) since the last load, so it is left to finish. The
+                 * engine took it for preempted; the state is rebuilt from Slurm at the next sync. */
+                dlog(0, "job %u: not requeued: it ended in Slurm after the pass had read it", d->slot[j].id);
+                d->ended_before_requeue++;
+                d->need_rebuild = 1;
+                snprintf(d->rebuild_why, sizeof d->rebuild_why, "job %u ended before its requeue", d->slot[j].id);
+                break;
             } else {
+                /* (-1: slurmctld cannot say; the requeue then fails or lands as it would have) */
                 rc = sl_requeue_hold(d->slot[j].id, err, sizeof err);
                 if (!rc) d->slot[j].t_requeue = daemon_now_mono();
                 /* a requeue of a job that had not started holds it anyway: release it in staging */

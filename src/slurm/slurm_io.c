@@ -240,6 +240,22 @@ int sl_dispatch(uint32_t id, const char *partition, const char *node, const int 
     return update(&d, err, errn, "dispatch");
 }
 
+int sl_job_running(uint32_t id, char *err, size_t errn)
+{
+    job_info_msg_t *msg = NULL;
+    if (slurm_load_job(&msg, id, SHOW_ALL) != SLURM_SUCCESS) {
+        if (slurm_get_errno() == ESLURM_INVALID_JOB_ID) return 0;
+        char w[64];
+        snprintf(w, sizeof w, "loading job %u", id);
+        seterr(err, errn, w);
+        return -1;
+    }
+    int run = msg->record_count > 0 && (msg->job_array[0].job_state & JOB_STATE_BASE) == JOB_RUNNING &&
+              !(msg->job_array[0].job_state & JOB_COMPLETING);
+    slurm_free_job_info_msg(msg);
+    return run;
+}
+
 int sl_requeue_hold(uint32_t id, char *err, size_t errn)
 {
     if (slurm_requeue(id, JOB_REQUEUE_HOLD) != SLURM_SUCCESS) {

@@ -76,6 +76,9 @@ void sl_jobs_reset(void);
 int sl_dispatch(uint32_t id, const char *partition, const char *node, const int *idx, int n, int shard,
                 int clear_first, int fix_tasks, const char *admin_comment, uint32_t priority, char *err,
                 size_t errn);
+/* 1 when slurmctld has the job running and not completing, 0 when it has not (ended, ending, pending,
+ * gone), -1 with err filled when it cannot say. One RPC: a fresher view than the last sl_load_jobs. */
+int sl_job_running(uint32_t id, char *err, size_t errn);
 /* Requeues a running job and holds it, so Slurm does not restart it on its own. */
 int sl_requeue_hold(uint32_t id, char *err, size_t errn);
 /* Moves a pending job back to the staging partition, drops its node and GPU pins and releases it. */
