@@ -250,7 +250,9 @@ for j in $all; do
   r=$(grep -c "^$j," "$W/journal.csv" 2>/dev/null)
   [ "$r" = 1 ] || { log "job $j has $r journal records"; nojournal=$((nojournal + 1)); }
 done
-[ $lost = 0 ] && [ $twice = 0 ] && ok "every one of the $total jobs finished exactly once (but $nraced in Slurm's requeue race)" \
+raced_note=""
+[ $nraced -gt 0 ] && raced_note=" ($nraced of them twice in Slurm's requeue race, logged above)"
+[ $lost = 0 ] && [ $twice = 0 ] && ok "every one of the $total jobs finished exactly once$raced_note" \
   || bad "$lost jobs never finished, $twice finished more than once (of $total)"
 [ $nojournal = 0 ] && ok "the journal holds exactly one record of each of the $total jobs" \
   || bad "$nojournal jobs without exactly one journal record"
