@@ -124,15 +124,26 @@ static sl_job_t *running_on(uint32_t id, const char *acct, const char *part, con
     return j;
 }
 
-/* Job id of tenant a, one GPU, back in staging after a requeue, pinned to GPU index 0 at its first
- * dispatch (Slurm 22.05 can restart it only there). */
+/* A G job of tenant acct on n GPUs (a shard of one when shard is set), back in staging after a requeue,
+ * pinned at its first dispatch to the GPU indices pins (Slurm 22.05 can restart it only there). */
+static void requeued_pinned(uint32_t id, const char *acct, int shard, const int *pins, int n)
+{
+    char comment[16], ac[sizeof ((sl_job_t *)0)->admin_comment];
+    snprintf(comment, sizeof comment, "gpus=%d", n);
+    sl_job_t *j = fs_add_job(id, acct, "staging", comment);
+    j->on_shard = shard;
+    fs_pin(j, "", pins, n);
+    size_t off = (size_t)snprintf(ac, sizeof ac, "deepshare class=G gres=%s pin=", shard ? "shard" : "gpu");
+    for (int i = 0; i < n; i++) off += (size_t)snprintf(ac + off, sizeof ac - off, "%s%d", i ? "," : "", pins[i]);
+    snprintf(j->admin_comment, sizeof j->admin_comment, "%s", ac);
+    j->restarts = 1;
+}
+
+/* Job id of tenant a, one GPU, requeued and pinned to GPU index 0. */
 static void requeued_pinned_to_0(uint32_t id)
 {
-    int pin = 0;
-    sl_job_t *j = fs_add_job(id, "a", "staging", "gpus=1");
-    fs_pin(j, "", &pin, 1);
-    snprintf(j->admin_comment, sizeof j->admin_comment, "deepshare class=G gres=gpu pin=0");
-    j->restarts = 1;
+    static const int zero = 0;
+    requeued_pinned(id, "a", 0, &zero, 1);
 }
 
 static int setup(void **state)
@@ -748,13 +759,8 @@ static void test_leftover_shards_avoided(void **state)
     assert_int_equal(D.nleftover, 4);
 
     /* a shard job pinned to index 0: every other GPU 0 has a leftover shard, or the job above: it waits */
-    int zero = 0;
-    sl_job_t *p = fs_add_job(31, "b", "staging", "gpus=1");
-    p->on_shard = 1;
-    fs_pin(p, "", &zero, 1);
-    p->req_nodes[0] = 0;
-    snprintf(p->admin_comment, sizeof p->admin_comment, "deepshare class=G gres=shard pin=0");
-    p->restarts = 1;
+    static const int zero = 0;
+    requeued_pinned(31, "b", 1, &zero, 1);
     assert_int_equal(sync_nodes(), 1);
     pass_later(1);
     assert_int_equal(fs_calls(FS_DISPATCH), 1);
@@ -762,11 +768,7 @@ static void test_leftover_shards_avoided(void **state)
     assert_true(explain_has(31, "of no job since a slurmctld restart"));
 
     /* a second two-GPU job pinned to 0,1 has nowhere to go either */
-    sl_job_t *w = fs_add_job(32, "b", "staging", "gpus=2");
-    fs_pin(w, "", pins, 2);
-    w->req_nodes[0] = 0;
-    snprintf(w->admin_comment, sizeof w->admin_comment, "deepshare class=G gres=gpu pin=0,1");
-    w->restarts = 1;
+    requeued_pinned(32, "b", 0, pins, 2);
     assert_int_equal(sync_nodes(), 1);
     pass_later(1);
     assert_int_equal(fs_calls(FS_DISPATCH), 1);
