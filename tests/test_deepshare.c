@@ -403,6 +403,68 @@ static void test_overrun_yield(void **st)
     yield_case("colocation=0,work-conserving=0", 1, 8, 5, 1);   /* light tail, C's idle quota */
 }
 
+/* A yield lasts while its tenant's work waits (docs/policy.md §2). As in yield_case, A's j0 (predicted
+ * 100 s, truly 10,000) holds node 0 as G and A's j1 waits from 10 behind B's node; without preemption
+ * j1 cannot start, so j0 keeps running whatever its class. At 120 j0 yields to j1. The driver then
+ * holds j1 (nothing of A waits any more): at the cycle of 180 j0 is promoted back to G, and once j1 is
+ * released it yields again at 240. With j1 never held, j0 stays BE at 180. */
+static void yield_back_case(int hold)
+{
+    ds_trace_t t;
+    tu_trace(&t, "A:8 B:8", "1 A 8 0 10000; 2 A 8 10 100; 3 B 8 0 100000");
+    void *cfg = cfg_with("colocation=0,work-conserving=0,preemption=0");
+    ds_runtime_predictor_t rp = {.name = "test", .predict = pred_100};
+    ds_predictors_t pr = {&rp, NULL};
+    ds_engine_t *e = engine_with(&t, 8, cfg, &pr);
+    dsp_t *s = e->pstate;
+    char msg[200];
+    ds_engine_arrive(e, 0, 0);
+    ds_engine_arrive(e, 2, 0);
+    ds_engine_schedule(e, 0, 1);
+    ds_engine_arrive(e, 1, 10);
+    ds_engine_schedule(e, 10, 0);
+    ds_engine_schedule(e, 60, 1);
+    ds_engine_schedule(e, 120, 1);
+    assert_int_equal(e->js[0].klass, DS_CLASS_BE);
+    assert_int_equal(s->yielded[0], DSP_YIELDED);
+    assert_int_equal(s->ygpus[0], 8);
+    assert_int_equal(e->js[1].status, DS_JS_PENDING);
+    if (hold) ds_engine_hold(e, 1, 1);
+    ds_engine_schedule(e, 180, 1);
+    assert_int_equal(e->js[0].status, DS_JS_RUNNING);
+    assert_int_equal(ds_engine_check(e, msg, sizeof msg), 0);
+    assert_int_equal(ops()->check(e, e->pstate, msg, sizeof msg), 0);
+    if (!hold) {
+        assert_int_equal(e->js[0].klass, DS_CLASS_BE);
+        assert_int_equal(s->yielded[0], DSP_YIELDED);
+        assert_int_equal(s->st.yields_back, 0);
+    } else {
+        assert_int_equal(e->js[0].klass, DS_CLASS_G);
+        assert_int_equal(s->yielded[0], DSP_YIELD_BACK);
+        assert_int_equal(s->ygpus[0], 0);
+        assert_int_equal(s->st.yields_back, 1);
+        assert_true(dsp_remaining(e, s, 0, 180) == 180.0); /* still expected to run as long again */
+        ds_engine_hold(e, 1, 0);
+        ds_engine_schedule(e, 190, 0);
+        ds_engine_schedule(e, 240, 1);
+        assert_int_equal(e->js[0].klass, DS_CLASS_BE);
+        assert_int_equal(s->yielded[0], DSP_YIELDED);
+        assert_int_equal(s->st.yields, 2);
+    }
+    assert_int_equal(s->st.g_preempted, 0);
+    assert_int_equal(ops()->check(e, e->pstate, msg, sizeof msg), 0);
+    ds_engine_destroy(e);
+    ops()->config_free(cfg);
+    ds_trace_free(&t);
+}
+
+static void test_yield_back(void **st)
+{
+    (void)st;
+    yield_back_case(0);
+    yield_back_case(1);
+}
+
 static double const_rho(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)
 {
     (void)t, (void)a, (void)b;
@@ -442,6 +504,87 @@ static void test_admit_floor(void **st)
     floor_case("admit-floor=0", 0.85, 0);
     floor_case("admit-floor=1", 0.6, 0);
     floor_case("admit-floor=0", 0.99, 1);
+}
+
+/* A model predicting 0.6 for every pair, unsure by *ctx. */
+static double rho_06(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)
+{
+    (void)ctx, (void)t, (void)a, (void)b;
+    return 0.6;
+}
+
+static double unsure_by(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)
+{
+    (void)t, (void)a, (void)b;
+    return *(const double *)ctx;
+}
+
+static double measured_rho;
+
+static double observe_measured(void *ctx, int32_t job, int64_t now)
+{
+    (void)ctx, (void)job, (void)now;
+    return measured_rho;
+}
+
+/* Probing an unmeasured pair (docs/policy.md §5). One GPU per node: A's j0 (G) and BE j1, j2 hold all
+ * three; B's G jobs j3 and j4 (one workload, A's jobs another) arrive at 10 and can only share, at the
+ * floor rho_min = 0.7. The model says 0.6, unsure by u: with probe-z 3 a pair whose 0.6 + 3u reaches
+ * 0.7 is probed once: j3 shares j1's GPU, and j4, of the same two workloads, waits for the measurement
+ * instead of betting on the same guess. The monitor then measures `rho` every cycle: 0.9 and j4 shares
+ * at the first sample (no probe: measured); 0.5 and j4 never shares, and the probe is revoked. */
+static void probe_case(const char *kv, double u, int has_uncertainty, int probed, double rho)
+{
+    ds_trace_t t;
+    tu_trace(&t, "A:1 B:2", "1 A 1 0 100000; 2 A 1 0 100000; 3 A 1 0 100000; 4 B 1 10 100000; 5 B 1 10 100000");
+    int32_t ma = ds_strtab_intern(&t.models, "ModelA"), mb = ds_strtab_intern(&t.models, "ModelB");
+    for (int32_t j = 0; j < t.njobs; j++) t.jobs[j].model = j < 3 ? ma : mb, t.jobs[j].batch = 32;
+    char opts[160];
+    snprintf(opts, sizeof opts, "%s,share-first=0,preemption=0,work-conserving=0", kv);
+    void *cfg = cfg_with(opts);
+    ds_interference_predictor_t ip = {.predict = rho_06, .ctx = &u};
+    if (has_uncertainty) ip.uncertainty = unsure_by;
+    ds_predictors_t pr = {NULL, &ip};
+    ds_engine_t *e = engine_with(&t, 1, cfg, &pr);
+    measured_rho = rho;
+    ds_engine_set_hooks(e, &(ds_driver_hooks_t){.observe_retention = observe_measured});
+    dsp_t *s = e->pstate;
+    for (int32_t j = 0; j < 3; j++) ds_engine_arrive(e, j, 0);
+    ds_engine_schedule(e, 0, 1);
+    ds_engine_arrive(e, 3, 10);
+    ds_engine_arrive(e, 4, 10);
+    ds_engine_schedule(e, 10, 0);
+    assert_int_equal(e->js[3].status, probed ? DS_JS_RUNNING : DS_JS_PENDING);
+    assert_int_equal(e->js[4].status, DS_JS_PENDING);
+    assert_int_equal(s->st.probes, probed);
+    if (probed) {
+        assert_int_equal(e->js[3].partner >= 1 && e->js[3].partner <= 2, 1);
+        ds_engine_schedule(e, 60, 1);
+        assert_int_equal(e->js[4].status, rho >= 0.7 ? DS_JS_RUNNING : DS_JS_PENDING);
+        assert_int_equal(s->st.probes, 1);
+        for (int64_t now = 120; now <= 600; now += 60) ds_engine_schedule(e, now, 1);
+        assert_int_equal(e->js[4].status, rho >= 0.7 ? DS_JS_RUNNING : DS_JS_PENDING);
+        /* measured bad, the A-B probe is revoked at the third sample (180); its BE member then shares
+         * with A's other BE job, a probe of the A-A pair, revoked in turn (360): each pair once */
+        assert_int_equal(e->n_revocations, rho >= 0.7 ? 0 : 2);
+        assert_int_equal(s->st.probes, rho >= 0.7 ? 1 : 2);
+    }
+    char msg[200];
+    assert_int_equal(ops()->check(e, e->pstate, msg, sizeof msg), 0);
+    ds_engine_destroy(e);
+    ops()->config_free(cfg);
+    ds_trace_free(&t);
+}
+
+static void test_probe_unmeasured_pair(void **st)
+{
+    (void)st;
+    probe_case("probe-z=3", 0.05, 1, 1, 0.9);  /* 0.6 + 0.15 >= 0.7: probed, measured good */
+    probe_case("probe-z=3", 0.05, 1, 1, 0.5);  /* probed, measured bad: revoked, never again */
+    probe_case("probe-z=3", 0.02, 1, 0, 0.9);  /* 0.66: the trees agree it falls short */
+    probe_case("probe-z=0", 0.05, 1, 0, 0.9);  /* probing off */
+    probe_case("probe-z=3", 0.05, 0, 0, 0.9);  /* a predictor that is never unsure (measurements) */
+    probe_case("probe-z=3,learn-retention=0", 0.05, 1, 0, 0.9); /* nothing would learn from it */
 }
 
 /* Six samples at 0.95, then 0.7 for good. */
@@ -838,6 +981,8 @@ int main(void)
         cmocka_unit_test(test_admit_floor),
         cmocka_unit_test(test_gpu_time_order),
         cmocka_unit_test(test_overrun_yield),
+        cmocka_unit_test(test_yield_back),
+        cmocka_unit_test(test_probe_unmeasured_pair),
         cmocka_unit_test(test_prediction_never_lifts),
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_qad_definition),

@@ -41,6 +41,9 @@ int ds_xgb_boost(ds_xgb_t *m, const float *x, const float *y, int64_t n, int rou
 int32_t ds_xgb_rounds(ds_xgb_t *m);
 /* One row (d features); NAN if XGBoost fails (it never should on a valid model). */
 double ds_xgb_predict1(ds_xgb_t *m, const float *x);
+/* For a random forest (one round of num_parallel_tree trees): the standard deviation of its trees'
+ * predictions of x, NAN when the trees cannot be read. */
+double ds_xgb_tree_spread(ds_xgb_t *m, const float *x);
 /* The same through XGBoost's own predictor (ds_xgb_predict1 walks a flat copy of the trees once it
  * agreed with XGBoost on the first 16 rows): for tests and benchmarks. */
 double ds_xgb_predict1_ref(ds_xgb_t *m, const float *x);
@@ -211,6 +214,8 @@ int ds_interference_model_train(ds_interference_model_t **out, const ds_coloc_t 
 void ds_interference_model_destroy(ds_interference_model_t *m);
 /* Predicted retention of a beside b, clamped to [0.05, 2]. */
 double ds_interference_model_predict(ds_interference_model_t *m, const ds_wdesc_t *a, const ds_wdesc_t *b);
+/* How much the forest's trees disagree about a beside b (the standard deviation of their predictions). */
+double ds_interference_model_spread(ds_interference_model_t *m, const ds_wdesc_t *a, const ds_wdesc_t *b);
 /* Wraps the model for a trace's jobs (descriptors from the job rows; per-workload-pair cache). */
 void ds_interference_model_as_predictor(ds_interference_model_t *m, const ds_trace_t *t, ds_interference_predictor_t *p);
 int ds_interference_model_save_buf(ds_interference_model_t *m, char **buf, size_t *len, ds_error_t *err);

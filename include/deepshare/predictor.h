@@ -29,6 +29,11 @@ typedef struct ds_interference_predictor {
     const char *name;  /* "oracle", "model" */
     void *ctx;
     double (*predict)(void *ctx, const ds_trace_t *t, int32_t a, int32_t b);
+    /* Optional: how uncertain predict is about a beside b, in retention units (the forest: the standard
+     * deviation of its trees' predictions, ~0.03 on pairs like those it learned from, ~0.1 on others);
+     * NULL when predict reads measurements. DeepShare probes a pair nobody has measured yet on
+     * predict + probe_z x this (docs/policy.md §5). */
+    double (*uncertainty)(void *ctx, const ds_trace_t *t, int32_t a, int32_t b);
 } ds_interference_predictor_t;
 
 typedef struct ds_predictors {

@@ -99,6 +99,12 @@ static double if_predict(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)
     return in->ip.predict(in->ip.ctx, t, a, b);
 }
 
+static double if_uncertainty(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)
+{
+    inst_t *in = mine(ctx);
+    return in->ip.uncertainty(in->ip.ctx, t, a, b);
+}
+
 ds_model_predictors_t *ds_model_predictors_create(const ds_trace_t *t, const ds_coloc_t *coloc, const char *single,
                                                   ds_runtime_predictor_t *rt, ds_interference_predictor_t *ip,
                                                   ds_error_t *err)
@@ -142,6 +148,7 @@ ds_model_predictors_t *ds_model_predictors_create(const ds_trace_t *t, const ds_
     ip->name = "model";
     ip->ctx = s;
     ip->predict = if_predict;
+    ip->uncertainty = if_uncertainty;
     return s;
 fail:
     ds_model_predictors_free(s);

@@ -27,6 +27,14 @@ int ds_cli_predictors_opt(ds_cli_predictors_t *p, const char *name, const char *
         p->remaining = !strcmp(val, "simple") ? 1 : 2;
         return 1;
     }
+    if (!strcmp(name, "interference")) {
+        if (strcmp(val, "model") && strcmp(val, "measured")) {
+            fprintf(stderr, "deepshare: option --interference: '%s' is not model or measured\n", val);
+            return -1;
+        }
+        p->interference_kind = val;
+        return 1;
+    }
     if (strcmp(name, "predictor")) return 0;
     if (!strcmp(val, "oracle")) p->kind = "oracle";
     else if (!strcmp(val, "file")) p->kind = "file";
@@ -58,6 +66,7 @@ int ds_cli_predictors_setup(ds_cli_predictors_t *p, const ds_trace_t *t, const d
             return -1;
         /* default simple: max(pred - elapsed, 1) through DeepShare's own formula */
         if (p->remaining != 2) p->runtime.remaining = NULL;
+        if (p->interference_kind && !strcmp(p->interference_kind, "measured")) ds_interference_oracle(&p->interference, coloc);
         p->set.runtime = &p->runtime;
         p->set.interference = &p->interference;
         return 0;
@@ -73,7 +82,14 @@ int ds_cli_predictors_setup(ds_cli_predictors_t *p, const ds_trace_t *t, const d
     } else {
         ds_runtime_oracle(&p->runtime);
     }
-    ds_interference_oracle(&p->interference, coloc);
+    if (p->interference_kind && !strcmp(p->interference_kind, "model")) {
+        /* true durations beside the learned forest: the forest's share of a schedule's gap */
+        ds_runtime_predictor_t unused;
+        if (!(p->rt_model = ds_model_predictors_create(t, coloc, p->single, &unused, &p->interference, err)))
+            return -1;
+    } else {
+        ds_interference_oracle(&p->interference, coloc);
+    }
     p->set.runtime = &p->runtime;
     p->set.interference = &p->interference;
     return 0;

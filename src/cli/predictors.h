@@ -14,6 +14,7 @@ typedef struct ds_cli_predictors {
     ds_predictors_t set;  /* what goes into ds_engine_config_t.predictors */
     const char *single;   /* --single FILE: workload profiles for the interference forest (model) */
     void *rt_model;       /* --predictor model: ds_model_predictors_t (cli/model_predictors.h) */
+    const char *interference_kind; /* --interference model|measured; NULL: as --predictor says */
     int remaining;        /* --remaining: 0 default (simple), 1 simple, 2 conditional (the model's estimate) */
 } ds_cli_predictors_t;
 

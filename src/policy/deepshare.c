@@ -57,6 +57,24 @@ double dsp_retention(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b)
     return p ? p->predict(p->ctx, e->trace, a, b) : 1.0;
 }
 
+double dsp_retention_admit(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b, double *bound, int *probe)
+{
+    double r = dsp_retention(e, s, a, b);
+    const ds_interference_predictor_t *p = e->predictors ? e->predictors->interference : NULL;
+    /* Optimism under uncertainty: a model's guess about a pair nobody has measured is only a prior, and
+     * a pair never admitted is never measured, so a pessimistic guess would stand for good. How far to
+     * trust it is the model's own doubt (the forest's trees agree within ~0.03 on pairs like those it
+     * learned from, and spread ~0.1 on others). A probe is cheap to take back: the monitor samples it
+     * every cycle, revokes it if it falls short, and admission then reads the measurement. */
+    *probe = 0;
+    *bound = r;
+    if (s->cfg.learn_retention && s->cfg.probe_z > 0 && p && p->uncertainty && dsp_observed_probe_ok(s, e->trace, a, b)) {
+        double u = p->uncertainty(p->ctx, e->trace, a, b);
+        if (u > 0) *bound = r + s->cfg.probe_z * u, *probe = 1;
+    }
+    return r;
+}
+
 void dsp_start(ds_engine_t *e, dsp_t *s, int32_t j, const int32_t *gpus, int32_t partner, int64_t now)
 {
     int32_t part = e->js[j].part, g = e->trace->jobs[j].gpus;
@@ -80,13 +98,18 @@ void dsp_start(ds_engine_t *e, dsp_t *s, int32_t j, const int32_t *gpus, int32_t
 static void stopped(ds_engine_t *e, dsp_t *s, int32_t j)
 {
     dsp_list_remove(&s->run, s->rpos, j);
-    if (s->yielded[j] == 1) {
-        s->yielded[j] = 2;
+    if (s->yielded[j] == DSP_YIELDED) {
+        s->yielded[j] = DSP_YIELD_ENDED;
         s->ygpus[e->trace->jobs[j].tenant] -= e->trace->jobs[j].gpus;
     }
     if (s->spos[j] >= 0) dsp_list_remove(solo_of(s, e, j), s->spos, j);
     int32_t p = s->pair[j];
     if (p >= 0) {
+        /* a probe that ended before its first sample leaves the pair to the next one */
+        if (s->mon[j].n == 0) {
+            dsp_observed_set_probe(s, e->trace, j, p, 0);
+            dsp_observed_set_probe(s, e->trace, p, j, 0);
+        }
         s->pair[j] = s->pair[p] = -1;
         if (e->js[p].status == DS_JS_RUNNING && e->trace->jobs[p].gpus <= s->maxg)
             dsp_list_push(solo_of(s, e, p), s->spos, p);
@@ -342,7 +365,7 @@ static int dsp_stats(const ds_engine_t *e, const void *state, ds_policy_stat_t *
         {"passes", x->passes}, {"cycles", x->cycles},
         {"preempt_reclaim", x->preempt_reclaim}, {"preempt_revoke", x->preempt_revoke},
         {"gpus_reclaimed", x->reclaimed_gpus}, {"be_starts", x->lent_jobs}, {"gpus_lent", x->lent_gpus},
-        {"promotions", x->promotions}, {"gpus_promoted", x->promoted_gpus}, {"overrun_yields", x->yields},
+        {"promotions", x->promotions}, {"gpus_promoted", x->promoted_gpus}, {"overrun_yields", x->yields}, {"yields_promoted_back", x->yields_back},
         {"coloc_attempts", x->coloc_attempts}, {"coloc_admitted", x->coloc_admitted},
         {"coloc_no_candidate", x->coloc_no_candidate}, {"coloc_rejected_memory", x->rej_memory},
         {"coloc_rejected_cpu", x->rej_cpu}, {"coloc_rejected_retention", x->rej_retention},
@@ -350,7 +373,7 @@ static int dsp_stats(const ds_engine_t *e, const void *state, ds_policy_stat_t *
         {"cpu_reclaims", x->cpu_reclaims}, {"cpu_shrunk_jobs", x->cpu_shrunk_jobs},
         {"work_conserving_starts", x->wc_starts}, {"work_conserving_gpus", x->wc_gpus},
         {"reservations", x->reservations}, {"backfills", x->backfills},
-        {"retention_pairs_learned", (int64_t)s->obs_n},
+        {"retention_pairs_learned", (int64_t)s->obs_n}, {"coloc_probes", x->probes},
     };
     int k = 0;
     for (size_t i = 0; i < sizeof v / sizeof v[0] && k < max; i++, k++) {

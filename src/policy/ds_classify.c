@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* v[0..n) holds the partition's pending jobs grouped by tenant, each in the tenant's order.
  * Writes G jobs to s->qg and BE jobs to s->qb; the rest wait for a later pass. */
@@ -75,17 +76,38 @@ static int cmp_oldest(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+void dsp_waiting_gpus(const ds_engine_t *e, const dsp_t *s, int64_t *waits)
+{
+    const ds_trace_t *t = e->trace;
+    memset(waits, 0, (size_t)s->nt * sizeof *waits);
+    for (int32_t p = 0; p < s->nparts; p++)
+        for (int32_t k = 0; k < s->pend[p].n; k++) {
+            int32_t j = s->pend[p].v[k], ten = t->jobs[j].tenant;
+            if (ds_engine_startable(e, j) && t->jobs[j].gpus <= e->tenant_quota[ten]) waits[ten] += t->jobs[j].gpus;
+        }
+}
+
 void dsp_promote(ds_engine_t *e, dsp_t *s)
 {
     const ds_trace_t *t = e->trace;
     int32_t n = 0;
+    /* A yield was for the work its tenant had waiting; with none left the reason is gone, and a yielded
+     * job kept BE would leave its quota to the next arrivals as exclusive G starts (a BE start shares
+     * first, §5), which spreads the load over more GPUs than the same jobs need with exact predictions. */
+    int64_t *waits = NULL;
+    for (int32_t i = 0; i < s->nt && !waits; i++)
+        if (s->ygpus[i] > 0) waits = ds_xmalloc((size_t)s->nt * sizeof *waits), dsp_waiting_gpus(e, s, waits);
     /* A shared job stays BE: a pair must keep a BE member the monitor can stop. */
     for (int32_t k = 0; k < s->run.n; k++) {
         int32_t j = s->run.v[k];
-        if (e->js[j].klass == DS_CLASS_BE && s->pair[j] < 0 && (t->jobs[j].klass != DS_CLASS_BE || !s->cfg.borrowing) &&
-            !s->yielded[j])
-            s->order[n++] = j;
+        if (e->js[j].klass != DS_CLASS_BE || s->pair[j] >= 0 || (t->jobs[j].klass == DS_CLASS_BE && s->cfg.borrowing))
+            continue;
+        /* a run restarted after its yield stays BE (promoting those too queued 2-30% longer on the
+         * loaded workloads, 16 seeds: docs/policy.md §2) */
+        if (s->yielded[j] == DSP_YIELD_ENDED || (s->yielded[j] == DSP_YIELDED && waits[t->jobs[j].tenant] > 0)) continue;
+        s->order[n++] = j;
     }
+    free(waits);
     if (!n) return;
     cmp_t = t;
     qsort(s->order, (size_t)n, sizeof *s->order, cmp_oldest);
@@ -95,6 +117,11 @@ void dsp_promote(ds_engine_t *e, dsp_t *s)
         dsp_list_remove(dsp_solo(s, e->js[j].part, 1, g), s->spos, j);
         ds_engine_set_class(e, j, DS_CLASS_G);
         dsp_list_push(dsp_solo(s, e->js[j].part, 0, g), s->spos, j);
+        if (s->yielded[j] == DSP_YIELDED) {
+            s->yielded[j] = DSP_YIELD_BACK;
+            s->ygpus[ten] -= g;
+            s->st.yields_back++;
+        }
         s->st.promotions++;
         s->st.promoted_gpus += g;
     }
@@ -108,7 +135,8 @@ void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now)
     int32_t n = 0;
     for (int32_t k = 0; k < s->run.n; k++) {
         int32_t j = s->run.v[k];
-        if (e->js[j].klass == DS_CLASS_G && s->pair[j] < 0 && !s->yielded[j] &&
+        if (e->js[j].klass == DS_CLASS_G && s->pair[j] < 0 &&
+            (s->yielded[j] == DSP_YIELD_NONE || s->yielded[j] == DSP_YIELD_BACK) &&
             (double)ds_engine_elapsed(e, j, now) > s->pred[j])
             s->order[n++] = j;
     }
@@ -116,12 +144,8 @@ void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now)
     /* GPUs of each tenant's pending jobs its quota could hold: only they gain from the quota a job
      * yields, and a job yields only what they could use (a long 40-GPU run gives way to 40 GPUs of
      * waiting work, not to one 1-GPU job, which a reclaim would otherwise serve by stopping all 40) */
-    int64_t *waits = ds_xcalloc((size_t)s->nt, sizeof *waits);
-    for (int32_t p = 0; p < s->nparts; p++)
-        for (int32_t k = 0; k < s->pend[p].n; k++) {
-            int32_t j = s->pend[p].v[k], ten = t->jobs[j].tenant;
-            if (ds_engine_startable(e, j) && t->jobs[j].gpus <= e->tenant_quota[ten]) waits[ten] += t->jobs[j].gpus;
-        }
+    int64_t *waits = ds_xmalloc((size_t)s->nt * sizeof *waits);
+    dsp_waiting_gpus(e, s, waits);
     /* quota its owners neither use nor wait for: a yielded job held there is a borrower like any other */
     int64_t idle = 0;
     for (int32_t u = 0; u < s->nt; u++) {
@@ -147,7 +171,7 @@ void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now)
         dsp_list_remove(dsp_solo(s, e->js[j].part, 0, g), s->spos, j);
         ds_engine_set_class(e, j, DS_CLASS_BE);
         dsp_list_push(dsp_solo(s, e->js[j].part, 1, g), s->spos, j);
-        s->yielded[j] = 1;
+        s->yielded[j] = DSP_YIELDED;
         s->ygpus[t->jobs[j].tenant] += g;
         s->st.yields++;
     }

@@ -50,6 +50,7 @@ int dsp_try_colocate_min(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, doubl
     double admit_j = c->admit_floor ? DS_MAX(floor_tau, c->rho_min) : tau_j;
     double best_score = -INFINITY, best_tau = 0;
     int32_t best = -1, examined = 0;
+    int best_probe = 0;
     for (int l = 0; l < nl && examined < c->max_candidates; l++) {
         const dsp_list_t *L = lists[l];
         for (int32_t i = L->n - 1; i >= 0 && examined < c->max_candidates; i--) {
@@ -60,12 +61,18 @@ int dsp_try_colocate_min(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, doubl
             if (job->gmem_mib + e->trace->jobs[p].gmem_mib > e->cfg.gmem_per_gpu) { s->st.rej_memory++; continue; }
             if (!ds_engine_gpus_fit(e, j, &e->jgpus[e->jgpu_off[p]])) { s->st.rej_cpu++; continue; }
             double score = 0, tau_p = DS_MAX(floor_tau, dsp_tau_tenant(s, base, e->trace->jobs[p].tenant));
+            int probe = 0;
             if (c->interference_aware) {
-                double rj = dsp_retention(e, s, j, p), rp = dsp_retention(e, s, p, j);
-                if (rj < admit_j || rp < (c->admit_floor ? admit_j : tau_p)) { s->st.rej_retention++; continue; }
+                /* the threshold is tested on the bounds (a probe's optimism), the choice made on the
+                 * estimates: a measured good partner goes before an unmeasured one */
+                double bj, bp;
+                int pj, pp;
+                double rj = dsp_retention_admit(e, s, j, p, &bj, &pj), rp = dsp_retention_admit(e, s, p, j, &bp, &pp);
+                if (bj < admit_j || bp < (c->admit_floor ? admit_j : tau_p)) { s->st.rej_retention++; continue; }
+                probe = (rj < admit_j && pj) || (rp < (c->admit_floor ? admit_j : tau_p) && pp);
                 score = DS_MIN(rj, rp);
             }
-            if (score > best_score) best_score = score, best = p, best_tau = tau_p;
+            if (score > best_score) best_score = score, best = p, best_tau = tau_p, best_probe = probe;
         }
     }
     if (best < 0) {
@@ -73,6 +80,11 @@ int dsp_try_colocate_min(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, doubl
         return 0;
     }
     if (!c->borrowing) ds_engine_set_class(e, j, DS_CLASS_BE);
+    if (best_probe) {
+        dsp_observed_set_probe(s, e->trace, j, best, 1);
+        dsp_observed_set_probe(s, e->trace, best, j, 1);
+        s->st.probes++;
+    }
     s->admit_tau[j] = (float)tau_j;
     s->admit_tau[best] = (float)best_tau;
     dsp_start(e, s, j, &e->jgpus[e->jgpu_off[best]], best, now);

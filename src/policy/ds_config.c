@@ -35,6 +35,7 @@ void dsp_config_default(dsp_config_t *c)
     c->admit_floor = 1;
     c->monitor_threshold = DSP_MON_CURRENT;
     c->learn_retention = 1;
+    c->probe_z = 3.0;
     c->share_first = 1;
     c->share_first_min = 0.0;
     c->overrun_yield = 1;
@@ -74,7 +75,7 @@ static const param_t params[] = {
     {"max-candidates", P_INT, F(max_candidates), 1, 1000000, "64", "colocation partners examined per job"},
     {"w", P_INT, F(w), 1, 1000000, "3", "consecutive low retention samples that revoke a colocation"},
     {"gpu-time-order", P_BOOL, F(gpu_time_order), 0, 1, "0", "inside a QAD band, order by predicted remaining GPU-time (x GPUs, as QSSF) instead of remaining time"},
-    {"overrun-yield", P_BOOL, F(overrun_yield), 0, 1, "1", "a G job that has run longer than predicted, while its tenant has a job waiting, yields its G class (runs on as BE, expected to run as long again); 0: G until it ends"},
+    {"overrun-yield", P_BOOL, F(overrun_yield), 0, 1, "1", "a G job that has run longer than predicted, while its tenant has a job waiting, yields its G class (runs on as BE, expected to run as long again; promoted back once nothing of its tenant waits); 0: G until it ends"},
     {"admit-floor", P_BOOL, F(admit_floor), 0, 1, "1", "a pair is admitted when the interference model predicts both at or above rho-min; the monitor then holds it to the current threshold (0: the prediction must meet the current threshold)"},
     {"monitor-z", P_DBL, F(monitor_z), 0, 100, "2", "...only when the pair's mean sample is also this many standard errors below threshold (0: off)"},
     {"prediction", P_BOOL, F(prediction), 0, 1, "1", "0: order by submit time inside a QAD band (ablation)"},
@@ -87,6 +88,7 @@ static const param_t params[] = {
     {"share-first", P_BOOL, F(share_first), 0, 1, "1", "a BE job shares a GPU before taking free ones when both jobs are predicted to keep >= tau-max (0: free GPUs first)"},
     {"share-first-min", P_DBL, F(share_first_min), 0, 1, "0", "share-first needs both predicted retentions at least max(this, tau-max)"},
     {"learn-retention", P_BOOL, F(learn_retention), 0, 1, "1", "admission judges a workload pair by the monitor's measurements once it has any (0: the model only)"},
+    {"probe-z", P_DBL, F(probe_z), 0, 100, "3", "a workload pair the monitor has not measured yet is admitted when its predicted retention plus probe-z x the interference model's uncertainty (the forest: its trees' spread) meets the threshold, one such probe per pair at a time (0: off; the measured profile is certain)"},
 };
 #undef F
 

@@ -38,6 +38,8 @@ typedef struct dsp_config {
     double monitor_z;       /* ...and the pair's mean retention that far (in standard errors) below threshold (2; 0: off) */
     int monitor_threshold;  /* DSP_MON_CURRENT or DSP_MON_ADMIT */
     int learn_retention;    /* admission uses the monitor's measurements of a workload pair (1) */
+    double probe_z;         /* an unmeasured pair is admitted on its prediction + probe_z x the interference
+                               predictor's uncertainty, one such probe per pair at a time (3; 0: off) */
     int share_first;        /* a BE job shares a GPU before taking free ones when both keep enough (1) */
     double share_first_min; /* "enough" for that: predicted retention of both at least this and tau_max */
     /* switches (1 = on); the ablations of docs/policy.md §8 turn them off */
@@ -65,7 +67,17 @@ typedef struct dsp_obs {
     uint64_t key;
     double sum;
     int64_t n;
+    uint8_t probing;    /* a pair of these workloads runs as a probe and has no sample yet */
 } dsp_obs_t;
+
+/* A job's overrun yield (docs/policy.md §2). A yield lasts while its tenant has work waiting for the
+ * quota it gave up: once nothing waits, the job is promoted back like any BE job and may yield again. */
+typedef enum {
+    DSP_YIELD_NONE = 0,
+    DSP_YIELDED,       /* runs on as BE, its GPUs outside the tenant's BE cap */
+    DSP_YIELD_ENDED,   /* stopped (preempted or finished) after yielding */
+    DSP_YIELD_BACK     /* promoted back to G while that run goes on */
+} dsp_yield_t;
 
 /* A reservation: the nodes a waiting job will start on and when they are predicted to be free. */
 typedef struct dsp_resv {
@@ -77,9 +89,9 @@ typedef struct dsp_resv {
 typedef struct dsp_stats {
     int64_t passes, cycles;
     int64_t preempt_reclaim, preempt_revoke, reclaimed_gpus;
-    int64_t lent_jobs, lent_gpus, promotions, promoted_gpus, demotions, yields;
+    int64_t lent_jobs, lent_gpus, promotions, promoted_gpus, demotions, yields, yields_back;
     int64_t coloc_admitted, coloc_attempts, coloc_no_candidate;
-    int64_t rej_memory, rej_cpu, rej_retention, rej_revoked;
+    int64_t rej_memory, rej_cpu, rej_retention, rej_revoked, probes;
     int64_t cpu_reclaims, cpu_shrunk_jobs;
     int64_t wc_starts, wc_gpus;     /* BE starts of the work-conserving stage */
     int64_t reservations, backfills; /* reservations made; starts on reserved GPUs before their start */
@@ -118,9 +130,9 @@ typedef struct dsp {
     int32_t *order, *qg, *qb;
     int64_t *cls_pass;      /* the pass that last classified a job (its G/BE queue this pass) */
     uint8_t *wc;            /* 1 while a job runs as BE from the work-conserving stage */
-    uint8_t *yielded;       /* nonzero once a job gave up its G class by outliving its prediction (§2):
-                               1 while that run goes on, 2 after it stopped */
-    int64_t *ygpus;         /* per tenant: GPUs of its running jobs that yielded (yielded == 1) */
+    uint8_t *yielded;       /* dsp_yield_t: nonzero once a job gave up its G class by outliving its
+                               prediction (§2) */
+    int64_t *ygpus;         /* per tenant: GPUs of its running jobs that yielded (yielded == DSP_YIELDED) */
     int32_t *wcv, *wc_end;  /* work-conserving stage: candidates, and its tenant runs' ends */
     int32_t *run_at, *heap, *cursor;  /* merge of tenant runs, one entry per tenant (+1) */
     int64_t *ppend_gpus;    /* pending GPU demand per partition */
@@ -159,12 +171,21 @@ int dsp_underserved(const dsp_t *s, int32_t tenant);
 /* predictions */
 double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now);
 double dsp_retention(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b);
+/* What admission weighs for a at b's side: the estimate above, and (*bound) the value it must clear the
+ * threshold with, the estimate raised by probe_z x the predictor's uncertainty while the pair is unmeasured and
+ * no probe of it runs (*probe = 1 then), else the estimate itself. */
+double dsp_retention_admit(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b, double *bound, int *probe);
 
 /* ds_classify.c (docs/policy.md §2) */
 void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t *ng, int32_t *nb);
+/* Running unshared BE jobs become G, oldest first, where their tenant's quota has room; a job that
+ * yielded only while its tenant has nothing waiting (dsp_waiting_gpus). */
 void dsp_promote(ds_engine_t *e, dsp_t *s);
-/* Overrun yield: running unshared G jobs that have run longer than predicted become BE (for good)
- * while their tenant has a pending job its quota could hold. */
+/* Per tenant, the GPUs of its pending startable jobs that its quota could hold: the work a yield is
+ * for. waits has one entry per tenant. */
+void dsp_waiting_gpus(const ds_engine_t *e, const dsp_t *s, int64_t *waits);
+/* Overrun yield: running unshared G jobs that have run longer than predicted become BE while their
+ * tenant has a pending job its quota could hold. */
 void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now);
 /* A lowered quota: running unshared G jobs of a tenant over its quota become BE, most recently started
  * first, until its G GPUs fit the quota again (no G job is ever preempted; BE ones may be). */
@@ -186,6 +207,11 @@ void dsp_resv_free(dsp_t *s);
 /* ds_observed.c: the monitor's measurements by workload pair, used before the model's prediction */
 void dsp_observed_add(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, double rho);
 int dsp_observed_get(const dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, double *rho);
+/* Whether a probe of the pair may start: it can be learned (both jobs have a workload), nothing has been
+ * measured of it, and no probe of it runs. */
+int dsp_observed_probe_ok(const dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b);
+/* Marks (on) or clears a probe of the pair; the first sample clears it too. */
+void dsp_observed_set_probe(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, int on);
 
 /* ds_order.c (docs/policy.md §3) */
 void dsp_set_key(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);

@@ -1,7 +1,8 @@
 /* ds_observed.c: what the retention monitor has measured, fed back into admission: the mean observed
  * retention of a job's workload when it shared a GPU with a given partner workload. A pair the model
  * misjudged is admitted, sampled and revoked once; afterwards pairs of the same two workloads are
- * judged by what was measured, not by the model's guess again. */
+ * judged by what was measured, not by the model's guess again. A pair never measured may be probed
+ * (docs/policy.md §5): one at a time, so that a burst of like jobs does not bet on one guess at once. */
 #include "ds_internal.h"
 
 #include <stdlib.h>
@@ -55,21 +56,43 @@ static void grow(dsp_t *s)
     s->obs_cap = cap;
 }
 
+static dsp_obs_t *entry(dsp_t *s, uint64_t k)
+{
+    dsp_obs_t *o = find(s, k);
+    if (o) return o;
+    if (2 * (s->obs_n + 1) > s->obs_cap) grow(s);
+    size_t i = k & (s->obs_cap - 1);
+    while (s->obs[i].key) i = (i + 1) & (s->obs_cap - 1);
+    o = &s->obs[i];
+    o->key = k;
+    s->obs_n++;
+    return o;
+}
+
 void dsp_observed_add(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, double rho)
 {
     uint64_t k = key_of(t, a, b);
     if (!k || !(rho >= 0)) return;
-    dsp_obs_t *o = find(s, k);
-    if (!o) {
-        if (2 * (s->obs_n + 1) > s->obs_cap) grow(s);
-        size_t i = k & (s->obs_cap - 1);
-        while (s->obs[i].key) i = (i + 1) & (s->obs_cap - 1);
-        o = &s->obs[i];
-        o->key = k;
-        s->obs_n++;
-    }
+    dsp_obs_t *o = entry(s, k);
     o->sum += rho;
     o->n++;
+    o->probing = 0;
+}
+
+int dsp_observed_probe_ok(const dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b)
+{
+    uint64_t k = key_of(t, a, b);
+    if (!k) return 0;
+    const dsp_obs_t *o = find(s, k);
+    return !o || (!o->n && !o->probing);
+}
+
+void dsp_observed_set_probe(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, int on)
+{
+    uint64_t k = key_of(t, a, b);
+    if (!k) return;
+    dsp_obs_t *o = on ? entry(s, k) : find(s, k);
+    if (o && !o->n) o->probing = (uint8_t)(on != 0);
 }
 
 int dsp_observed_get(const dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, double *rho)

@@ -139,6 +139,13 @@ double ds_interference_model_predict(ds_interference_model_t *m, const ds_wdesc_
     return v < 0.05 ? 0.05 : v > 2 ? 2 : v;
 }
 
+double ds_interference_model_spread(ds_interference_model_t *m, const ds_wdesc_t *a, const ds_wdesc_t *b)
+{
+    float x[DS_IF_NFEAT];
+    ds_interference_features(a, b, x);
+    return ds_xgb_tree_spread(m->rf, x);
+}
+
 static void job_desc(const ds_job_t *j, ds_wdesc_t *d)
 {
     d->batch = (float)j->batch;
@@ -175,28 +182,33 @@ static void bind(ds_interference_model_t *m, const ds_trace_t *t)
     }
     free(keys);
     m->ncfg = n;
-    m->cache = ds_xmalloc((size_t)(n ? n * n : 1) * sizeof *m->cache);
-    for (int32_t i = 0; i < n * n; i++) m->cache[i] = NAN;
+    /* per pair: the prediction and the trees' spread */
+    m->cache = ds_xmalloc((size_t)(n ? 2 * n * n : 2) * sizeof *m->cache);
+    for (int32_t i = 0; i < 2 * n * n; i++) m->cache[i] = NAN;
 }
 
-static double if_predict_cb(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)
+/* The prediction (what = 0) or the trees' spread (what = 1) for jobs a and b, through the pair cache. */
+static double pair_value(ds_interference_model_t *m, const ds_trace_t *t, int32_t a, int32_t b, int what)
 {
-    ds_interference_model_t *m = ctx;
     if (m->t != t || t->njobs != m->njobs_bound) bind(m, t);
     const ds_job_t *ja = &t->jobs[a], *jb = &t->jobs[b];
-    /* a job without a profile: the simulator's convention for unprofiled pairs */
-    if (ja->gpu_util <= 0 && ja->gmem_mib <= 0) return 1.0;
-    if (jb->gpu_util <= 0 && jb->gmem_mib <= 0) return 1.0;
+    /* a job without a profile: the simulator's convention for unprofiled pairs, known, not guessed */
+    if ((ja->gpu_util <= 0 && ja->gmem_mib <= 0) || (jb->gpu_util <= 0 && jb->gmem_mib <= 0)) return what ? 0.0 : 1.0;
     int32_t ca = m->cfg_of_job[a], cb = m->cfg_of_job[b];
-    float *slot = ca >= 0 && cb >= 0 ? &m->cache[ca * m->ncfg + cb] : NULL;
-    if (slot && !isnan(*slot)) return *slot;
+    float *slot = ca >= 0 && cb >= 0 ? &m->cache[2 * (ca * m->ncfg + cb)] : NULL;
+    if (slot && !isnan(slot[what])) return slot[what];
     ds_wdesc_t da, db;
     job_desc(ja, &da);
     job_desc(jb, &db);
-    double v = ds_interference_model_predict(m, &da, &db);
-    if (slot) *slot = (float)v;
-    return v;
+    double v[2] = {ds_interference_model_predict(m, &da, &db), ds_interference_model_spread(m, &da, &db)};
+    if (isnan(v[1])) v[1] = 0.0;
+    if (slot) slot[0] = (float)v[0], slot[1] = (float)v[1];
+    return v[what];
 }
+
+static double if_predict_cb(void *ctx, const ds_trace_t *t, int32_t a, int32_t b) { return pair_value(ctx, t, a, b, 0); }
+
+static double if_spread_cb(void *ctx, const ds_trace_t *t, int32_t a, int32_t b) { return pair_value(ctx, t, a, b, 1); }
 
 void ds_interference_model_as_predictor(ds_interference_model_t *m, const ds_trace_t *t, ds_interference_predictor_t *p)
 {
@@ -204,6 +216,7 @@ void ds_interference_model_as_predictor(ds_interference_model_t *m, const ds_tra
     p->name = "model";
     p->ctx = m;
     p->predict = if_predict_cb;
+    p->uncertainty = if_spread_cb;
 }
 
 int ds_interference_model_save_buf(ds_interference_model_t *m, char **buf, size_t *len, ds_error_t *err)

@@ -48,4 +48,5 @@ void ds_interference_oracle(ds_interference_predictor_t *p, const ds_coloc_t *co
     p->name = "oracle";
     p->ctx = (void *)coloc;
     p->predict = oracle_interference;
+    p->uncertainty = NULL;
 }

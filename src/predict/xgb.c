@@ -288,6 +288,29 @@ int32_t ds_xgb_rounds(ds_xgb_t *m)
     return XGBoosterBoostedRounds(m->b, &r) ? 0 : r;
 }
 
+double ds_xgb_tree_spread(ds_xgb_t *m, const float *x)
+{
+    if (m->flat == 0) {
+        if (flat_build(m)) flat_free(m), m->flat = -2;
+        else m->flat = FLAT_CHECKS;
+    }
+    if (m->flat == -2 || m->ntrees < 2) return NAN;
+    /* in a forest each tree's leaf is its own prediction of the residual from base, divided by the
+     * forest's size: scaled back, the trees' spread is how much they disagree about this row */
+    double s1 = 0, s2 = 0, n = m->ntrees;
+    for (int32_t t = 0; t < m->ntrees; t++) {
+        int32_t i = m->root[t];
+        while (m->left[i] >= 0) {
+            float v = x[m->feat[i]];
+            i = isnan(v) ? (m->defl[i] ? m->left[i] : m->right[i]) : v < m->cond[i] ? m->left[i] : m->right[i];
+        }
+        double y = n * (double)m->cond[i];
+        s1 += y, s2 += y * y;
+    }
+    double var = (s2 - s1 * s1 / n) / (n - 1);
+    return var > 0 ? sqrt(var) : 0.0;
+}
+
 double ds_xgb_predict1(ds_xgb_t *m, const float *x)
 {
     static const char cfg[] = "{\"type\": 0, \"training\": false, \"iteration_begin\": 0, \"iteration_end\": 0, "
