@@ -269,6 +269,7 @@ static int dsp_init(ds_engine_t *e, const void *config, void **state, ds_error_t
     s->wc = ds_xcalloc(nj, 1);
     s->yielded = ds_xcalloc(nj, 1);
     s->ygpus = ds_xcalloc((size_t)s->nt + 1, sizeof *s->ygpus);
+    s->waits = ds_xcalloc((size_t)s->nt + 1, sizeof *s->waits);
     s->wcv = ds_xmalloc(nj * sizeof *s->wcv);
     s->wc_end = ds_xmalloc(((size_t)s->nt + 1) * sizeof *s->wc_end);
     size_t nn = (size_t)(e->nnodes ? e->nnodes : 1);
@@ -294,7 +295,7 @@ static void dsp_fini(void *state)
     free(s->run.v);
     void *ptrs[] = {s->pred, s->seen, s->S, s->q_last, s->pend, s->ppend_gpus, s->solo, s->rpos, s->spos, s->pair,
                     s->banned, s->low, s->mon, s->admit_tau, s->order, s->qg, s->qb, s->krem, s->mon_base, s->pre_fail_cpus, s->pre_fail_mem, s->run_at, s->heap, s->cursor,
-                    s->cls_pass, s->wc, s->yielded, s->ygpus, s->wcv, s->wc_end, s->node_resv, s->resv_node, s->resv_time,
+                    s->cls_pass, s->wc, s->yielded, s->ygpus, s->waits, s->wcv, s->wc_end, s->node_resv, s->resv_node, s->resv_time,
                     s->blocked, s->resv_fail};
     dsp_resv_free(s);
     free(s->obs);

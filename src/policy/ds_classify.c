@@ -96,7 +96,7 @@ void dsp_promote(ds_engine_t *e, dsp_t *s)
      * first, §5), which spreads the load over more GPUs than the same jobs need with exact predictions. */
     int64_t *waits = NULL;
     for (int32_t i = 0; i < s->nt && !waits; i++)
-        if (s->ygpus[i] > 0) waits = ds_xmalloc((size_t)s->nt * sizeof *waits), dsp_waiting_gpus(e, s, waits);
+        if (s->ygpus[i] > 0) waits = s->waits, dsp_waiting_gpus(e, s, waits);
     /* A shared job stays BE: a pair must keep a BE member the monitor can stop. */
     for (int32_t k = 0; k < s->run.n; k++) {
         int32_t j = s->run.v[k];
@@ -107,7 +107,6 @@ void dsp_promote(ds_engine_t *e, dsp_t *s)
         if (s->yielded[j] == DSP_YIELD_ENDED || (s->yielded[j] == DSP_YIELDED && waits[t->jobs[j].tenant] > 0)) continue;
         s->order[n++] = j;
     }
-    free(waits);
     if (!n) return;
     cmp_t = t;
     qsort(s->order, (size_t)n, sizeof *s->order, cmp_oldest);
@@ -132,20 +131,24 @@ void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now)
     const ds_trace_t *t = e->trace;
     /* without a BE class there is nothing to yield to; without prediction nothing to outlive */
     if (!s->cfg.borrowing || !s->cfg.prediction) return;
+    /* GPUs of each tenant's pending jobs its quota could hold: only they gain from the quota a job
+     * yields, and a job yields only what they could use (a long 40-GPU run gives way to 40 GPUs of
+     * waiting work, not to one 1-GPU job, which a reclaim would otherwise serve by stopping all 40).
+     * Most cycles nothing waits, and then no running job needs a look. */
+    int64_t *waits = s->waits;
+    dsp_waiting_gpus(e, s, waits);
+    int any = 0;
+    for (int32_t i = 0; i < s->nt && !any; i++) any = waits[i] > 0;
+    if (!any) return;
     int32_t n = 0;
     for (int32_t k = 0; k < s->run.n; k++) {
         int32_t j = s->run.v[k];
-        if (e->js[j].klass == DS_CLASS_G && s->pair[j] < 0 &&
+        if (e->js[j].klass == DS_CLASS_G && s->pair[j] < 0 && waits[t->jobs[j].tenant] >= t->jobs[j].gpus &&
             (s->yielded[j] == DSP_YIELD_NONE || s->yielded[j] == DSP_YIELD_BACK) &&
             (double)ds_engine_elapsed(e, j, now) > s->pred[j])
             s->order[n++] = j;
     }
     if (!n) return;
-    /* GPUs of each tenant's pending jobs its quota could hold: only they gain from the quota a job
-     * yields, and a job yields only what they could use (a long 40-GPU run gives way to 40 GPUs of
-     * waiting work, not to one 1-GPU job, which a reclaim would otherwise serve by stopping all 40) */
-    int64_t *waits = ds_xmalloc((size_t)s->nt * sizeof *waits);
-    dsp_waiting_gpus(e, s, waits);
     /* quota its owners neither use nor wait for: a yielded job held there is a borrower like any other */
     int64_t idle = 0;
     for (int32_t u = 0; u < s->nt; u++) {
@@ -175,7 +178,6 @@ void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now)
         s->ygpus[t->jobs[j].tenant] += g;
         s->st.yields++;
     }
-    free(waits);
 }
 
 static _Thread_local const ds_engine_t *cmp_e;

@@ -133,6 +133,7 @@ typedef struct dsp {
     uint8_t *yielded;       /* dsp_yield_t: nonzero once a job gave up its G class by outliving its
                                prediction (§2) */
     int64_t *ygpus;         /* per tenant: GPUs of its running jobs that yielded (yielded == DSP_YIELDED) */
+    int64_t *waits;         /* per tenant scratch: GPUs of its waiting work (dsp_waiting_gpus) */
     int32_t *wcv, *wc_end;  /* work-conserving stage: candidates, and its tenant runs' ends */
     int32_t *run_at, *heap, *cursor;  /* merge of tenant runs, one entry per tenant (+1) */
     int64_t *ppend_gpus;    /* pending GPU demand per partition */

@@ -141,7 +141,9 @@ static double hook_observe(void *ctx, int32_t j, int64_t now)
 {
     sim_t *s = ctx;
     (void)now;
-    double r = true_rate(s, j);
+    /* the rate the execution model runs j at, kept current after every pass (apply); a job that keeps
+     * its packed rate alone (Lucid's reference) is never sampled: only shared jobs are */
+    double r = s->rate[j];
     return r * exp(s->cfg->noise_sigma * rng_normal(s));
 }
 
