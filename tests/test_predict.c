@@ -83,6 +83,18 @@ static void test_xgb_flat_matches_xgboost(void **state)
     free(y);
 }
 
+/* A random forest in XGBoost's terms: one round of `trees` parallel trees of depth 6, learning rate 1. */
+static void forest_params(ds_xgb_params_t *p, const char *trees, const char *subsample, const char *colsample)
+{
+    ds_xgb_params_init(p, 1);
+    ds_xgb_param(p, "num_parallel_tree", "%s", trees);
+    ds_xgb_param(p, "subsample", "%s", subsample);
+    ds_xgb_param(p, "colsample_bynode", "%s", colsample);
+    ds_xgb_param(p, "learning_rate", "1");
+    ds_xgb_param(p, "max_depth", "6");
+    ds_xgb_param(p, "base_score", "0.5");
+}
+
 /* A random forest (many parallel trees, one round, as the interference model trains it) is walked
  * by the flat trees too, and agrees with XGBoost's own predictor. */
 static void test_xgb_flat_forest_matches_xgboost(void **state)
@@ -95,13 +107,7 @@ static void test_xgb_flat_forest_matches_xgboost(void **state)
         y[i] = (isnan(x[i * d]) ? 0.5f : x[i * d]) + 0.3f * (float)(urand() - 0.5);
     }
     ds_xgb_params_t p;
-    ds_xgb_params_init(&p, 1);
-    ds_xgb_param(&p, "num_parallel_tree", "20");
-    ds_xgb_param(&p, "subsample", "0.8");
-    ds_xgb_param(&p, "colsample_bynode", "0.8");
-    ds_xgb_param(&p, "learning_rate", "1");
-    ds_xgb_param(&p, "max_depth", "6");
-    ds_xgb_param(&p, "base_score", "0.5");
+    forest_params(&p, "20", "0.8", "0.8");
     ds_xgb_t *m;
     ds_error_t err;
     assert_int_equal(ds_xgb_train(&m, x, y, n, d, &p, &err), 0);
@@ -133,12 +139,7 @@ static void test_xgb_tree_spread(void **state)
     }
     for (int sampled = 0; sampled < 2; sampled++) {
         ds_xgb_params_t p;
-        ds_xgb_params_init(&p, 1);
-        ds_xgb_param(&p, "num_parallel_tree", "30");
-        ds_xgb_param(&p, "subsample", sampled ? "0.5" : "1");
-        ds_xgb_param(&p, "learning_rate", "1");
-        ds_xgb_param(&p, "max_depth", "6");
-        ds_xgb_param(&p, "base_score", "0.5");
+        forest_params(&p, "30", sampled ? "0.5" : "1", "1");
         ds_xgb_t *m;
         ds_error_t err;
         assert_int_equal(ds_xgb_train(&m, x, y, n, d, &p, &err), 0);
