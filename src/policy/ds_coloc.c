@@ -61,6 +61,7 @@ int dsp_try_colocate_min(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, doubl
             if (job->gmem_mib + e->trace->jobs[p].gmem_mib > e->cfg.gmem_per_gpu) { s->st.rej_memory++; continue; }
             if (!ds_engine_gpus_fit(e, j, &e->jgpus[e->jgpu_off[p]])) { s->st.rej_cpu++; continue; }
             double score = 0, tau_p = DS_MAX(floor_tau, dsp_tau_tenant(s, base, e->trace->jobs[p].tenant));
+            double admit_p = c->admit_floor ? admit_j : tau_p;
             int probe = 0;
             if (c->interference_aware) {
                 /* the threshold is tested on the bounds (a probe's optimism), the choice made on the
@@ -68,8 +69,8 @@ int dsp_try_colocate_min(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, doubl
                 double bj, bp;
                 int pj, pp;
                 double rj = dsp_retention_admit(e, s, j, p, &bj, &pj), rp = dsp_retention_admit(e, s, p, j, &bp, &pp);
-                if (bj < admit_j || bp < (c->admit_floor ? admit_j : tau_p)) { s->st.rej_retention++; continue; }
-                probe = (rj < admit_j && pj) || (rp < (c->admit_floor ? admit_j : tau_p) && pp);
+                if (bj < admit_j || bp < admit_p) { s->st.rej_retention++; continue; }
+                probe = (rj < admit_j && pj) || (rp < admit_p && pp);
                 score = DS_MIN(rj, rp);
             }
             if (score > best_score) best_score = score, best = p, best_tau = tau_p, best_probe = probe;

@@ -119,18 +119,30 @@ static int flat_build(ds_xgb_t *m)
     return rc;
 }
 
+/* The leaf value tree t gives x. */
+static float flat_leaf(const ds_xgb_t *m, int32_t t, const float *x)
+{
+    int32_t i = m->root[t];
+    while (m->left[i] >= 0) {
+        float v = x[m->feat[i]];
+        i = isnan(v) ? (m->defl[i] ? m->left[i] : m->right[i]) : v < m->cond[i] ? m->left[i] : m->right[i];
+    }
+    return m->cond[i];
+}
+
 static double flat_predict(const ds_xgb_t *m, const float *x)
 {
     float sum = (float)m->base; /* XGBoost adds the leaves to the base in single precision, in this order */
-    for (int32_t t = 0; t < m->ntrees; t++) {
-        int32_t i = m->root[t];
-        while (m->left[i] >= 0) {
-            float v = x[m->feat[i]];
-            i = isnan(v) ? (m->defl[i] ? m->left[i] : m->right[i]) : v < m->cond[i] ? m->left[i] : m->right[i];
-        }
-        sum += m->cond[i];
-    }
+    for (int32_t t = 0; t < m->ntrees; t++) sum += flat_leaf(m, t, x);
     return (double)sum;
+}
+
+/* Builds the flat trees on first use (state 0); afterwards a no-op. */
+static void flat_ensure(ds_xgb_t *m)
+{
+    if (m->flat != 0) return;
+    if (flat_build(m)) flat_free(m), m->flat = -2;
+    else m->flat = FLAT_CHECKS;
 }
 
 /* XGBoost's last error with its stack trace cut off: one line for the user. */
@@ -290,21 +302,13 @@ int32_t ds_xgb_rounds(ds_xgb_t *m)
 
 double ds_xgb_tree_spread(ds_xgb_t *m, const float *x)
 {
-    if (m->flat == 0) {
-        if (flat_build(m)) flat_free(m), m->flat = -2;
-        else m->flat = FLAT_CHECKS;
-    }
+    flat_ensure(m);
     if (m->flat == -2 || m->ntrees < 2) return NAN;
     /* in a forest each tree's leaf is its own prediction of the residual from base, divided by the
      * forest's size: scaled back, the trees' spread is how much they disagree about this row */
     double s1 = 0, s2 = 0, n = m->ntrees;
     for (int32_t t = 0; t < m->ntrees; t++) {
-        int32_t i = m->root[t];
-        while (m->left[i] >= 0) {
-            float v = x[m->feat[i]];
-            i = isnan(v) ? (m->defl[i] ? m->left[i] : m->right[i]) : v < m->cond[i] ? m->left[i] : m->right[i];
-        }
-        double y = n * (double)m->cond[i];
+        double y = n * (double)flat_leaf(m, t, x);
         s1 += y, s2 += y * y;
     }
     double var = (s2 - s1 * s1 / n) / (n - 1);
@@ -319,10 +323,7 @@ double ds_xgb_predict1(ds_xgb_t *m, const float *x)
     const bst_ulong *shape;
     bst_ulong dim;
     const float *res;
-    if (m->flat == 0) {
-        if (flat_build(m)) flat_free(m), m->flat = -2;
-        else m->flat = FLAT_CHECKS;
-    }
+    flat_ensure(m);
     if (m->flat == -1) return flat_predict(m, x);
     if (XGBoosterPredictFromDense(m->b, m->iface, cfg, NULL, &shape, &dim, &res)) return NAN;
     if (m->flat > 0) {
