@@ -303,6 +303,7 @@ void *kai_config_new(void);
 void kai_config_free(void *c);
 int kai_config_set(void *config, const char *key, const char *value, ds_error_t *err);
 void kai_config_help(FILE *f);
+void kai_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now, ds_buf_t *out);
 
 const ds_policy_ops_t ds_policy_kai = {
     .name = "kai",
@@ -323,4 +324,5 @@ const ds_policy_ops_t ds_policy_kai = {
     .config_help = kai_config_help,
     .check = kai_check,
     .stats = kai_stats,
+    .explain = kai_explain,
 };
