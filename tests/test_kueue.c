@@ -37,6 +37,30 @@ static int32_t t_gpus(void *c, int32_t i) { return ((const ctx_t *)c)->w[i].gpus
 static int32_t t_cq(void *c, int32_t i) { return ((const ctx_t *)c)->w[i].cq; }
 static int t_cls(void *c, int32_t i) { return ((const ctx_t *)c)->w[i].cls; }
 static int64_t t_adm(void *c, int32_t i) { return ((const ctx_t *)c)->w[i].adm; }
+static int32_t t_min(void *c, int32_t cq, int cls)
+{
+    const ctx_t *x = c;
+    int32_t m = 0;
+    for (int32_t i = 0; i < x->n; i++)
+        if (x->w[i].cq == cq && x->w[i].cls == cls && (m == 0 || x->w[i].gpus < m)) m = x->w[i].gpus;
+    return m;
+}
+static int64_t t_use(void *c, int32_t cq, int cls)
+{
+    const ctx_t *x = c;
+    int64_t u = 0;
+    for (int32_t i = 0; i < x->n; i++)
+        if (x->w[i].cq == cq && x->w[i].cls == cls) u += x->w[i].gpus;
+    return u;
+}
+static int32_t t_max(void *c, int32_t cq, int cls)
+{
+    const ctx_t *x = c;
+    int32_t m = 0;
+    for (int32_t i = 0; i < x->n; i++)
+        if (x->w[i].cq == cq && x->w[i].cls == cls && x->w[i].gpus > m) m = x->w[i].gpus;
+    return m;
+}
 
 typedef struct cohort {
     ctx_t ctx;
@@ -52,8 +76,9 @@ static void cohort(cohort_t *c, const int64_t *nominal, int32_t ncq, const wl_t 
     c->ctx = (ctx_t){w, n};
     for (int32_t i = 0; i < ncq; i++) c->nominal[i] = nominal[i];
     for (int32_t i = 0; i < n; i++) c->usage[w[i].cq] += w[i].gpus;
-    c->s = (kq_snap_t){ncq, c->nominal, c->usage, t_next, t_gpus, t_cq, t_cls, t_adm, &c->ctx, 1, 2,
+    c->s = (kq_snap_t){ncq, c->nominal, c->usage, t_next, t_gpus, t_cq, t_cls, t_min, t_max, t_use, t_adm, &c->ctx, 1, 2, 0, 0,
                        c->cur, c->first, c->phase, c->retry, c->cur_adm};
+    for (int32_t i = 0; i < ncq; i++) c->s.tot_nominal += nominal[i], c->s.tot_usage += c->usage[i];
 }
 
 static void expect_targets(const int32_t *got, int32_t n, const int32_t *want, int32_t nw)

@@ -29,6 +29,8 @@ void kq_admit(ds_engine_t *e, kueue_t *s, int32_t j)
     pq_put(&s->unpl, e->js[j].part, j, seq);
     c->usage += jb->gpus;
     c->unplaced += jb->gpus;
+    c->ahist[s->cls[j]][pq_hb(jb->gpus)]++;
+    c->ause[s->cls[j]] += jb->gpus;
     s->state[j] = KQ_ADMITTED;
     if (c->sticky == j) c->sticky = -1;
     s->st.admitted++;
@@ -49,6 +51,8 @@ static void release(kueue_t *s, int32_t j, int64_t now)
     const ds_job_t *jb = &s->t->jobs[j];
     kq_cq_t *c = &s->cq[jb->tenant];
     c->usage -= jb->gpus;
+    c->ahist[s->cls[j]][pq_hb(jb->gpus)]--;
+    c->ause[s->cls[j]] -= jb->gpus;
     if (s->state[j] == KQ_ADMITTED) {
         c->unplaced -= jb->gpus;
         pq_drop(&s->unpl, j);
@@ -111,6 +115,8 @@ static void kueue_adopt(ds_engine_t *e, void *state, int32_t j, int64_t now)
     if (s->cls[j] == 0) s->cq[jb->tenant].gdemand += jb->gpus;
     pq_put(&s->adm, plist(s, j), j, ++s->seq);
     s->cq[jb->tenant].usage += jb->gpus;
+    s->cq[jb->tenant].ahist[s->cls[j]][pq_hb(jb->gpus)]++;
+    s->cq[jb->tenant].ause[s->cls[j]] += jb->gpus;
     s->state[j] = KQ_RUNNING;
 }
 
@@ -164,16 +170,43 @@ static int32_t snap_cq_of(void *ctx, int32_t wl)
 }
 static int snap_cls_of(void *ctx, int32_t wl) { return ((kueue_t *)ctx)->cls[wl]; }
 static int64_t snap_adm(void *ctx, int32_t wl) { return ((kueue_t *)ctx)->adm.key[wl]; }
+static int32_t snap_min_gpus(void *ctx, int32_t cq, int cls)
+{
+    kueue_t *s = ctx;
+    const kq_cq_t *c = &s->cq[s->pq[s->pq_off[s->snap_part] + cq]];
+    for (int32_t b = 1; b < PQ_HB; b++)
+        if (c->ahist[cls][b]) return b;
+    return 0;
+}
+
+static int32_t snap_max_gpus(void *ctx, int32_t cq, int cls)
+{
+    kueue_t *s = ctx;
+    const kq_cq_t *c = &s->cq[s->pq[s->pq_off[s->snap_part] + cq]];
+    if (c->ahist[cls][PQ_HB - 1]) return DS_MAX_JOB_GPUS; /* the bucket of jobs over 64 GPUs */
+    for (int32_t b = PQ_HB - 2; b > 0; b--)
+        if (c->ahist[cls][b]) return b;
+    return 0;
+}
+
+static int64_t snap_cls_usage(void *ctx, int32_t cq, int cls)
+{
+    kueue_t *s = ctx;
+    return s->cq[s->pq[s->pq_off[s->snap_part] + cq]].ause[cls];
+}
 
 void kq_snap_bind(ds_engine_t *e, kueue_t *s, int32_t part)
 {
     s->snap_part = part;
     s->snap.ncq = s->pq_off[part + 1] - s->pq_off[part];
+    s->snap.tot_nominal = s->snap.tot_usage = 0;
     for (int32_t i = 0; i < s->snap.ncq; i++) {
         kq_cq_t *c = &s->cq[s->pq[s->pq_off[part] + i]];
         c->nominal = e->tenant_quota[c->tenant]; /* quotas read here: a driver may change one */
         s->nominal_local[i] = c->nominal;
         s->usage_local[i] = c->usage;
+        s->snap.tot_nominal += c->nominal;
+        s->snap.tot_usage += c->usage;
     }
 }
 
@@ -232,6 +265,9 @@ static int kueue_init_common(ds_engine_t *e, const void *config, void **state, i
     sn->cq_of = snap_cq_of;
     sn->cls_of = snap_cls_of;
     sn->adm = snap_adm;
+    sn->min_gpus = snap_min_gpus;
+    sn->max_gpus = snap_max_gpus;
+    sn->cls_usage = snap_cls_usage;
     sn->ctx = s;
     sn->within_cq = s->cfg.within_cq;
     sn->reclaim_cohort = s->cfg.reclaim_cohort;
@@ -317,7 +353,8 @@ static int kueue_stats(const ds_engine_t *e, const void *state, ds_policy_stat_t
         {"bulk_moved", x->bulk_moved}, {"skipped", x->skipped}, {"preemptions_issued", x->preemptions_issued},
         {"evictions", x->evictions}, {"evictions_not_placed", x->evictions_unplaced}, {"placed", x->placed},
         {"admitted_waiting_for_nodes", x->placement_waits}, {"cycle_guard_hits", x->cycle_guard_hits},
-        {"admitted_not_placed_gpu_s", (int64_t)x->unplaced_gpu_s},
+        {"admitted_not_placed_gpu_s", (int64_t)x->unplaced_gpu_s}, {"preemption_searches", x->searches},
+        {"preemption_searches_found", x->searches_found},
     };
     int k = 0;
     for (size_t i = 0; i < sizeof v / sizeof v[0] && k < max; i++, k++) {

@@ -42,9 +42,16 @@ typedef struct kq_snap {
     int32_t (*gpus)(void *ctx, int32_t wl);
     int32_t (*cq_of)(void *ctx, int32_t wl);
     int (*cls_of)(void *ctx, int32_t wl);
+    /* the fewest GPUs of an admitted workload of CQ cq in class cls (0 when none); a lower bound is enough */
+    int32_t (*min_gpus)(void *ctx, int32_t cq, int cls);
+    /* the most GPUs of an admitted workload of CQ cq in class cls (0 when none); an upper bound is enough */
+    int32_t (*max_gpus)(void *ctx, int32_t cq, int cls);
+    /* GPUs of CQ cq's admitted workloads of class cls */
+    int64_t (*cls_usage)(void *ctx, int32_t cq, int cls);
     int64_t (*adm)(void *ctx, int32_t wl);
     void *ctx;
     int within_cq, reclaim_cohort; /* the preemptor CQ's policies (every CQ has the recipe's) */
+    int64_t tot_nominal, tot_usage; /* sums over the CQs, kept by the searches as usage changes */
     /* scratch the caller sizes: at least as many entries as admitted workloads, and ncq */
     int32_t *cur, *first, *phase, *retry; /* per CQ */
     int64_t *cur_adm;

@@ -108,6 +108,8 @@ static void nominate(ds_engine_t *e, kueue_t *s, kq_entry_t *x)
     int32_t n = s->cfg.fair_sharing
                     ? kq_fs_targets(sn, lc, g, pcls, s->cfg.strategies, s->cfg.preempt_within_nominal, out)
                     : kq_classic_targets(sn, lc, g, pcls, out);
+    s->st.searches++;
+    s->st.searches_found += n > 0;
     x->mode = KQ_PREEMPT;
     x->t0 = s->ntgt;
     x->nt = n;

@@ -9,18 +9,23 @@
 
 int64_t kq_available(const kq_snap_t *s)
 {
-    int64_t a = 0;
-    for (int32_t v = 0; v < s->ncq; v++) a += s->nominal[v] - s->usage[v];
+    int64_t a = s->tot_nominal - s->tot_usage;
     return a > 0 ? a : 0;
+}
+
+/* GPUs a CQ uses above its nominal quota. With one flavor, weight 1 and one lendable total for every CQ,
+ * DRS values compare as these do, exactly (the searches below compare them so). */
+static int64_t borrowed(const kq_snap_t *s, int32_t cq)
+{
+    int64_t b = s->usage[cq] - s->nominal[cq];
+    return b > 0 ? b : 0;
 }
 
 double kq_drs(const kq_snap_t *s, int32_t cq)
 {
-    int64_t lend = 0;
-    for (int32_t v = 0; v < s->ncq; v++) lend += s->nominal[v];
-    int64_t borrowed = s->usage[cq] - s->nominal[cq];
-    if (borrowed <= 0 || lend <= 0) return 0;
-    return (double)borrowed * 1000.0 / (double)lend;
+    int64_t b = borrowed(s, cq);
+    if (b == 0 || s->tot_nominal <= 0) return 0;
+    return (double)b * 1000.0 / (double)s->tot_nominal;
 }
 
 /* Whether the preemptor's policies let it take v's workloads of class cls (0 = higher priority): its own
@@ -42,7 +47,9 @@ static int fits(const kq_snap_t *s, int32_t cq, int32_t g, int borrow)
 
 static void take(kq_snap_t *s, int32_t wl, int sign)
 {
-    s->usage[s->cq_of(s->ctx, wl)] -= sign * s->gpus(s->ctx, wl);
+    int32_t g = s->gpus(s->ctx, wl);
+    s->usage[s->cq_of(s->ctx, wl)] -= sign * g;
+    s->tot_usage -= sign * g;
 }
 
 /* In the reverse order of removal, puts back every target the workload still fits without. */
@@ -115,8 +122,56 @@ static int32_t classic_run(kq_snap_t *s, int32_t cq, int32_t g, int pcls, int bo
     return 0;
 }
 
+/* Necessary conditions for a search to find anything, cheap enough to run before each. A CQ of the cohort
+ * gives candidates only while it borrows (at most what it borrows less one GPU, plus one workload), the own
+ * CQ its workloads the withinClusterQueue policy allows (own). */
+static int64_t own_allowed(const kq_snap_t *s, int32_t cq, int pcls)
+{
+    int64_t own = 0;
+    for (int cls = 0; cls < 2; cls++)
+        if (allowed(s, cq, cq, pcls, cls)) own += s->cls_usage(s->ctx, cq, cls);
+    return own;
+}
+
+static int64_t others_bound(const kq_snap_t *s, int32_t cq, int pcls, int64_t above)
+{
+    int64_t room = 0;
+    for (int32_t v = 0; v < s->ncq; v++) {
+        int64_t b = s->usage[v] - s->nominal[v];
+        if (v == cq || b <= above) continue;
+        int32_t big = 0;
+        for (int cls = 0; cls < 2; cls++)
+            if (allowed(s, v, cq, pcls, cls)) big = DS_MAX(big, s->max_gpus(s->ctx, v, cls));
+        if (big) room += b - above - 1 + big;
+    }
+    return room;
+}
+
+/* Classic: within nominal with the workload, the other CQs' candidates and its own; over it, either a run
+ * without borrowing (its own workloads must bring it within nominal) or one with borrowing on its own
+ * workloads alone (borrowWithinCohort unset). */
+static int classic_reachable(const kq_snap_t *s, int32_t cq, int32_t g, int pcls)
+{
+    int64_t avail = kq_available(s), own = own_allowed(s, cq, pcls);
+    if (s->usage[cq] + g <= s->nominal[cq]) return avail + own + others_bound(s, cq, pcls, 0) >= g;
+    if (avail + own >= g) return 1;
+    return own >= s->usage[cq] + g - s->nominal[cq] && s->usage[cq] < s->nominal[cq] &&
+           avail + own + others_bound(s, cq, pcls, 0) >= g;
+}
+
+/* Fair sharing: a target CQ yields to a borrowing preemptor only while it borrows more than the preemptor
+ * will (both strategies), and the preemptor borrows at least what its own workloads cannot cover. */
+static int fs_reachable(const kq_snap_t *s, int32_t cq, int32_t g, int pcls)
+{
+    int64_t avail = kq_available(s), own = own_allowed(s, cq, pcls);
+    int64_t pmin = s->usage[cq] + g - s->nominal[cq] - own;
+    if (pmin < 0) pmin = 0;
+    return avail + own + others_bound(s, cq, pcls, pmin) >= g;
+}
+
 int32_t kq_classic_targets(kq_snap_t *s, int32_t cq, int32_t g, int pcls, int32_t *out)
 {
+    if (!classic_reachable(s, cq, g, pcls)) return 0;
     int hier = s->usage[cq] + g <= s->nominal[cq];   /* QuantitiesFitInQuota of the preemptor's CQ */
     int under = s->usage[cq] < s->nominal[cq];       /* queueUnderNominalInResourcesNeedingPreemption */
     int others = 0;
@@ -175,11 +230,11 @@ static int cand_before(const kq_snap_t *s, int32_t a, int32_t b, int32_t cq)
 static int32_t fs_pick(kq_snap_t *s, int32_t cq, int32_t *cand)
 {
     int32_t best = -1;
-    double bd = -1;
+    int64_t bd = -1;
     for (int32_t v = 0; v < s->ncq; v++) {
         if (cand[v] < 0) continue;
         if (v != cq && s->usage[v] <= s->nominal[v]) { cand[v] = -1; continue; }
-        double d = kq_drs(s, v);
+        int64_t d = borrowed(s, v);
         if (best < 0 || d > bd) best = v, bd = d;
         else if (d == bd && cand_before(s, cand[v], cand[best], cq)) best = v;
     }
@@ -188,15 +243,32 @@ static int32_t fs_pick(kq_snap_t *s, int32_t cq, int32_t *cand)
 
 static int fits_fs(kq_snap_t *s, int32_t cq, int32_t g)
 {
-    s->usage[cq] -= g; /* the incoming workload's usage is simulated in: take it out for the check */
+    /* the incoming workload's usage is simulated in: take it out for the check */
+    s->usage[cq] -= g;
+    s->tot_usage -= g;
     int ok = fits(s, cq, g, 1);
     s->usage[cq] += g;
+    s->tot_usage += g;
     return ok;
+}
+
+/* The smallest workload v may still yield: its current class and, before the last, the next one. */
+static int32_t seq_min_gpus(const kq_snap_t *s, int32_t v, int32_t cq, int pcls)
+{
+    int32_t m = 0;
+    for (int ph = s->phase[v]; ph < 2; ph++) {
+        int cls = 1 - ph;
+        if (!allowed(s, v, cq, pcls, cls)) continue;
+        int32_t x = s->min_gpus(s->ctx, v, cls);
+        if (x > 0 && (m == 0 || x < m)) m = x;
+    }
+    return m;
 }
 
 int32_t kq_fs_targets(kq_snap_t *s, int32_t cq, int32_t g, int pcls, const int *strategies, int within_nominal,
                       int32_t *out)
 {
+    if (!fs_reachable(s, cq, g, pcls)) return 0;
     int any = 0;
     for (int32_t v = 0; v < s->ncq; v++) {
         s->phase[v] = 0;
@@ -208,6 +280,7 @@ int32_t kq_fs_targets(kq_snap_t *s, int32_t cq, int32_t g, int pcls, const int *
     }
     if (!any) return 0;
     s->usage[cq] += g; /* DRS values include the incoming workload */
+    s->tot_usage += g;
     int pwn = within_nominal && s->usage[cq] <= s->nominal[cq];
     int32_t n = 0;
     int done = 0;
@@ -223,22 +296,36 @@ int32_t kq_fs_targets(kq_snap_t *s, int32_t cq, int32_t g, int pcls, const int *
             if (fits_fs(s, cq, g)) { done = 1; break; }
             continue;
         }
-        double pnew = kq_drs(s, cq), told = kq_drs(s, v);
-        int passed = 0;
-        while (s->first[v] >= 0) {
-            int32_t c = s->first[v];
+        /* the strategies in borrowed GPUs: P the preemptor's after admission, B the target's before removal;
+         * LessThanOrEqualToFinalShare holds for a candidate of c GPUs when P <= max(0, B - c), that is
+         * c <= B - P (any c when P is 0); LessThanInitialShare when P < B, whatever the candidate */
+        int64_t pb = borrowed(s, cq), bv = borrowed(s, v);
+        int lte = strategies[0] != KQ_FS_LT_INITIAL;
+        int32_t c = -1;
+        if (!lte ? pb < bv : pb == 0) {
+            c = s->first[v];
             seq_next(s, v, cq, pcls);
-            take(s, c, +1);
-            double tnew = kq_drs(s, v);
-            passed = strategies[0] == KQ_FS_LT_INITIAL ? pnew < told : pnew <= tnew;
-            if (passed) {
-                out[n++] = c;
-                break;
+        } else if (lte) {
+            int64_t thr = bv - pb;
+            int32_t mn = seq_min_gpus(s, v, cq, pcls);
+            if (thr >= 1 && (mn == 0 || mn <= thr)) {
+                while (s->first[v] >= 0) {
+                    int32_t x = s->first[v];
+                    seq_next(s, v, cq, pcls);
+                    if (s->gpus(s->ctx, x) <= thr) { c = x; break; }
+                    if (s->retry[v] < 0) s->retry[v] = x; /* rule S2-b looks at the first one only */
+                }
             }
-            take(s, c, -1);
-            if (s->retry[v] < 0) s->retry[v] = c; /* rule S2-b looks at the first one only */
         }
-        if (passed && fits_fs(s, cq, g)) { done = 1; break; }
+        if (c < 0) {
+            /* every candidate of v fails: the first is rule S2-b's, v has no more */
+            if (s->first[v] >= 0 && s->retry[v] < 0) s->retry[v] = s->first[v];
+            s->first[v] = -1;
+            continue;
+        }
+        take(s, c, +1);
+        out[n++] = c;
+        if (fits_fs(s, cq, g)) { done = 1; break; }
     }
     if (!done && strategies[1] == KQ_FS_LT_INITIAL) {
         /* runSecondFsStrategy: each CQ once, its first retry candidate, if the preemptor's share after is
@@ -248,7 +335,7 @@ int32_t kq_fs_targets(kq_snap_t *s, int32_t cq, int32_t g, int pcls, const int *
             if (v < 0) break;
             int32_t c = s->retry[v];
             s->retry[v] = -1; /* DropQueue */
-            if (kq_drs(s, cq) < kq_drs(s, v)) {
+            if (borrowed(s, cq) < borrowed(s, v)) {
                 take(s, c, +1);
                 out[n++] = c;
                 if (fits_fs(s, cq, g)) { done = 1; break; }
@@ -256,6 +343,7 @@ int32_t kq_fs_targets(kq_snap_t *s, int32_t cq, int32_t g, int pcls, const int *
         }
     }
     s->usage[cq] -= g;
+    s->tot_usage -= g;
     if (!done) {
         restore(s, out, n);
         return 0;

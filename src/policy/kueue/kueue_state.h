@@ -16,6 +16,8 @@ typedef struct kq_cq {
     int64_t nominal, usage;        /* GPUs: nominalQuota, used by admitted workloads */
     int64_t unplaced;              /* GPUs of admitted workloads not on nodes yet */
     int64_t gdemand;               /* GPUs of its G-class workloads not finished (the class mapping) */
+    int32_t ahist[2][PQ_HB];       /* its admitted workloads by class and GPU count */
+    int64_t ause[2];               /* and their GPUs by class */
     /* BestEffortFIFO bookkeeping: a workload is inadmissible while inadm_gen[j] == gen; requeueing the
      * inadmissible workloads (a workload finished or was evicted in the cohort) starts a new gen */
     int64_t gen, gen_seq;
@@ -37,6 +39,7 @@ typedef struct kq_entry {
 typedef struct kq_stats {
     int64_t cycles, passes, admitted, inadmissible, bulk_moved, preemptions_issued, evictions, evictions_unplaced;
     int64_t skipped, placed, placement_waits, cycle_guard_hits, illegal_victims, higher_prio_own_victims;
+    int64_t searches, searches_found; /* preemption target searches, and those that found targets */
     double unplaced_gpu_s;        /* GPU-seconds admitted but not on nodes */
 } kq_stats_t;
 
