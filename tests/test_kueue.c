@@ -260,6 +260,7 @@ static void test_admitted_waits_for_nodes(void **st)
     assert_int_equal(r.start[4], 100);
     assert_true(stat_of(&r, "admitted_not_placed_gpu_s") >= 4 * 90);
     ds_sim_result_free(&r);
+    ds_trace_free(&t);
     /* B's 2-GPU job at 20 finds 2 free GPUs on a node but no unused quota: within its nominal quota (6 + 2 <= 8)
      * it reclaims from A, which borrows (10 > 8); A's most recently admitted workload, the one not placed,
      * is evicted, B's job starts at once, and A's waits on. */
