@@ -223,20 +223,7 @@ static void test_fs_within_nominal(void **st)
 
 static void run(const ds_trace_t *t, const char *policy, const char *const *kv, ds_sim_result_t *r)
 {
-    const ds_policy_ops_t *ops = ds_policy_find(policy);
-    assert_non_null(ops);
-    void *pc = ops->config_new();
-    for (int i = 0; kv && kv[i]; i += 2) {
-        ds_error_t err;
-        assert_int_equal(ops->config_set(pc, kv[i], kv[i + 1], &err), DS_OK);
-    }
-    ds_sim_config_t c;
-    ds_sim_config_default(&c);
-    c.engine.mode = DS_MODE_POOLED;
-    c.policy = ops;
-    c.policy_config = pc;
-    tu_sim(t, &c, r);
-    ops->config_free(pc);
+    tu_run_kv(t, policy, DS_MODE_POOLED, kv, r);
 }
 
 static double stat_of(const ds_sim_result_t *r, const char *name)

@@ -7,94 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-double kai_queue_allocatable(const kai_queue_t *q)
-{
-    kai_qview_t v = {q->deserved, q->fair, q->limit, (double)q->alloc, (double)q->alloc_np};
-    return kai_allocatable(&v);
-}
-
-static int32_t list_of(const kai_t *s, int32_t j)
-{
-    return 2 * s->t->jobs[j].tenant + s->cls[j];
-}
-
-static void pend_add(ds_engine_t *e, kai_t *s, int32_t j)
-{
-    const ds_job_t *jb = &e->trace->jobs[j];
-    pq_put(&s->pend, list_of(s, j), j, jb->submit);
-    kai_queue_t *q = &s->q[jb->tenant];
-    int c = s->cls[j], b = pq_hb(jb->gpus);
-    q->hist[c][b]++;
-    if (q->minp[c] >= 0 && (q->minp[c] == 0 || b < q->minp[c])) q->minp[c] = b;
-}
-
-static void pend_remove(kai_t *s, int32_t j)
-{
-    const ds_job_t *jb = &s->t->jobs[j];
-    if (!pq_in(&s->pend, j)) return;
-    pq_drop(&s->pend, j);
-    kai_queue_t *q = &s->q[jb->tenant];
-    int c = s->cls[j], b = pq_hb(jb->gpus);
-    if (--q->hist[c][b] == 0 && q->minp[c] == b) q->minp[c] = -1;
-}
-
-/* A non-preemptible job's GPUs block their nodes for every solver (sign +1 at start, -1 at its end). */
-static void blockers(const ds_engine_t *e, kai_t *s, int32_t j, int sign)
-{
-    const ds_job_t *jb = &e->trace->jobs[j];
-    int32_t *nodes = &s->jnodes[s->jnode_off[j]];
-    if (sign > 0)
-        for (int32_t i = 0; i < jb->gpus; i++) nodes[i] = e->gpus[ds_engine_job_gpus(e, j)[i]].node;
-    for (int32_t i = 0; i < jb->gpus; i++) {
-        int32_t n = nodes[i], *h = &s->blk_hist[(size_t)e->nodes[n].part * (size_t)(s->gpn + 1)];
-        h[s->blockers[n]]--;
-        s->blockers[n] = (uint8_t)(s->blockers[n] + sign);
-        h[s->blockers[n]]++;
-    }
-}
-
-static void run_add(const ds_engine_t *e, kai_t *s, int32_t j)
-{
-    const ds_job_t *jb = &e->trace->jobs[j];
-    kai_queue_t *q = &s->q[jb->tenant];
-    s->run_version++;
-    if (s->cls[j] == KAI_G) blockers(e, s, j, +1);
-    q->alloc += jb->gpus;
-    q->alloc_cpu += jb->cpus;
-    q->alloc_mem += jb->mem_mib;
-    if (s->cls[j] == KAI_G) {
-        q->alloc_np += jb->gpus;
-    } else {
-        q->nrun_be++;
-        pq_put(&s->run, jb->tenant, j, jb->submit);
-    }
-}
-
-static void run_remove(const ds_engine_t *e, kai_t *s, int32_t j)
-{
-    const ds_job_t *jb = &s->t->jobs[j];
-    kai_queue_t *q = &s->q[jb->tenant];
-    s->run_version++;
-    if (s->cls[j] == KAI_G) blockers(e, s, j, -1);
-    q->alloc -= jb->gpus;
-    q->alloc_cpu -= jb->cpus;
-    q->alloc_mem -= jb->mem_mib;
-    if (s->cls[j] == KAI_G) {
-        q->alloc_np -= jb->gpus;
-    } else {
-        q->nrun_be--;
-        pq_drop(&s->run, j);
-    }
-}
-
-void kai_on_start(ds_engine_t *e, kai_t *s, int32_t j)
-{
-    pend_remove(s, j);
-    run_add(e, s, j);
-    s->seen[j] = 2;
-    s->st.allocated++;
-}
-
 static void kai_enqueue(ds_engine_t *e, void *state, int32_t j, int64_t now)
 {
     (void)now;
@@ -111,19 +23,19 @@ static void kai_enqueue(ds_engine_t *e, void *state, int32_t j, int64_t now)
     } else if (s->seen[j] == 2) {
         /* a preemption (the engine calls enqueue from inside our own session) */
         if (s->cls[j] == KAI_G) s->st.np_victims++;
-        run_remove(e, s, j);
+        kai_run_remove(e, s, j);
         s->seen[j] = 1;
     }
-    pend_add(e, s, j);
+    kai_pend_add(e, s, j);
 }
 
 static void kai_cancel_start(ds_engine_t *e, void *state, int32_t j, int64_t now)
 {
     (void)now;
     kai_t *s = state;
-    run_remove(e, s, j);
+    kai_run_remove(e, s, j);
     s->seen[j] = 1;
-    pend_add(e, s, j);
+    kai_pend_add(e, s, j);
 }
 
 static void kai_adopt(ds_engine_t *e, void *state, int32_t j, int64_t now)
@@ -136,7 +48,7 @@ static void kai_adopt(ds_engine_t *e, void *state, int32_t j, int64_t now)
         s->cls[j] = e->js[j].klass == DS_CLASS_BE ? KAI_BE : KAI_G;
         if (s->cls[j] == KAI_G) s->q[jb->tenant].gdemand += jb->gpus;
     }
-    run_add(e, s, j);
+    kai_run_add(e, s, j);
     s->seen[j] = 2;
 }
 
@@ -145,7 +57,7 @@ static void kai_on_finish(ds_engine_t *e, void *state, int32_t j, int64_t now)
     (void)now;
     kai_t *s = state;
     const ds_job_t *jb = &e->trace->jobs[j];
-    run_remove(e, s, j);
+    kai_run_remove(e, s, j);
     s->seen[j] = 3;
     if (s->cls[j] == KAI_G) s->q[jb->tenant].gdemand -= jb->gpus;
 }
@@ -180,19 +92,12 @@ static int kai_init(ds_engine_t *e, const void *config, void **state, ds_error_t
     size_t nj = (size_t)(t->njobs ? t->njobs : 1), nt = (size_t)(s->nt ? s->nt : 1);
     size_t nn = (size_t)(e->nnodes ? e->nnodes : 1);
     s->q = ds_xcalloc(nt, sizeof *s->q);
-    s->pq = ds_xmalloc(nt * sizeof *s->pq);
-    s->pq_off = ds_xcalloc((size_t)e->nparts + 1, sizeof *s->pq_off);
-    for (int32_t i = 0; i < s->nt; i++) s->pq_off[e->tenant_part[i] + 1]++;
-    for (int32_t p = 0; p < e->nparts; p++) s->pq_off[p + 1] += s->pq_off[p];
-    int32_t *fill = ds_xcalloc((size_t)e->nparts + 1, sizeof *fill);
+    pq_part_tenants(e, &s->pq, &s->pq_off, NULL);
     for (int32_t i = 0; i < s->nt; i++) {
-        int32_t p = e->tenant_part[i];
-        s->pq[s->pq_off[p] + fill[p]++] = i;
         s->q[i].tenant = i;
-        s->q[i].part = p;
+        s->q[i].part = e->tenant_part[i];
         s->q[i].head = -1;
     }
-    free(fill);
     s->part_cpus = ds_xcalloc((size_t)(e->nparts ? e->nparts : 1), sizeof *s->part_cpus);
     s->part_mem = ds_xcalloc((size_t)(e->nparts ? e->nparts : 1), sizeof *s->part_mem);
     for (int32_t n = 0; n < e->nnodes; n++) {

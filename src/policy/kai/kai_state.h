@@ -84,8 +84,12 @@ typedef struct kai {
 } kai_t;
 
 void kai_session(ds_engine_t *e, kai_t *s, int32_t part, int64_t now);
-/* bookkeeping of kai.c used by the session */
+/* bookkeeping (kai_book.c) */
 void kai_on_start(ds_engine_t *e, kai_t *s, int32_t j);
 double kai_queue_allocatable(const kai_queue_t *q);
+void kai_pend_add(ds_engine_t *e, kai_t *s, int32_t j);
+void kai_pend_remove(kai_t *s, int32_t j);
+void kai_run_add(const ds_engine_t *e, kai_t *s, int32_t j);
+void kai_run_remove(const ds_engine_t *e, kai_t *s, int32_t j);
 
 #endif

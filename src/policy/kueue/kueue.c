@@ -8,77 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int32_t plist(const kueue_t *s, int32_t j) { return 2 * s->t->jobs[j].tenant + s->cls[j]; }
-
-static void pend_insert(kueue_t *s, int32_t j)
-{
-    s->act_seq[j] = ++s->seq;
-    s->inadm_gen[j] = -1;
-    s->state[j] = KQ_PENDING;
-    pq_put(&s->pend, plist(s, j), j, s->t->jobs[j].submit);
-}
-
-/* quota reserved: the workload leaves its queue and counts against its CQ's quota */
-void kq_admit(ds_engine_t *e, kueue_t *s, int32_t j)
-{
-    const ds_job_t *jb = &e->trace->jobs[j];
-    kq_cq_t *c = &s->cq[jb->tenant];
-    pq_drop(&s->pend, j);
-    int64_t seq = ++s->seq;
-    pq_put(&s->adm, plist(s, j), j, seq);
-    pq_put(&s->unpl, e->js[j].part, j, seq);
-    c->usage += jb->gpus;
-    c->unplaced += jb->gpus;
-    c->ahist[s->cls[j]][pq_hb(jb->gpus)]++;
-    c->ause[s->cls[j]] += jb->gpus;
-    s->state[j] = KQ_ADMITTED;
-    if (c->sticky == j) c->sticky = -1;
-    s->st.admitted++;
-}
-
-void kq_mark_placed(ds_engine_t *e, kueue_t *s, int32_t j)
-{
-    const ds_job_t *jb = &e->trace->jobs[j];
-    pq_drop(&s->unpl, j);
-    s->cq[jb->tenant].unplaced -= jb->gpus;
-    s->state[j] = KQ_RUNNING;
-    s->st.placed++;
-}
-
-/* the quota of a workload that stopped holding it (finished or evicted) */
-static void release(kueue_t *s, int32_t j, int64_t now)
-{
-    const ds_job_t *jb = &s->t->jobs[j];
-    kq_cq_t *c = &s->cq[jb->tenant];
-    c->usage -= jb->gpus;
-    c->ahist[s->cls[j]][pq_hb(jb->gpus)]--;
-    c->ause[s->cls[j]] -= jb->gpus;
-    if (s->state[j] == KQ_ADMITTED) {
-        c->unplaced -= jb->gpus;
-        pq_drop(&s->unpl, j);
-    }
-    pq_drop(&s->adm, j);
-    /* quota released: the cohort's inadmissible workloads are requeued, after the requeuer's batch period
-     * (a delaying work queue: a request already waiting keeps its time) */
-    if (s->requeue_at[c->part] == DS_TIME_NEVER) s->requeue_at[c->part] = now + s->cfg.requeue_period;
-}
-
-void kq_evict(ds_engine_t *e, kueue_t *s, int32_t j, int64_t now)
-{
-    if (s->state[j] == KQ_RUNNING) {
-        s->st.evictions++;
-        ds_engine_preempt(e, j, now, KQ_REASON_EVICT); /* back through kueue_enqueue */
-    } else {
-        /* admitted but not on nodes yet: Kueue evicts the workload all the same, nothing runs */
-        s->st.evictions_unplaced++;
-        release(s, j, now);
-        pend_insert(s, j);
-    }
-    /* an eviction is no instant: the workload is back in its queue once it is gone */
-    s->hold_until[j] = now + s->cfg.eviction_latency;
-    if (s->hold_until[j] < s->timer) s->timer = s->hold_until[j];
-}
-
 static void kueue_enqueue(ds_engine_t *e, void *state, int32_t j, int64_t now)
 {
     kueue_t *s = state;
@@ -91,8 +20,8 @@ static void kueue_enqueue(ds_engine_t *e, void *state, int32_t j, int64_t now)
         if (klass == DS_CLASS_G) c->gdemand += jb->gpus;
         ds_engine_set_class(e, j, klass);
     }
-    if (s->state[j] == KQ_RUNNING) release(s, j, now);
-    pend_insert(s, j);
+    if (s->state[j] == KQ_RUNNING) kq_release(s, j, now);
+    kq_pend_insert(s, j);
 }
 
 static void kueue_cancel_start(ds_engine_t *e, void *state, int32_t j, int64_t now)
@@ -113,7 +42,7 @@ static void kueue_adopt(ds_engine_t *e, void *state, int32_t j, int64_t now)
     const ds_job_t *jb = &e->trace->jobs[j];
     s->cls[j] = e->js[j].klass == DS_CLASS_BE ? 1 : 0;
     if (s->cls[j] == 0) s->cq[jb->tenant].gdemand += jb->gpus;
-    pq_put(&s->adm, plist(s, j), j, ++s->seq);
+    pq_put(&s->adm, 2 * jb->tenant + s->cls[j], j, ++s->seq);
     s->cq[jb->tenant].usage += jb->gpus;
     s->cq[jb->tenant].ahist[s->cls[j]][pq_hb(jb->gpus)]++;
     s->cq[jb->tenant].ause[s->cls[j]] += jb->gpus;
@@ -123,7 +52,7 @@ static void kueue_adopt(ds_engine_t *e, void *state, int32_t j, int64_t now)
 static void kueue_on_finish(ds_engine_t *e, void *state, int32_t j, int64_t now)
 {
     kueue_t *s = state;
-    release(s, j, now);
+    kq_release(s, j, now);
     s->state[j] = KQ_DONE;
     if (s->cls[j] == 0) s->cq[e->trace->jobs[j].tenant].gdemand -= e->trace->jobs[j].gpus;
 }
@@ -146,70 +75,6 @@ static int64_t kueue_next_timer(const ds_engine_t *e, const void *state, int64_t
     return t;
 }
 
-/* ---- the snapshot the preemption searches read: the CQs of one cohort ---- */
-
-static int32_t snap_next(void *ctx, int32_t cq, int cls, int32_t *it)
-{
-    kueue_t *s = ctx;
-    int32_t t = s->pq[s->pq_off[s->snap_part] + cq], list = 2 * t + cls;
-    const pq_list_t *l = &s->adm.l[list];
-    int32_t i = pq_prev(&s->adm, list, *it < 0 ? l->n - 1 : *it - 1);
-    if (i < 0) {
-        *it = 0;
-        return -1;
-    }
-    *it = i;
-    return l->a[i].job;
-}
-
-static int32_t snap_gpus(void *ctx, int32_t wl) { return ((kueue_t *)ctx)->t->jobs[wl].gpus; }
-static int32_t snap_cq_of(void *ctx, int32_t wl)
-{
-    kueue_t *s = ctx;
-    return s->cq[s->t->jobs[wl].tenant].local;
-}
-static int snap_cls_of(void *ctx, int32_t wl) { return ((kueue_t *)ctx)->cls[wl]; }
-static int64_t snap_adm(void *ctx, int32_t wl) { return ((kueue_t *)ctx)->adm.key[wl]; }
-static int32_t snap_min_gpus(void *ctx, int32_t cq, int cls)
-{
-    kueue_t *s = ctx;
-    const kq_cq_t *c = &s->cq[s->pq[s->pq_off[s->snap_part] + cq]];
-    for (int32_t b = 1; b < PQ_HB; b++)
-        if (c->ahist[cls][b]) return b;
-    return 0;
-}
-
-static int32_t snap_max_gpus(void *ctx, int32_t cq, int cls)
-{
-    kueue_t *s = ctx;
-    const kq_cq_t *c = &s->cq[s->pq[s->pq_off[s->snap_part] + cq]];
-    if (c->ahist[cls][PQ_HB - 1]) return DS_MAX_JOB_GPUS; /* the bucket of jobs over 64 GPUs */
-    for (int32_t b = PQ_HB - 2; b > 0; b--)
-        if (c->ahist[cls][b]) return b;
-    return 0;
-}
-
-static int64_t snap_cls_usage(void *ctx, int32_t cq, int cls)
-{
-    kueue_t *s = ctx;
-    return s->cq[s->pq[s->pq_off[s->snap_part] + cq]].ause[cls];
-}
-
-void kq_snap_bind(ds_engine_t *e, kueue_t *s, int32_t part)
-{
-    s->snap_part = part;
-    s->snap.ncq = s->pq_off[part + 1] - s->pq_off[part];
-    s->snap.tot_nominal = s->snap.tot_usage = 0;
-    for (int32_t i = 0; i < s->snap.ncq; i++) {
-        kq_cq_t *c = &s->cq[s->pq[s->pq_off[part] + i]];
-        c->nominal = e->tenant_quota[c->tenant]; /* quotas read here: a driver may change one */
-        s->nominal_local[i] = c->nominal;
-        s->usage_local[i] = c->usage;
-        s->snap.tot_nominal += c->nominal;
-        s->snap.tot_usage += c->usage;
-    }
-}
-
 static int kueue_init_common(ds_engine_t *e, const void *config, void **state, int fair_sharing)
 {
     kueue_t *s = ds_xcalloc(1, sizeof *s);
@@ -223,20 +88,15 @@ static int kueue_init_common(ds_engine_t *e, const void *config, void **state, i
     s->gpn = e->cfg.gpus_per_node;
     size_t nj = (size_t)(t->njobs ? t->njobs : 1), nt = (size_t)(s->nt ? s->nt : 1);
     s->cq = ds_xcalloc(nt, sizeof *s->cq);
-    s->pq = ds_xmalloc(nt * sizeof *s->pq);
-    s->pq_off = ds_xcalloc((size_t)e->nparts + 1, sizeof *s->pq_off);
-    for (int32_t i = 0; i < s->nt; i++) s->pq_off[e->tenant_part[i] + 1]++;
-    for (int32_t p = 0; p < e->nparts; p++) s->pq_off[p + 1] += s->pq_off[p];
-    int32_t *fill = ds_xcalloc((size_t)e->nparts + 1, sizeof *fill);
+    int32_t *local = ds_xmalloc(nt * sizeof *local);
+    pq_part_tenants(e, &s->pq, &s->pq_off, local);
     for (int32_t i = 0; i < s->nt; i++) {
-        int32_t p = e->tenant_part[i];
-        s->cq[i].local = fill[p];
-        s->pq[s->pq_off[p] + fill[p]++] = i;
+        s->cq[i].local = local[i];
         s->cq[i].tenant = i;
-        s->cq[i].part = p;
+        s->cq[i].part = e->tenant_part[i];
         s->cq[i].sticky = -1;
     }
-    free(fill);
+    free(local);
     pq_fam_init(&s->pend, 2 * s->nt, t->njobs);
     pq_fam_init(&s->adm, 2 * s->nt, t->njobs);
     pq_fam_init(&s->unpl, e->nparts, t->njobs);
@@ -257,20 +117,8 @@ static int kueue_init_common(ds_engine_t *e, const void *config, void **state, i
     s->S0 = ds_xmalloc(nt * sizeof *s->S0);
     s->usage_local = ds_xmalloc(nt * sizeof *s->usage_local);
     s->nominal_local = ds_xmalloc(nt * sizeof *s->nominal_local);
+    kq_snap_init(s);
     kq_snap_t *sn = &s->snap;
-    sn->nominal = s->nominal_local;
-    sn->usage = s->usage_local;
-    sn->next = snap_next;
-    sn->gpus = snap_gpus;
-    sn->cq_of = snap_cq_of;
-    sn->cls_of = snap_cls_of;
-    sn->adm = snap_adm;
-    sn->min_gpus = snap_min_gpus;
-    sn->max_gpus = snap_max_gpus;
-    sn->cls_usage = snap_cls_usage;
-    sn->ctx = s;
-    sn->within_cq = s->cfg.within_cq;
-    sn->reclaim_cohort = s->cfg.reclaim_cohort;
     sn->cur = ds_xmalloc(nt * sizeof *sn->cur);
     sn->first = ds_xmalloc(nt * sizeof *sn->first);
     sn->phase = ds_xmalloc(nt * sizeof *sn->phase);

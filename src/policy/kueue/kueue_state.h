@@ -74,7 +74,10 @@ typedef struct kueue {
 } kueue_t;
 
 void kueue_pass(ds_engine_t *e, kueue_t *s, int32_t part, int64_t now);
-/* bookkeeping of kueue.c used by the cycle */
+/* bookkeeping (kueue_book.c) */
+void kq_pend_insert(kueue_t *s, int32_t j);
+void kq_release(kueue_t *s, int32_t j, int64_t now);
+void kq_snap_init(kueue_t *s);
 void kq_admit(ds_engine_t *e, kueue_t *s, int32_t j);
 void kq_evict(ds_engine_t *e, kueue_t *s, int32_t j, int64_t now);
 void kq_mark_placed(ds_engine_t *e, kueue_t *s, int32_t j);

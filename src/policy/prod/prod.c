@@ -144,6 +144,23 @@ int pq_class_at_submit(const ds_engine_t *e, int mode, int64_t g_demand, int32_t
     }
 }
 
+void pq_part_tenants(const ds_engine_t *e, int32_t **tenants, int32_t **off, int32_t *local)
+{
+    int32_t nt = e->trace->ntenants;
+    int32_t *pt = ds_xmalloc((size_t)(nt ? nt : 1) * sizeof *pt), *po = ds_xcalloc((size_t)e->nparts + 1, sizeof *po);
+    for (int32_t i = 0; i < nt; i++) po[e->tenant_part[i] + 1]++;
+    for (int32_t p = 0; p < e->nparts; p++) po[p + 1] += po[p];
+    int32_t *fill = ds_xcalloc((size_t)e->nparts + 1, sizeof *fill);
+    for (int32_t i = 0; i < nt; i++) {
+        int32_t p = e->tenant_part[i];
+        if (local) local[i] = fill[p];
+        pt[po[p] + fill[p]++] = i;
+    }
+    free(fill);
+    *tenants = pt;
+    *off = po;
+}
+
 static const char *const class_names[] = {"quota", "all-g", "all-be"};
 
 int pq_parse_classes(const char *key, const char *value, int *out, ds_error_t *err)

@@ -68,6 +68,12 @@ int pq_class_at_submit(const ds_engine_t *e, int mode, int64_t g_demand, int32_t
 int pq_parse_classes(const char *key, const char *value, int *out, ds_error_t *err);
 const char *pq_classes_name(int mode);
 
+/* ---- tenants by partition ----
+ * Every tenant's queue lives in its tenant's partition (one cohort each): tenants[off[p] .. off[p + 1]) are
+ * partition p's, in tenant order, and local[t] (when not NULL) is tenant t's index among them. The caller
+ * frees tenants and off. */
+void pq_part_tenants(const ds_engine_t *e, int32_t **tenants, int32_t **off, int32_t *local);
+
 /* ---- option parsing shared by the models' config_set ---- */
 int pq_parse_double(const char *key, const char *value, double lo, double hi, double *out, ds_error_t *err);
 /* Seconds: an integer with an optional unit s, m, h ("90", "10m"). */
