@@ -28,6 +28,9 @@ typedef struct ds_engine_config {
     int enforce_cpu;        /* check node CPUs at placement (the reference simulator does not) */
     int32_t restart_small;  /* preemption overhead, seconds, jobs of <= 8 GPUs: 40 */
     int32_t restart_large;  /* and above 8 GPUs: 60 */
+    int32_t ckpt_default;   /* checkpoint interval, s, of jobs that declare none (ds_job_t.ckpt); 0 = unknown:
+                               the policy then counts the whole run as at risk, the simulator keeps the
+                               progress (the reference simulators' model) -- ds_engine_at_risk */
     const struct ds_predictors *predictors; /* what policies may use to predict; NULL: oracles */
     int32_t pool_nodes;     /* pooled mode: nodes of the pool; 0 = enough for the sum of quotas */
 } ds_engine_config_t;
@@ -275,6 +278,13 @@ void ds_engine_record(ds_engine_t *e, int32_t type, int32_t job, int32_t other, 
 int64_t ds_engine_elapsed(const ds_engine_t *e, int32_t job, int64_t now);
 /* Restart overhead of a job in seconds (40 s up to 8 GPUs, 60 s above, configurable). */
 int32_t ds_engine_restart_overhead(const ds_engine_t *e, int32_t job);
+/* A job's checkpoint interval in seconds of its run: the one it declared, else cfg.ckpt_default; 0 = unknown. */
+int64_t ds_engine_ckpt_interval(const ds_engine_t *e, int32_t job);
+/* Wall seconds of its run a preemption now would throw away, as far as the scheduler knows: with a
+ * checkpoint interval c, the time since its last checkpoint ((now - last_start) mod c: a restarted job
+ * resumes from a checkpoint and checkpoints every c s of its run); without one, everything it has run
+ * (ds_engine_elapsed), since nothing says that any of it is saved. 0 for a job not running. */
+int64_t ds_engine_at_risk(const ds_engine_t *e, int32_t job, int64_t now);
 /* Whether a job's CPU/memory requirement fits on node n (always 1 when not enforced). */
 int ds_engine_node_fits(const ds_engine_t *e, int32_t node, int32_t job);
 /* Sets a job's class (DS_CLASS_G / DS_CLASS_BE). A running job's GPUs move between the tenant's G and

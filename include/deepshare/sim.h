@@ -64,6 +64,9 @@ typedef struct ds_sim_result {
     int64_t makespan;           /* last end - window start */
     double gpu_alloc, sm_util, gmem_util;
     int64_t preemptions, colocated_jobs, colocations, revocations;
+    /* GPU-hours preemptions cost: work done again since the victims' last checkpoints plus restart
+     * overheads (lost), and the first part alone (rollback); x GPUs of the victim */
+    double lost_gpu_hours, rollback_gpu_hours;
     double qad_mean, qad_compliance, qad_compliance_all, qad_compliance_g;
     int64_t total_gpus;
     int64_t window_start, window_end;

@@ -36,6 +36,7 @@ typedef struct ds_job {
     int32_t gmem_mib;  /* GPU memory per GPU */
     uint8_t klass;     /* ds_class_t as submitted */
     double estimate;   /* duration estimate in seconds (QSSF/Lucid); NAN when none */
+    int32_t ckpt;      /* checkpoint interval it declares, seconds of its run; 0 = none declared */
     long line;         /* line in the source file, for messages */
 } ds_job_t;
 

@@ -196,6 +196,9 @@ int ds_run_opt(ds_sim_config_t *sc, const char *cmd, const char *name, const cha
     } else if (!strcmp(name, "k")) {
         if (ds_parse_i64("--k", val, 1, DS_MAX_K, &v)) return -1;
         sc->engine.k = (int32_t)v;
+    } else if (!strcmp(name, "ckpt-default")) {
+        if (ds_parse_i64("--ckpt-default", val, 0, DS_MAX_DURATION, &v)) return -1;
+        sc->engine.ckpt_default = (int32_t)v;
     } else if (!strcmp(name, "cycle")) {
         if (ds_parse_i64("--cycle", val, 1, 86400, &v)) return -1;
         sc->cycle = v;

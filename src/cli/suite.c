@@ -48,6 +48,7 @@ static void help(FILE *f)
     fprintf(f,
             "usage: deepshare suite [--out DIR] [--predictor model|oracle|file] [--data DIR] [--workloads LIST]\n"
             "                       [--jobs N] [--no-plots] [--check-invariants] [--quiet] [--policies LIST]\n"
+            "                       [--ckpt-default S]\n"
             "\n"
             "Runs the benchmark suite: each workload under every policy, partitioned and pooled, as one\n"
             "'deepshare compare' report per workload and mode (DIR/<workload>/<mode>/, with plots and\n"
@@ -78,6 +79,9 @@ static void help(FILE *f)
             "  --jobs N            simulations in parallel threads per report (1)\n"
             "  --no-plots          do not render plots (gnuplot)\n"
             "  --check-invariants  check the engine and policy invariants after every scheduling pass\n"
+            "  --ckpt-default S    every job checkpoints every S s of its run (the traces declare none): a\n"
+            "                      preemption costs the work since the last checkpoint, and the policies know\n"
+            "                      it (0, the default: progress is kept, as in the reference simulators)\n"
             "  --quiet             no progress on stderr\n"
             "\n"
             "exit status: 0 all ran (whatever the verdicts); 1 a run or a write failed; 2 bad usage.\n");
@@ -141,6 +145,7 @@ static int read_summary(const char *path, ds_vrow_t *rows, int max, json_t **kee
         r->p99_queue = json_number_value(json_object_get(o, "p99_queue"));
         r->compliance = json_number_value(json_object_get(o, "qad_compliance"));
         r->avg_jct = json_number_value(json_object_get(o, "avg_jct"));
+        r->lost_gpu_hours = json_number_value(json_object_get(o, "gpu_hours_lost"));
     }
     *keep = a;
     return n;
@@ -156,6 +161,7 @@ static const char *source_of(const char *policy, const char *pred)
 int ds_cmd_suite(int argc, char **argv)
 {
     const char *out = "suite-out", *pred = "model", *data = getenv("DS_DATA_DIR"), *only = NULL, *policies = "all";
+    const char *ckpt = NULL;
     int64_t jobs = 1;
     int plots = 1, check = 0, quiet = 0;
     if (!data || !*data) data = "../shared/data";
@@ -174,6 +180,11 @@ int ds_cmd_suite(int argc, char **argv)
         else if (!strcmp(name, "data")) data = val;
         else if (!strcmp(name, "workloads")) only = val;
         else if (!strcmp(name, "policies")) policies = val;
+        else if (!strcmp(name, "ckpt-default")) {
+            int64_t v;
+            if (ds_parse_i64("--ckpt-default", val, 0, DS_MAX_DURATION, &v)) return 2;
+            ckpt = val;
+        }
         else if (!strcmp(name, "jobs")) {
             if (ds_parse_i64("--jobs", val, 1, 256, &jobs)) return 2;
         } else {
@@ -264,6 +275,7 @@ int ds_cmd_suite(int argc, char **argv)
             av[ac++] = "--jobs", av[ac++] = nj;
             if (!plots) av[ac++] = "--no-plots";
             if (check) av[ac++] = "--check-invariants";
+            if (ckpt) av[ac++] = "--ckpt-default", av[ac++] = ckpt;
             if (W->src == W_ITP) {
                 av[ac++] = "--trace", av[ac++] = itp_jobs[w];
                 av[ac++] = "--vc-config", av[ac++] = itp_ten[w];
@@ -305,17 +317,17 @@ int ds_cmd_suite(int argc, char **argv)
         judged += judged_here;
         met += judged_here && v.ok;
         printf("\n== %s: %s\n", W->name, W->what);
-        printf("%-10s %-12s %-7s %10s %10s %10s %7s\n", "policy", "mode", "source", "avg_queue", "p99_queue", "avg_jct",
-               "qad_ok");
-        fprintf(md, "## %s\n\n%s.\n\n| policy | mode | runtimes from | avg queue (s) | p99 queue (s) | avg JCT (s) | QAD compliance |\n"
-                    "| --- | --- | --- | ---: | ---: | ---: | ---: |\n", W->name, W->what);
+        printf("%-10s %-12s %-7s %10s %10s %10s %7s %9s\n", "policy", "mode", "source", "avg_queue", "p99_queue", "avg_jct",
+               "qad_ok", "lost_gpuh");
+        fprintf(md, "## %s\n\n%s.\n\n| policy | mode | runtimes from | avg queue (s) | p99 queue (s) | avg JCT (s) | QAD compliance | GPU-h lost to preemption |\n"
+                    "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n", W->name, W->what);
         for (int i = 0; i < nrows; i++) {
             const ds_vrow_t *r = &rows[i];
             const char *src = source_of(r->policy, pred);
-            printf("%-10s %-12s %-7s %10.0f %10.0f %10.0f %7.3f\n", r->policy, r->pooled ? "pooled" : "partitioned",
-                   src, r->avg_queue, r->p99_queue, r->avg_jct, r->compliance);
-            fprintf(md, "| %s | %s | %s | %.0f | %.0f | %.0f | %.3f |\n", r->policy, r->pooled ? "pooled" : "partitioned",
-                    src, r->avg_queue, r->p99_queue, r->avg_jct, r->compliance);
+            printf("%-10s %-12s %-7s %10.0f %10.0f %10.0f %7.3f %9.1f\n", r->policy, r->pooled ? "pooled" : "partitioned",
+                   src, r->avg_queue, r->p99_queue, r->avg_jct, r->compliance, r->lost_gpu_hours);
+            fprintf(md, "| %s | %s | %s | %.0f | %.0f | %.0f | %.3f | %.1f |\n", r->policy, r->pooled ? "pooled" : "partitioned",
+                    src, r->avg_queue, r->p99_queue, r->avg_jct, r->compliance, r->lost_gpu_hours);
         }
         ds_verdict_print(stdout, &v);
         fprintf(md, "\n");

@@ -10,6 +10,7 @@ typedef struct ds_vrow {
     char policy[32];
     int pooled;
     double avg_queue, p99_queue, compliance, avg_jct;
+    double lost_gpu_hours;      /* GPU-hours preemptions cost (shown, not judged) */
 } ds_vrow_t;
 
 typedef struct ds_verdict {

@@ -235,6 +235,20 @@ int64_t ds_engine_elapsed(const ds_engine_t *e, int32_t j, int64_t now)
     return s->run_time + (s->status == DS_JS_RUNNING ? now - s->last_start : 0);
 }
 
+int64_t ds_engine_ckpt_interval(const ds_engine_t *e, int32_t j)
+{
+    int32_t c = e->trace->jobs[j].ckpt;
+    return c > 0 ? c : DS_MAX(0, e->cfg.ckpt_default);
+}
+
+int64_t ds_engine_at_risk(const ds_engine_t *e, int32_t j, int64_t now)
+{
+    const ds_jstate_t *s = &e->js[j];
+    if (s->status != DS_JS_RUNNING) return 0;
+    int64_t c = ds_engine_ckpt_interval(e, j), run = DS_MAX(0, now - s->last_start);
+    return c > 0 ? run % c : ds_engine_elapsed(e, j, now);
+}
+
 static void mark_rate(ds_engine_t *e, int32_t j)
 {
     if (e->priv.is_rate_dirty[j]) return;

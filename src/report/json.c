@@ -37,6 +37,8 @@ static json_t *summary(const ds_sim_result_t *r, const ds_report_meta_t *m)
     json_object_set_new(o, "colocated_jobs", json_integer(r->colocated_jobs));
     json_object_set_new(o, "colocations", json_integer(r->colocations));
     json_object_set_new(o, "revoked_colocations", json_integer(r->revocations));
+    json_object_set_new(o, "gpu_hours_lost", json_real(r->lost_gpu_hours));
+    json_object_set_new(o, "gpu_hours_rolled_back", json_real(r->rollback_gpu_hours));
     json_object_set_new(o, "qad_mean", json_real(r->qad_mean));
     json_object_set_new(o, "qad_compliance", json_real(r->qad_compliance));
     json_object_set_new(o, "qad_compliance_all", json_real(r->qad_compliance_all));

@@ -32,6 +32,8 @@ typedef struct sim {
     ds_engine_t *e;
     double *left, *rate;
     int64_t *tupd;
+    int64_t *tstart;      /* when its current run started */
+    double *left_start;   /* its work left then: what it has done since is what a rollback can lose */
     uint32_t *ver;
     ev_t *heap;
     int64_t nheap, capheap;
@@ -158,14 +160,26 @@ static void apply(sim_t *s, ds_sim_result_t *res, int64_t now)
         int32_t j = d->job;
         if (d->type == DS_DEC_START) {
             s->tupd[j] = now;
+            s->tstart[j] = now;
+            s->left_start[j] = s->left[j];
             s->rate[j] = 1.0;
             if (d->other >= 0) {
                 res->colocated[j] = 1;
                 res->colocated[d->other] = 1;
             }
         } else if (d->type == DS_DEC_PREEMPT) {
-            advance(s, j, now); /* progress is checkpointed */
-            s->left[j] += ds_engine_restart_overhead(e, j);
+            advance(s, j, now);
+            /* It resumes from its last checkpoint: with an interval c it checkpointed every c s of this run,
+             * so the work of the last (run mod c) s is done again (pro rata: the run's rate may have varied);
+             * with none known, progress is kept whole, as in the reference simulators. */
+            int64_t c = ds_engine_ckpt_interval(e, j), run = now - s->tstart[j];
+            double done = DS_MAX(0.0, s->left_start[j] - s->left[j]);
+            double lost = c > 0 && run > 0 ? done * (double)(run % c) / (double)run : 0.0;
+            int32_t oh = ds_engine_restart_overhead(e, j);
+            double g = (double)s->trace->jobs[j].gpus;
+            s->left[j] += lost + oh;
+            res->rollback_gpu_hours += lost * g / 3600.0;
+            res->lost_gpu_hours += (lost + oh) * g / 3600.0;
             s->ver[j]++; /* cancels its completion */
         }
     }
@@ -417,6 +431,8 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
     s.left = ds_xcalloc((size_t)n, sizeof *s.left);
     s.rate = ds_xcalloc((size_t)n, sizeof *s.rate);
     s.tupd = ds_xcalloc((size_t)n, sizeof *s.tupd);
+    s.tstart = ds_xcalloc((size_t)n, sizeof *s.tstart);
+    s.left_start = ds_xcalloc((size_t)n, sizeof *s.left_start);
     s.ver = ds_xcalloc((size_t)n, sizeof *s.ver);
     snprintf(res->policy, sizeof res->policy, "%s", cfg->policy->name);
     res->mode = cfg->engine.mode;
@@ -507,6 +523,8 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
     free(s.left);
     free(s.rate);
     free(s.tupd);
+    free(s.tstart);
+    free(s.left_start);
     free(s.ver);
     free(s.heap);
     ds_engine_destroy(e);

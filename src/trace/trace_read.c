@@ -10,7 +10,7 @@
 
 /* Column names accepted for each field: generic name first, then the Venus/Lucid alias. */
 enum { C_ID, C_TENANT, C_USER, C_GPUS, C_CPUS, C_MEM, C_SUBMIT, C_DURATION, C_CLASS,
-       C_MODEL, C_DATASET, C_BATCH, C_AMP, C_GUTIL, C_GMUTIL, C_GMEM, C_N };
+       C_MODEL, C_DATASET, C_BATCH, C_AMP, C_GUTIL, C_GMUTIL, C_GMEM, C_CKPT, C_N };
 static const char *const col_names[C_N][3] = {
     [C_ID] = {"job_id", "id", NULL},         [C_TENANT] = {"tenant", "vc", NULL},
     [C_USER] = {"user", NULL, NULL},         [C_GPUS] = {"gpus", "gpu_num", NULL},
@@ -20,6 +20,7 @@ static const char *const col_names[C_N][3] = {
     [C_DATASET] = {"dataset", NULL, NULL},   [C_BATCH] = {"batchsize", "batch_size", NULL},
     [C_AMP] = {"amp", NULL, NULL},           [C_GUTIL] = {"gpu_util", NULL, NULL},
     [C_GMUTIL] = {"gmem_util", NULL, NULL},  [C_GMEM] = {"gmem", "gmem_mib", NULL},
+    [C_CKPT] = {"ckpt", "checkpoint_interval", NULL},
 };
 static const int col_required[C_N] = {[C_ID] = 1, [C_TENANT] = 1, [C_GPUS] = 1, [C_SUBMIT] = 1, [C_DURATION] = 1};
 
@@ -138,6 +139,11 @@ int ds_trace_read_jobs(ds_trace_t *t, const char *path, ds_error_t *err)
             j->gmem_mib = (int32_t)d;
         } else {
             j->gmem_mib = 24576; /* unknown footprint: assume the whole device, so no sharing is attempted */
+        }
+        if (col[C_CKPT] >= 0 && c.fields[col[C_CKPT]][0]) {
+            /* seconds between the job's checkpoints; empty or 0: it declares none */
+            if ((rc = ds_csv_int(&c, col[C_CKPT], cname[C_CKPT], 0, DS_MAX_DURATION, &v, err))) break;
+            j->ckpt = (int32_t)v;
         }
         if (t->njobs - 1 > first && j->submit < t->jobs[t->njobs - 2].submit) sorted = 0;
     }

@@ -26,6 +26,7 @@ void dsp_config_default(dsp_config_t *c)
     c->cpu_slowdown = 0.0;
     c->alpha = 0.5;
     c->beta = 0.3;
+    c->ckpt_aware = 1;
     c->gamma = 0.5;
     c->eps = 1e-6;
     c->rho_min = 0.7;
@@ -68,7 +69,9 @@ static const param_t params[] = {
     {"cpu-floor", P_DBL, F(cpu_floor), 0.01, 1, "0.5", "CPU/memory reclamation shrinks BE jobs to this share of their request"},
     {"cpu-slowdown", P_DBL, F(cpu_slowdown), 0, 0, "0", "progress lost by shrunk jobs; only 0 (Venus has no CPU-sensitivity data)"},
     {"alpha", P_DBL, F(alpha), 0, 1, "0.5", "preemption cost weight of prior disruption (victim's preemptions / 3)"},
-    {"beta", P_DBL, F(beta), 0, 1, "0.3", "preemption cost weight of progress (near completion is expensive)"},
+    {"beta", P_DBL, F(beta), 0, 1, "0.3", "preemption cost weight of the work a preemption loses, as a share of the job: since its last checkpoint when it declares an interval (ckpt), all it has run otherwise (near completion is expensive)"},
+    {"ckpt-aware", P_BOOL, F(ckpt_aware), 0, 1, "1", "beta's work term counts from the victim's last checkpoint when it has an interval (0: all it has run, the cost before issue #30; ablation)"},
+    {"min-runtime", P_I64, F(min_runtime), 0, 1e9, "0", "a BE job is not preempted to reclaim GPUs in its first N s of a run (as KAI's minRuntime; revocations of a slow pair still apply); 0: off"},
     {"gamma", P_DBL, F(gamma), 0, 10, "0.5", "exponent of contention pressure (lower: bursts tighten colocation less)"},
     {"eps", P_DBL, F(eps), 1e-12, 1, "1e-6", "guard of contention pressure when no GPU is free"},
     {"rho-min", P_DBL, F(rho_min), 0, 1, "0.7", "colocation threshold at zero pressure (lower: more, slower pairs)"},

@@ -29,6 +29,8 @@ typedef struct dsp_config {
     double cpu_floor;       /* CPU/memory reclamation floor, share of request (0.5) */
     double cpu_slowdown;    /* progress lost by shrunk jobs (0: not modelled) */
     double alpha, beta;     /* preemption cost weights (0.5, 0.3) */
+    int64_t min_runtime;    /* a BE job is no reclamation victim in its first min_runtime s of a run (0: off) */
+    int ckpt_aware;         /* the cost's work term counts from the last checkpoint (1; 0: all it has run) */
     double gamma, eps;      /* contention pressure exponent and guard (0.5, 1e-6) */
     double rho_min;         /* most permissive retention threshold (0.7) */
     int32_t max_candidates; /* colocation candidates examined per job (64) */

@@ -35,11 +35,14 @@ static double victim_cost(const ds_engine_t *e, const dsp_t *s, int32_t v, int64
 {
     double d = DS_MIN(1.0, e->js[v].preemptions / 3.0);
     double el = (double)ds_engine_elapsed(e, v, now), rem = dsp_remaining(e, s, v, now);
-    double p = el > 0 ? el / (el + rem) : 0.0;
+    /* the share of the job a preemption throws away: all it has run unless it declares checkpoints */
+    double risk = s->cfg.ckpt_aware ? (double)ds_engine_at_risk(e, v, now) : el;
+    double p = el > 0 ? risk / (el + rem) : 0.0;
     return s->cfg.alpha * d + s->cfg.beta * p;
 }
 
-/* The evictable units of a node: GPUs holding a G job cannot be freed and are left out. */
+/* The evictable units of a node: GPUs holding a G job, or a BE job inside its min-runtime, cannot be
+ * freed and are left out. */
 static int32_t node_units(const ds_engine_t *e, const dsp_t *s, int32_t node, unit_t *u, int64_t now)
 {
     const ds_node_t *nd = &e->nodes[node];
@@ -48,7 +51,8 @@ static int32_t node_units(const ds_engine_t *e, const dsp_t *s, int32_t node, un
         const ds_gpu_t *gp = &e->gpus[gi];
         if (gp->nres == 0) continue;
         int allbe = 1;
-        for (int32_t r = 0; r < gp->nres; r++) allbe &= e->js[gp->res[r]].klass == DS_CLASS_BE;
+        for (int32_t r = 0; r < gp->nres; r++)
+            allbe &= e->js[gp->res[r]].klass == DS_CLASS_BE && now - e->js[gp->res[r]].last_start >= s->cfg.min_runtime;
         if (!allbe) continue;
         int32_t rep = gp->res[0];
         for (int32_t r = 1; r < gp->nres; r++) rep = DS_MIN(rep, gp->res[r]);
