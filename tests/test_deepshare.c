@@ -646,6 +646,28 @@ static void test_revoke_after_w(void **st)
     revoke_case("w=2", low_retention, 120, 0);
 }
 
+/* The driver has no fresh measurement (deepshared's telemetry missing or stale: NaN). */
+static double no_sample(void *ctx, int32_t job, int64_t now)
+{
+    (void)ctx, (void)job, (void)now;
+    return NAN;
+}
+
+/* Low, then no sample at 120 and 180, then low again. */
+static double low_with_gap(void *ctx, int32_t job, int64_t now)
+{
+    return now == 120 || now == 180 ? NAN : low_retention(ctx, job, now);
+}
+
+/* Missing telemetry revokes nothing however long it lasts, even with w = 1; a gap neither counts as a
+ * low sample nor clears the count: w = 3 low samples at 60, 240 and 300 revoke at 300. */
+static void test_missing_sample_never_revokes(void **st)
+{
+    (void)st;
+    revoke_case("w=1", no_sample, 0, 20 * 60);
+    revoke_case("w=3", low_with_gap, 300, 0);
+}
+
 /* Three samples just under the threshold after six well above it: the consecutive rule alone
  * (monitor-z = 0, SPEC 4.6 as written) revokes at the ninth sample; with the mean test (default z = 2)
  * the pair's mean is not confidently below 0.8 yet, so it stays until more low samples pull it down. */
@@ -1022,6 +1044,7 @@ int main(void)
         cmocka_unit_test(test_cpu_reclaim),
         cmocka_unit_test(test_adopt),
         cmocka_unit_test(test_revoke_after_w),
+        cmocka_unit_test(test_missing_sample_never_revokes),
         cmocka_unit_test(test_revoke_needs_confident_mean),
         cmocka_unit_test(test_admit_floor),
         cmocka_unit_test(test_gpu_time_order),

@@ -116,7 +116,9 @@ typedef struct ds_engine ds_engine_t;
 /* Driver-provided hooks the engine and policies may call (all optional). */
 typedef struct ds_driver_hooks {
     void *ctx;
-    /* Observed retention of a running colocated job (simulator: truth x noise; daemon: measured). */
+    /* Observed retention of a running colocated job (simulator: truth x noise; daemon: measured), or NaN
+     * when there is no fresh measurement (telemetry missing or stale): a policy must take NaN as no
+     * sample, never as a low one. */
     double (*observe_retention)(void *ctx, int32_t job, int64_t now);
 } ds_driver_hooks_t;
 

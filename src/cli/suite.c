@@ -48,7 +48,7 @@ static void help(FILE *f)
     fprintf(f,
             "usage: deepshare suite [--out DIR] [--predictor model|oracle|file] [--data DIR] [--workloads LIST]\n"
             "                       [--jobs N] [--no-plots] [--check-invariants] [--quiet] [--policies LIST]\n"
-            "                       [--ckpt-default S]\n"
+            "                       [--ckpt-default S] [--config FILE]\n"
             "\n"
             "Runs the benchmark suite: each workload under every policy, partitioned and pooled, as one\n"
             "'deepshare compare' report per workload and mode (DIR/<workload>/<mode>/, with plots and\n"
@@ -82,6 +82,7 @@ static void help(FILE *f)
             "  --ckpt-default S    every job checkpoints every S s of its run (the traces declare none): a\n"
             "                      preemption costs the work since the last checkpoint, and the policies know\n"
             "                      it (0, the default: progress is kept, as in the reference simulators)\n"
+            "  --config FILE       policy parameters ('name = value' lines) for every report, as compare's\n"
             "  --quiet             no progress on stderr\n"
             "\n"
             "exit status: 0 all ran (whatever the verdicts); 1 a run or a write failed; 2 bad usage.\n");
@@ -161,7 +162,7 @@ static const char *source_of(const char *policy, const char *pred)
 int ds_cmd_suite(int argc, char **argv)
 {
     const char *out = "suite-out", *pred = "model", *data = getenv("DS_DATA_DIR"), *only = NULL, *policies = "all";
-    const char *ckpt = NULL;
+    const char *ckpt = NULL, *pconf = NULL;
     int64_t jobs = 1;
     int plots = 1, check = 0, quiet = 0;
     if (!data || !*data) data = "../shared/data";
@@ -180,6 +181,7 @@ int ds_cmd_suite(int argc, char **argv)
         else if (!strcmp(name, "data")) data = val;
         else if (!strcmp(name, "workloads")) only = val;
         else if (!strcmp(name, "policies")) policies = val;
+        else if (!strcmp(name, "config")) pconf = val;
         else if (!strcmp(name, "ckpt-default")) {
             int64_t v;
             if (ds_parse_i64("--ckpt-default", val, 0, DS_MAX_DURATION, &v)) return 2;
@@ -276,6 +278,7 @@ int ds_cmd_suite(int argc, char **argv)
             if (!plots) av[ac++] = "--no-plots";
             if (check) av[ac++] = "--check-invariants";
             if (ckpt) av[ac++] = "--ckpt-default", av[ac++] = ckpt;
+            if (pconf) av[ac++] = "--config", av[ac++] = pconf;
             if (W->src == W_ITP) {
                 av[ac++] = "--trace", av[ac++] = itp_jobs[w];
                 av[ac++] = "--vc-config", av[ac++] = itp_ten[w];

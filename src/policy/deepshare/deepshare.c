@@ -259,6 +259,7 @@ static int dsp_stats(const ds_engine_t *e, const void *state, ds_policy_stat_t *
         {"work_conserving_starts", x->wc_starts}, {"work_conserving_gpus", x->wc_gpus},
         {"reservations", x->reservations}, {"backfills", x->backfills},
         {"retention_pairs_learned", (int64_t)s->obs_n}, {"coloc_probes", x->probes},
+        {"monitor_samples_missing", x->mon_missing},
     };
     int k = 0;
     for (size_t i = 0; i < sizeof v / sizeof v[0] && k < max; i++, k++) {

@@ -30,6 +30,10 @@ static void explain_running(const ds_engine_t *e, const dsp_t *s, int32_t j, ds_
         ds_bprintf(out, "  colocation: shares its GPU%s with job %lld, admitted at threshold %.2f; low retention "
                    "samples in a row: %d (%d revoke the pair)\n", job->gpus == 1 ? "" : "s", (long long)e->trace->jobs[p].id,
                    (double)s->admit_tau[j], s->low[DS_MIN(j, p)], c->w);
+    if (p >= 0 && s->mon[DS_MIN(j, p)].missing > 0)
+        ds_bprintf(out, "  telemetry: no fresh retention sample of the pair for the last %d cycle%s (missing or stale): "
+                   "it is neither revoked nor admitted on that, and its count of low samples is held\n",
+                   s->mon[DS_MIN(j, p)].missing, s->mon[DS_MIN(j, p)].missing == 1 ? "" : "s");
 }
 
 /* The class a pass now would give pending job j, with the budgets behind it. */

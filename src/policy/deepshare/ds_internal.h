@@ -64,6 +64,7 @@ typedef struct dsp_list {
 typedef struct dsp_mon {
     int32_t n;
     double mean;
+    int32_t missing;        /* cycles in a row the pair had no fresh sample (kept at its pair's lower job) */
 } dsp_mon_t;
 
 typedef struct dsp_obs {
@@ -92,6 +93,7 @@ typedef struct dsp_resv {
 typedef struct dsp_stats {
     int64_t passes, cycles;
     int64_t preempt_reclaim, preempt_revoke, reclaimed_gpus;
+    int64_t mon_missing;            /* pair-cycles without a fresh retention sample (telemetry missing or stale) */
     int64_t lent_jobs, lent_gpus, promotions, promoted_gpus, demotions, yields, yields_back;
     int64_t coloc_admitted, coloc_attempts, coloc_no_candidate;
     int64_t rej_memory, rej_cpu, rej_retention, rej_revoked, probes;

@@ -65,6 +65,14 @@ void dsp_monitor(ds_engine_t *e, dsp_t *s, int64_t now)
         if (b < 0 || e->js[a].status != DS_JS_RUNNING) continue;
         double ra = e->hooks.observe_retention(e->hooks.ctx, a, now);
         double rb = e->hooks.observe_retention(e->hooks.ctx, b, now);
+        /* No fresh measurement of either (the driver's NaN: telemetry missing or stale) is no sample: it
+         * neither counts towards a revocation nor clears the count, and teaches the learned retention nothing. */
+        if (!(ra >= 0) || !(rb >= 0)) {
+            s->mon[a].missing++;
+            s->st.mon_missing++;
+            continue;
+        }
+        s->mon[a].missing = 0;
         dsp_observed_add(s, e->trace, a, b, ra);
         dsp_observed_add(s, e->trace, b, a, rb);
         mon_add(s, a, ra);
