@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # deps.sh: installs the Debian packages deepshare builds and tests with; does nothing when present.
 set -euo pipefail
-# --with-slurm adds the e2e test's packages: Slurm, munge, libmicrohttpd, curl, prometheus, and chromium
+# --with-slurm adds the e2e test's packages: Slurm, munge, libmicrohttpd, libcurl (deepshared's Prometheus
+# telemetry), curl, prometheus, and chromium
 # (headless: loads the status page, checks the console and writes the screenshot).
 # file: cpack -G DEB runs it (dpkg-shlibdeps) to find the package's library dependencies.
 # clang + libclang-rt-dev: libFuzzer and its sanitizer runtimes for tests/fuzz (recommends are not installed)
 pkgs=(build-essential cmake pkg-config file libjansson-dev libcmocka-dev libxgboost-dev gnuplot-nox valgrind clang libclang-rt-dev)
-slurm_pkgs=(slurmctld slurmd slurm-client munge libslurm-dev libmicrohttpd-dev curl prometheus chromium)
+slurm_pkgs=(slurmctld slurmd slurm-client munge libslurm-dev libmicrohttpd-dev libcurl4-openssl-dev curl prometheus chromium)
 case "${1:-}" in
   --with-slurm) pkgs+=("${slurm_pkgs[@]}") ;;
   # the accounting database of the native-Slurm comparison (deploy/slurm/accounting.sh); lua for job_submit/lua
