@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/dconfig.h"
 #include "daemon/telemetry.h"
 
 static char dir[200];
@@ -217,6 +218,36 @@ static void test_prometheus_down(void **st)
     tel_free(&t);
 }
 
+/* The keys in deepshared's config file: errors name the file, line and key; a reload keeps the running
+ * source and names the keys that need a restart. */
+static void test_daemon_config(void **st)
+{
+    (void)st;
+    dconfig_t c, next;
+    dconfig_default(&c);
+    ds_error_t err;
+    ds_error_clear(&err);
+    const char *ok = tu_write_temp("tel.conf", "tenant a 4\ntelemetry = prometheus\nprometheus_url = http://127.0.0.1:9090\n"
+                                               "prometheus_query = avg by (hpc_job) (DCGM_FI_DEV_GPU_UTIL) / 100\n"
+                                               "telemetry_stale = 30\n");
+    assert_int_equal(dconfig_read(&c, ok, &err), DS_OK);
+    assert_int_equal(c.tel.kind, TEL_PROMETHEUS);
+    assert_string_equal(c.tel.query, "avg by (hpc_job) (DCGM_FI_DEV_GPU_UTIL) / 100");
+    assert_true(c.tel.stale == 30);
+    dconfig_default(&next);
+    const char *bad = tu_write_temp("tel-bad.conf", "tenant a 4\ntelemetry = progress\nprogress_dir = spool\n");
+    assert_int_equal(dconfig_read(&next, bad, &err), DS_EPARSE);
+    tu_expect_error(&err, "tel-bad.conf", 3, "progress_dir", "not an absolute path");
+    dconfig_default(&next);
+    ds_error_clear(&err);
+    const char *other = tu_write_temp("tel2.conf", "tenant a 4\ntelemetry = progress\n");
+    assert_int_equal(dconfig_read(&next, other, &err), DS_OK);
+    char restart[256];
+    dconfig_reload_merge(&c, &next, restart, sizeof restart);
+    assert_non_null(strstr(restart, "telemetry"));
+    assert_int_equal(next.tel.kind, TEL_PROMETHEUS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -225,6 +256,7 @@ int main(void)
         cmocka_unit_test(test_prometheus_estimator),
         cmocka_unit_test(test_progress_files),
         cmocka_unit_test(test_prometheus_down),
+        cmocka_unit_test(test_daemon_config),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -37,6 +37,7 @@ void dconfig_default(dconfig_t *c)
     c->job_capacity = 4096;
     c->dispatch_timeout = 30;
     c->status_window = 21600;
+    tel_config_default(&c->tel);
 }
 
 static char *trim(char *s)
@@ -193,6 +194,13 @@ static int set_key(dconfig_t *c, const char *path, long line, const char *k, con
 #undef NUM
 #undef INT
     if (!strcmp(k, "read_token") || !strcmp(k, "read_token_file")) return set_token(c, path, line, k, v, err);
+    char terr[200];
+    int tr = tel_config_set(&c->tel, k, v, terr, sizeof terr);
+    if (tr < 0) {
+        ds_error_set(err, path, line, k, "%s", terr);
+        return DS_EPARSE;
+    }
+    if (tr == 0) return DS_OK;
     if (!strcmp(k, "listen")) {
         /* "127.0.0.1:9464", or "off" */
         if (!strcmp(v, "off")) { c->listen_port = 0; return DS_OK; }
@@ -363,6 +371,9 @@ void dconfig_print(FILE *f, const dconfig_t *c)
     else fprintf(f, "# read_token: none (the HTTP endpoints are open to whoever reaches %s)\n",
                  c->listen_port ? c->listen_addr : "them");
     fprintf(f, "status_window = %g\nverbose = %d\n", c->status_window, c->verbose);
+    fprintf(f, "telemetry = %s\nprometheus_url = %s\nprometheus_query = %s\ntelemetry_job_label = %s\n"
+               "progress_dir = %s\ntelemetry_stale = %g\ntelemetry_timeout = %g\n", tel_kind_name(c->tel.kind),
+            c->tel.url, c->tel.query, c->tel.job_label, c->tel.dir, c->tel.stale, c->tel.timeout);
     for (int i = 0; i < c->ntenants; i++) fprintf(f, "tenant %s %d\n", c->tenants[i].name, c->tenants[i].quota);
     for (int i = 0; i < c->nparams; i++) fprintf(f, "policy.%s = %s\n", c->pkeys[i], c->pvals[i]);
 }
@@ -393,6 +404,10 @@ void dconfig_reload_merge(const dconfig_t *cur, dconfig_t *next, char *restart, 
     KEEP_N(gpu_sharing, "gpu_sharing");
     KEEP_N(job_capacity, "job_capacity");
     KEEP_N(status_window, "status_window");
+    if (memcmp(&cur->tel, &next->tel, sizeof cur->tel)) {
+        note(restart, n, "telemetry*");
+        next->tel = cur->tel;
+    }
     if (strcmp(cur->listen_addr, next->listen_addr) || cur->listen_port != next->listen_port) {
         note(restart, n, "listen");
         memcpy(next->listen_addr, cur->listen_addr, sizeof next->listen_addr);

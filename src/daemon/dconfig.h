@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "deepshare/common.h"
+#include "telemetry.h"
 
 #define DC_MAX_TENANTS 256
 #define DC_MAX_PARAMS 64
@@ -41,6 +42,7 @@ typedef struct dconfig {
     char read_token_file[256];
     int token_line;          /* line of read_token / read_token_file, 0 = not set */
     double status_window;    /* seconds of QAD history on the status page (21600) */
+    tel_config_t tel;        /* the retention source (telemetry, prometheus_*, progress_dir, telemetry_*) */
     dc_tenant_t tenants[DC_MAX_TENANTS];
     int ntenants;
     char pkeys[DC_MAX_PARAMS][64], pvals[DC_MAX_PARAMS][128];
