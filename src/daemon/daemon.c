@@ -38,6 +38,7 @@ int daemon_setup(daemon_t *d, ds_error_t *err)
         d->have_coloc = 1;
     }
     d->ten = ds_xcalloc((size_t)d->cfg.ntenants, sizeof *d->ten);
+    tel_init(&d->tel, &d->cfg.tel);
     d->need_rebuild = 1;
     return DS_OK;
 }
@@ -48,6 +49,7 @@ void daemon_teardown(daemon_t *d)
     if (d->pconfig && d->ops->config_free) d->ops->config_free(d->pconfig);
     if (d->have_coloc) ds_coloc_free(&d->coloc);
     hist_free(&d->hist);
+    tel_free(&d->tel);
     ds_trace_free(&d->trace);
     ds_idmap_free(&d->byid);
     ds_idmap_free(&d->warned);

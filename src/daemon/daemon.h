@@ -12,6 +12,7 @@
 #include "deepshare/predictor.h"
 #include "daemon/dconfig.h"
 #include "daemon/hist.h"
+#include "daemon/telemetry.h"
 #include "slurm/slurm_io.h"
 
 /* Daemon-side facts about one engine job slot. */
@@ -133,6 +134,8 @@ typedef struct daemon {
     int64_t s2r_count[D_S2R_BUCKETS + 1];
     double s2r_sum;
     struct status_ring *ring; /* QAD history of the status page (status.c) */
+    telemetry_t tel;        /* the retention source (measure.c) */
+    int tel_down;           /* its last poll failed (logged once) */
     pthread_mutex_t lock;
 } daemon_t;
 
@@ -171,6 +174,13 @@ void gpumap_update_leftover(daemon_t *d);
 /* The interference predictor the policy sees (ds_interference_predictor_t.predict, ctx = d): 0 for a pair
  * Slurm cannot run on that GPU, else the profile's retention. */
 double gpumap_retention(void *ctx, const ds_trace_t *t, int32_t a, int32_t b);
+
+/* measure.c: telemetry -> the policy's monitor */
+/* Polls the retention source (once per cycle, before the cycle's pass) and adds the samples of jobs running
+ * alone to their baselines. */
+void daemon_measure(daemon_t *d);
+/* The engine's observe_retention hook (ctx = d): a shared job's measured retention, NaN when none is fresh. */
+double daemon_observe_retention(void *ctx, int32_t j, int64_t now);
 
 /* mirror.c: Slurm -> engine */
 /* Reads Slurm (nodes once, jobs when changed) and mirrors it into the engine; returns -1 when Slurm

@@ -26,6 +26,7 @@ static int32_t tenant_of(const daemon_t *d, const char *account)
  * gmem=8000 class=BE" (comma or space separated). */
 typedef struct hints {
     int gpus, batch, amp, gmem, klass;
+    int ckpt;                    /* seconds between the job's checkpoints (ckpt=), 0 none declared */
     char model[32], dataset[32];
 } hints_t;
 
@@ -45,6 +46,7 @@ static void parse_hints(const char *s, hints_t *h)
         else if (!strcmp(tok, "batch")) h->batch = atoi(v);
         else if (!strcmp(tok, "amp")) h->amp = atoi(v);
         else if (!strcmp(tok, "gmem")) h->gmem = atoi(v);
+        else if (!strcmp(tok, "ckpt")) h->ckpt = DS_MAX(0, DS_MIN(atoi(v), (int)DS_MAX_DURATION));
         else if (!strcmp(tok, "model")) snprintf(h->model, sizeof h->model, "%s", v);
         else if (!strcmp(tok, "dataset")) snprintf(h->dataset, sizeof h->dataset, "%s", v);
         else if (!strcmp(tok, "class")) h->klass = !strcasecmp(v, "BE") ? DS_CLASS_BE : !strcasecmp(v, "G") ? DS_CLASS_G : 0;
@@ -132,6 +134,7 @@ static int32_t add_slot(daemon_t *d, const sl_job_t *j)
     job->amp = h.amp;
     job->gmem_mib = h.gmem >= 0 ? h.gmem : d->cfg.default_gmem_mib;
     job->klass = (uint8_t)h.klass;
+    job->ckpt = h.ckpt; /* the preemption cost counts from its last checkpoint (docs/policy.md §4.1) */
     double p = hist_predict(&d->hist, d->trace.tenants[job->tenant].name, j->user);
     job->estimate = p;
     job->duration = (int64_t)ceil(p); /* what "oracle" policies see: the daemon has no truth */
@@ -234,7 +237,7 @@ static int rebuild(daemon_t *d, ds_error_t *err)
     /* slot fields are filled before arrival, so a policy reading jobs at arrival sees the real job */
     int rc = ds_engine_create(&d->e, t, &ec, d->ops, d->pconfig, err);
     if (rc) { free(v); return rc; }
-    ds_engine_set_hooks(d->e, &(ds_driver_hooks_t){.ctx = d});
+    ds_engine_set_hooks(d->e, &(ds_driver_hooks_t){.ctx = d, .observe_retention = daemon_observe_retention});
     d->now = DS_MAX(d->now, (int64_t)time(NULL));
     int32_t gbuf[SL_MAX_GPUS];
     int32_t *slots = ds_xmalloc((size_t)(live ? live : 1) * sizeof *slots);

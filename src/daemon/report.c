@@ -241,6 +241,22 @@ char *daemon_metrics(daemon_t *d)
     summary(&b, "deepshare_submit_to_running_recent_seconds",
             "Submit to running: quantiles over the last first runs (nearest rank), sum and count over all.",
             d->s2r_samples, d->s2r_n, d->s2r_sum, d->s2r_folded);
+    if (d->cfg.tel.kind != TEL_OFF) {
+        const telemetry_t *t = &d->tel;
+        head(&b, "deepshare_telemetry_up", "gauge",
+             "1 when the last poll of the retention source (telemetry) answered, 0 when it failed.");
+        ds_bprintf(&b, "deepshare_telemetry_up{source=\"%s\"} %d\n", tel_kind_name(d->cfg.tel.kind),
+                   t->polls > 0 && !d->tel_down);
+        counter(&b, "deepshare_telemetry_polls_total", "Polls of the retention source.", t->polls);
+        counter(&b, "deepshare_telemetry_poll_errors_total", "Polls of the retention source that failed.", t->poll_errors);
+        counter(&b, "deepshare_telemetry_samples_total", "Per-job samples taken from the retention source.", t->samples);
+        counter(&b, "deepshare_telemetry_samples_rejected_total",
+                "Series or files of the retention source that were no sample (bad job id, not a number).", t->rejected);
+        counter(&b, "deepshare_telemetry_retention_asked_total", "Retention estimates the policy's monitor asked for.",
+                t->asked);
+        counter(&b, "deepshare_telemetry_retention_missing_total",
+                "Of those, none: no fresh sample or no baseline (never a revocation on that).", t->missing);
+    }
     if (e && d->ops->stats) {
         ds_policy_stat_t st[64];
         int n = d->ops->stats(e, e->pstate, st, 64);
@@ -248,6 +264,37 @@ char *daemon_metrics(daemon_t *d)
         for (int i = 0; i < n; i++) ds_bprintf(&b, "deepshare_policy_stat{name=\"%s\"} %g\n", st[i].name, st[i].value);
     }
     return b.s;
+}
+
+/* What the retention source says of a running job: how old its last sample is, its exclusive baseline, and
+ * what a shared job's monitor gets from it. */
+static void telemetry_facts(daemon_t *d, int32_t j, ds_buf_t *b)
+{
+    const ds_jstate_t *js = ds_engine_job(d->e, j);
+    if (js->status != DS_JS_RUNNING) return;
+    const char *src = tel_kind_name(d->cfg.tel.kind);
+    if (d->cfg.tel.kind == TEL_OFF) {
+        if (js->shared) ds_bputs(b, "  telemetry: off (deepshared.conf: telemetry): the pair's retention is never measured, "
+                                   "so it is never revoked on measurements\n");
+        return;
+    }
+    uint32_t id = d->slot[j].id;
+    double now = tel_now(), age = tel_age(&d->tel, id, now);
+    int32_t k = ds_idmap_get(&d->tel.by_id, id);
+    const tel_job_t *t = k >= 0 ? &d->tel.job[k] : NULL;
+    if (!t) ds_bprintf(b, "  telemetry (%s): no sample of this job%s%s\n", src, d->tel_down ? "; the last poll failed: " : "",
+                       d->tel_down ? d->tel.last_error : "");
+    else
+        ds_bprintf(b, "  telemetry (%s): last sample %.3g, %.0f s ago (%s after %g s); exclusive baseline %s%.3g (%d sample%s alone)\n",
+                   src, t->v, age, age > d->cfg.tel.stale ? "stale: no sample" : "fresh", d->cfg.tel.stale,
+                   t->nbase ? "" : "none ", t->nbase ? t->base : 0.0, t->nbase, t->nbase == 1 ? "" : "s");
+    if (js->shared) {
+        int32_t p = js->partner;
+        double r = p >= 0 ? tel_estimate(&d->tel, id, d->slot[p].id, now, NAN, NAN) : NAN;
+        if (isnan(r)) ds_bputs(b, "  telemetry: no retention estimate for the pair now (a sample or a baseline is missing or "
+                                  "stale): it is neither revoked nor admitted on that\n");
+        else ds_bprintf(b, "  telemetry: measured retention %.2f\n", r);
+    }
 }
 
 static const char *status_name(int s)
@@ -320,6 +367,7 @@ char *daemon_explain(daemon_t *d, uint32_t id)
                js->preemptions == 1 ? "" : "s");
     /* the policy's own account, from its state and the parameters it applies */
     d->ops->explain(e, e->pstate, j, d->now, &b);
+    telemetry_facts(d, j, &b);
     if (d->ops->props & DS_POLICY_USES_PREDICTORS)
         ds_bprintf(&b, "  runtime predictor: deepshared's journal, %lld finished jobs\n", (long long)d->hist.records);
     slurm_facts(d, j, &b);

@@ -286,24 +286,23 @@ void tel_note_alone(telemetry_t *t, uint32_t id, double now)
     j->base += (j->v - j->base) / j->nbase;
 }
 
+double tel_estimate(const telemetry_t *t, uint32_t id, uint32_t partner, double now, double fallback_self,
+                    double fallback_partner)
+{
+    const tel_job_t *j = find(t, id);
+    if (!fresh(t, j, now)) return NAN;
+    double bj = j->nbase ? j->base : fallback_self;
+    if (t->cfg.kind == TEL_PROGRESS) return bj > 0 ? j->v / bj : NAN;
+    const tel_job_t *p = find(t, partner);
+    double bp = p && p->nbase ? p->base : fallback_partner;
+    return bj > 0 && bp > 0 ? DS_MIN(1.0, j->v / (bj + bp)) : NAN;
+}
+
 double tel_retention(telemetry_t *t, uint32_t id, uint32_t partner, double now, double fallback_self,
                      double fallback_partner)
 {
-    const tel_job_t *j = find(t, id);
-    double r = NAN;
+    double r = tel_estimate(t, id, partner, now, fallback_self, fallback_partner);
     t->asked++;
-    if (!fresh(t, j, now)) {
-        t->missing++;
-        return NAN;
-    }
-    double bj = j->nbase ? j->base : fallback_self;
-    if (t->cfg.kind == TEL_PROGRESS) {
-        r = bj > 0 ? j->v / bj : NAN;
-    } else {
-        const tel_job_t *p = find(t, partner);
-        double bp = p && p->nbase ? p->base : fallback_partner;
-        r = bj > 0 && bp > 0 ? DS_MIN(1.0, j->v / (bj + bp)) : NAN;
-    }
     if (isnan(r)) t->missing++;
     return r;
 }

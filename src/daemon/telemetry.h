@@ -77,6 +77,9 @@ void tel_note_alone(telemetry_t *t, uint32_t id, double now);
  * has no baseline of its own (one that never ran alone). */
 double tel_retention(telemetry_t *t, uint32_t id, uint32_t partner, double now, double fallback_self,
                      double fallback_partner);
+/* The same estimate, counting nothing (explain). */
+double tel_estimate(const telemetry_t *t, uint32_t id, uint32_t partner, double now, double fallback_self,
+                    double fallback_partner);
 /* Age of job id's last sample in seconds at now, -1 when none. */
 double tel_age(const telemetry_t *t, uint32_t id, double now);
 /* Wall clock, seconds. */

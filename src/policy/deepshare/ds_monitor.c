@@ -65,20 +65,21 @@ void dsp_monitor(ds_engine_t *e, dsp_t *s, int64_t now)
         if (b < 0 || e->js[a].status != DS_JS_RUNNING) continue;
         double ra = e->hooks.observe_retention(e->hooks.ctx, a, now);
         double rb = e->hooks.observe_retention(e->hooks.ctx, b, now);
-        /* No fresh measurement of either (the driver's NaN: telemetry missing or stale) is no sample: it
-         * neither counts towards a revocation nor clears the count, and teaches the learned retention nothing. */
-        if (!(ra >= 0) || !(rb >= 0)) {
+        /* No fresh measurement of a job (the driver's NaN: telemetry missing or stale) is no sample of it: it
+         * neither counts towards a revocation nor clears the count, and teaches the learned retention nothing.
+         * A pair with a sample of one job only is judged on that one (deepshared may know one job's own speed,
+         * e.g. a BE job that never ran alone has no baseline). */
+        int ma = ra >= 0, mb = rb >= 0;
+        if (!ma && !mb) {
             s->mon[a].missing++;
             s->st.mon_missing++;
             continue;
         }
         s->mon[a].missing = 0;
-        dsp_observed_add(s, e->trace, a, b, ra);
-        dsp_observed_add(s, e->trace, b, a, rb);
-        mon_add(s, a, ra);
-        mon_add(s, b, rb);
+        if (ma) dsp_observed_add(s, e->trace, a, b, ra), mon_add(s, a, ra);
+        if (mb) dsp_observed_add(s, e->trace, b, a, rb), mon_add(s, b, rb);
         double ta = pair_threshold(e, s, a), tb = pair_threshold(e, s, b);
-        int low = ra < ta || rb < tb;
+        int low = (ma && ra < ta) || (mb && rb < tb);
         s->low[a] = low ? s->low[a] + 1 : 0;
         if (s->low[a] < s->cfg.w) continue;
         if (!confidently_low(s, a, ta) && !confidently_low(s, b, tb)) continue;

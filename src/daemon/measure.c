@@ -1,0 +1,35 @@
+/* measure.c: telemetry -> the policy's monitor: each cycle the retention source is polled, jobs running
+ * alone add to their exclusive baselines, and the engine's observe_retention hook answers for a shared
+ * job from the samples (NaN, no sample, when they are missing or stale: docs/deepshared.md, Telemetry). */
+#include "daemon/daemon.h"
+
+#include <math.h>
+
+void daemon_measure(daemon_t *d)
+{
+    if (d->cfg.tel.kind == TEL_OFF) return;
+    double now = tel_now();
+    int64_t errs = d->tel.poll_errors;
+    tel_poll(&d->tel, now);
+    /* one line when the source fails and one when it answers again: a poll every cycle must not flood the log */
+    if (d->tel.poll_errors > errs && !d->tel_down) dlog(0, "telemetry (%s): %s; no retention samples until it answers "
+                                                         "(no pair is revoked on that)", tel_kind_name(d->cfg.tel.kind),
+                                                         d->tel.last_error);
+    else if (d->tel.poll_errors == errs && d->tel_down) dlog(0, "telemetry (%s) answers again", tel_kind_name(d->cfg.tel.kind));
+    d->tel_down = d->tel.poll_errors > errs;
+    if (!d->e) return;
+    for (int32_t j = 0; j < d->nslots; j++) {
+        const ds_jstate_t *s = ds_engine_job(d->e, j);
+        if (s->status == DS_JS_RUNNING && !s->shared) tel_note_alone(&d->tel, d->slot[j].id, now);
+    }
+}
+
+double daemon_observe_retention(void *ctx, int32_t j, int64_t now)
+{
+    daemon_t *d = ctx;
+    (void)now; /* samples carry wall times of their own */
+    if (d->cfg.tel.kind == TEL_OFF || !d->e || j < 0 || j >= d->nslots) return NAN;
+    int32_t p = ds_engine_job(d->e, j)->partner;
+    if (p < 0 || p >= d->nslots) return NAN;
+    return tel_retention(&d->tel, d->slot[j].id, d->slot[p].id, tel_now(), NAN, NAN);
+}
