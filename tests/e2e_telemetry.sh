@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# e2e_telemetry.sh: deepshared's measured retention on the local Slurm cluster (deploy/slurm), with the
+# job-reported progress source (telemetry = progress): every job writes its step rate, derived from a
+# "true" colocation profile for the jobs actually co-resident on its GPU (read from squeue), while the
+# daemon admits pairs from its own profile. A pair the daemon's profile gets wrong (a guaranteed job down
+# to 40% of its solo rate) must be revoked within w = 3 cycles (the best-effort partner requeued), a good
+# pair (95%) kept, and reports that have gone stale revoke nothing. Prints the revocation latency (wall s
+# from the first degraded report to the requeue). Needs root and 'scripts/deps.sh --with-slurm'.
+# usage: tests/e2e_telemetry.sh BUILD_DIR
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+[ -n "${DS_SLURM_LOCKED:-}" ] || exec "$root/scripts/with-cluster.sh" bash "$0" "$@"
+build=$(cd "${1:?usage: e2e_telemetry.sh BUILD_DIR}" && pwd)
+cycle=2
+export SLURM_CONF=$root/deploy/slurm/slurm.conf
+W=$(mktemp -d /tmp/ds-e2e-tel.XXXXXX)
+chmod 755 "$W"
+port=$((20000 + RANDOM % 20000))
+fails=0
+dpid=""
+name=e2e-tel
+daemon_bin=$build/deepshared
+. "$root/tests/slurm_lib.sh"
+
+cleanup() {
+  [ -n "$dpid" ] && kill "$dpid" 2>/dev/null
+  [ -s "$W/submits" ] && scancel $(awk '{print $1}' "$W/submits") 2>/dev/null
+  "$root/deploy/slurm/stop.sh"
+}
+trap cleanup EXIT
+[ "$(id -u)" -eq 0 ] || { log "needs root"; exit 77; }
+[ -x "$daemon_bin" ] || { log "$daemon_bin not built (needs libslurm-dev, libmicrohttpd-dev)"; exit 77; }
+
+"$root/deploy/slurm/stop.sh"
+CLEAN=1 "$root/deploy/slurm/start.sh" >/dev/null || { log "cluster did not start"; exit 1; }
+
+# The daemon's profile: light pairs with light and "sly" alike, at 0.95 (so it admits both pairs).
+cat > "$W/profile.csv" <<'EOF'
+model1,dataset1,batchsize1,amp1,speed1,model2,dataset2,batchsize2,amp2,speed2,gpu_util,gmem_util,gmem
+light,synthetic,32,0,0.95,light,synthetic,32,0,0.95,80,30,6000
+light,synthetic,32,0,0.95,sly,synthetic,32,0,0.95,80,30,6000
+EOF
+# The truth the jobs run by: beside a sly job, a light job keeps 40% of its speed.
+cat > "$W/truth" <<'EOF'
+light light 0.95
+light sly 0.40
+sly light 0.90
+EOF
+mkdir -p "$W/progress"
+chmod 1777 "$W/progress"
+cat > "$W/deepshared.conf" <<EOF
+policy = deepshare
+cycle = $cycle
+poll = 0.25
+journal = $W/journal.csv
+listen = 127.0.0.1:$port
+interference_profile = $W/profile.csv
+default_runtime = 600
+policy.eps = 1
+telemetry = progress
+progress_dir = $W/progress
+telemetry_stale = 6
+tenant ta 8
+tenant tb 8
+EOF
+# rate.sh MODEL SECONDS: every 0.5 s, 10 steps/s x the truth's retention beside the job sharing its GPU
+# (none: 1), written as the protocol says (temporary file, then rename); stops writing while $W/freeze
+# exists. Logs "degraded ID TIME" the first time its rate falls below its solo rate.
+cat > "$W/rate.sh" <<EOF
+#!/bin/bash
+me=\$SLURM_JOB_ID model=\$1 end=\$((\$(date +%s) + \$2)) said=0
+echo "start \$me \${SLURM_RESTART_COUNT:-0} \$(date +%s.%N) \$SLURMD_NODENAME" >> $W/events
+while [ \$(date +%s) -lt \$end ]; do
+  if [ ! -e $W/freeze ]; then
+    mine=\$(squeue -h -j \$me -o '%b' | grep -o ':g[0-9][0-9]*:' | head -1 | tr -d :)
+    other=\$(squeue -h -t R -w \$SLURMD_NODENAME -o '%i %b %k' | awk -v me=\$me -v g=":\$mine:" '\$1 != me && index(\$2, g) { for (i = 3; i <= NF; i++) if (\$i ~ /^model=/) { sub(/model=/, "", \$i); print \$i } }' | head -1)
+    rho=1
+    [ -n "\$other" ] && rho=\$(awk -v a=\$model -v b=\$other '\$1 == a && \$2 == b {print \$3}' $W/truth)
+    rate=\$(awk -v r=\${rho:-1} 'BEGIN {print 10 * r}')
+    echo \$rate > $W/progress/.\$me.tmp && mv $W/progress/.\$me.tmp $W/progress/\$me
+    if [ \$said = 0 ] && awk -v r=\${rho:-1} 'BEGIN {exit !(r < 1)}'; then echo "degraded \$me \$(date +%s.%N) \$other \$rho" >> $W/events; said=1; fi
+  fi
+  sleep 0.5
+done
+echo "end \$me \${SLURM_RESTART_COUNT:-0} \$(date +%s.%N)" >> $W/events
+EOF
+chmod +x "$W/rate.sh"
+touch "$W/events" "$W/submits"
+sub() { # ACCOUNT MODEL SECONDS [CLASS]
+  local id
+  id=$(sbatch --parsable -p staging -A "$1" -c1 --comment="gpus=1 model=$2 dataset=synthetic batch=32${4:+ class=$4}" \
+    -o /dev/null "$W/rate.sh" "$2" "$3") || return 1
+  echo "$id $(now) $1" >> "$W/submits"
+  echo "$id"
+}
+requeued_at() { # the daemon's log line "job ID requeued", as epoch seconds
+  local t
+  t=$(grep -m1 "job $1 requeued" "$W/deepshared.log" | cut -c1-23)
+  [ -n "$t" ] && date -d "${t}Z" +%s.%N
+}
+start_daemon
+
+# 16 light guaranteed jobs fill the 16 GPUs (8 per tenant: each tenant's quota); they run alone first, so
+# each reports its solo rate for a few cycles (its baseline)
+g=()
+for i in $(seq 1 8); do g+=("$(sub ta light 400)") ; g+=("$(sub tb light 400)"); done
+wait_running 60 "${g[@]}" && ok "16 light guaranteed jobs run, one per GPU" || bad "the guaranteed jobs did not all start"
+sleep $((4 * cycle))
+
+# 1. a sly best-effort job: the daemon's profile pairs it at 0.95, its partner truly falls to 40%
+b1=$(sub tb sly 400 BE)
+wait_running 30 "$b1" && ok "sly BE job $b1 shares a GPU ($(squeue -h -j "$b1" -o '%N %b'))" || bad "sly BE job $b1 did not start"
+t0=$(date +%s)
+while [ $(($(date +%s) - t0)) -lt $((10 * cycle + 10)) ] && [ -z "$(requeued_at "$b1")" ]; do sleep 0.3; done
+tdeg=$(awk '$1 == "degraded" && $4 == "sly" {print $3; exit}' "$W/events")
+treq=$(requeued_at "$b1")
+if [ -n "$treq" ] && [ -n "$tdeg" ]; then
+  lat=$(calc "$treq - $tdeg")
+  ok "degraded pair revoked: BE job $b1 requeued $lat s after its partner's first degraded report (cycle $cycle s, w = 3)"
+  awk -v l="$lat" -v c=$cycle 'BEGIN {exit !(l <= 4 * c + 2)}' && ok "within w cycles (+1 cycle, + poll)" || bad "revocation latency $lat s > 4 cycles"
+  echo "FIGURES revocation latency $lat s (cycle $cycle s, w 3)" >&2
+else
+  bad "degraded pair not revoked (degraded report at ${tdeg:-never}, requeue at ${treq:-never}); log: $(tail -5 "$W/deepshared.log")"
+fi
+scancel "$b1"
+sleep $cycle
+
+# 2. a light best-effort job: truly 0.95 beside a light job, kept
+b2=$(sub tb light 400 BE)
+wait_running 30 "$b2" && ok "light BE job $b2 shares a GPU ($(squeue -h -j "$b2" -o '%N %b'))" || bad "light BE job $b2 did not start"
+sleep $((8 * cycle))
+[ -z "$(requeued_at "$b2")" ] && [ "$(state "$b2")" = RUNNING ] && ok "good pair kept for 8 cycles" || bad "good pair revoked"
+scancel "$b2"
+
+# 3. reports go stale (the jobs stop writing): a sly partner revokes nothing
+touch "$W/freeze"
+sleep 8
+b3=$(sub tb sly 400 BE)
+wait_running 30 "$b3" && ok "sly BE job $b3 shares a GPU while reports are stale" || bad "sly BE job $b3 did not start"
+sleep $((8 * cycle))
+[ -z "$(requeued_at "$b3")" ] && [ "$(state "$b3")" = RUNNING ] && ok "stale reports revoke nothing in 8 cycles" || bad "stale reports revoked a pair"
+missing=$(metric deepshare_telemetry_retention_missing_total)
+[ "${missing:-0}" -gt 0 ] && ok "deepshare_telemetry_retention_missing_total = $missing" || bad "no missing retention counted"
+
+[ $fails = 0 ] && log "all checks passed" || log "$fails checks failed (work dir $W)"
+exit $((fails > 0))
