@@ -8,16 +8,16 @@
 
 #include <stdio.h>
 #include "deepshare/common.h"
+#include "deepshare/lines.h"
 
 #define DS_CSV_MAX_FIELDS 64
-#define DS_CSV_MAX_LINE (1 << 20) /* bytes in one row: longer is not a trace, and getline would grow without bound */
+#define DS_CSV_MAX_LINE (1 << 20) /* bytes in one row, checked while reading: longer is not a trace */
 
 typedef struct ds_csv {
     FILE *f;
     const char *path;
     long line;           /* line number of the current row (1-based) */
-    char *buf;
-    size_t cap;
+    ds_lines_t in;       /* the current row's text is in.line */
     int nfields;
     char *fields[DS_CSV_MAX_FIELDS];
     int ended_with_newline;
