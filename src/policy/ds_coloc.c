@@ -36,6 +36,11 @@ int dsp_try_colocate_min(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, doubl
     int32_t g = job->gpus, part = e->js[j].part;
     if (g > s->maxg) return 0;
     s->st.coloc_attempts++;
+    /* no running job is small enough to share a GPU with this one: spare the candidate walk */
+    if (job->gmem_mib > e->cfg.gmem_per_gpu - s->min_gmem) {
+        s->st.coloc_no_candidate++;
+        return 0;
+    }
     /* A pair keeps a BE member, the one the monitor stops. Without borrowing the joining job becomes
      * that member: it is revocable until it runs alone and is promoted. */
     dsp_list_t *lists[2];

@@ -106,6 +106,8 @@ typedef struct dsp {
     double *pred;
     uint8_t *seen;
     int64_t nactive;        /* arrived and not finished */
+    int64_t min_gmem;       /* least GPU memory of any job seen: a job needing more than the GPU's less
+                               this can have no partner (traces without footprints: none can) */
     /* QAD */
     double *S;
     double *q_last;         /* Q after the last pass: the value of cycles skipped while idle */
