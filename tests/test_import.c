@@ -470,8 +470,17 @@ static void test_simulator_limits(void **st)
                                    "4,vcA,u,8,1,60,3600,completed,4\n5,vcA,u x,4,1,120,600,completed,5\n");
     assert_int_equal(run("simulate --trace '%s' --vc-config '%s' --policy fifo", tmp("mix/jobs.csv"),
                          tmp("mix/tenants.csv")), 0);
+    /* a NUL byte stops the reader even under --skip-bad (it once skipped the same line 20 million times) */
+    FILE *f = fopen(tmp("nul.csv"), "w");
+    static const char nul_rows[] = "job_id,user,vc,gpu_num,cpu_num,state,submit_time,duration\n"
+                                   "1,u,vcA,1,1,COMPLETED,0,10\n2,u,vcA,1\0,1,COMPLETED,0,10\n3,u,vcA,1,1,COMPLETED,0,10\n";
+    fwrite(nul_rows, 1, sizeof nul_rows - 1, f);
+    fclose(f);
+    assert_int_equal(run("import helios '%s' --skip-bad --out '%s'", tmp("nul.csv"), tmp("nul")), 1);
+    snprintf(want, sizeof want, "%s:3: NUL byte in line (binary file?)", tmp("nul.csv"));
+    expect_err(want);
     /* more tenants than simulate takes: named at the first job of the 1001st */
-    FILE *f = fopen(tmp("many.csv"), "w");
+    f = fopen(tmp("many.csv"), "w");
     fputs(head, f);
     for (int i = 1; i <= 1001; i++) fprintf(f, "%d,u,t%d,1,1,COMPLETED,%d,10\n", i, i, i);
     fclose(f);

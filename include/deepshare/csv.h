@@ -24,7 +24,8 @@ typedef struct ds_csv {
 } ds_csv_t;
 
 int ds_csv_open(ds_csv_t *c, const char *path, ds_error_t *err);
-/* Returns 1 when a row was read, 0 at end of file, negative on error (err filled). Skips blank lines. */
+/* Returns 1 when a row was read, 0 at end of file, negative on error (err filled). Skips blank lines. A line
+ * over DS_CSV_MAX_LINE or a NUL byte is DS_EIO: reading stops there (every later call fails the same way). */
 int ds_csv_next(ds_csv_t *c, ds_error_t *err);
 /* ds_csv_next for a data row that must have ncols fields (as the header): 1 row, 0 end, negative on
  * error, including "expected N fields as in the header, found M (truncated line?)". */

@@ -108,13 +108,14 @@ int ds_csv_next(ds_csv_t *c, ds_error_t *err)
             ds_error_set(err, c->path, c->line, NULL, "read error: %s", strerror(errno));
             return DS_EIO;
         }
+        /* DS_EIO, not DS_EPARSE: the reader stopped there, so no row after it can be read (--skip-bad stops too) */
         if (got == DS_LINE_LONG) {
             ds_error_set(err, c->path, c->line, NULL, "line longer than %d bytes, stopped reading there (not a CSV file?)", DS_CSV_MAX_LINE);
-            return DS_EPARSE;
+            return DS_EIO;
         }
         if (got == DS_LINE_NUL) {
             ds_error_set(err, c->path, c->line, NULL, "NUL byte in line (binary file?)");
-            return DS_EPARSE;
+            return DS_EIO;
         }
         char *buf = c->in.line;
         size_t n = c->in.len;
