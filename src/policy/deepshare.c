@@ -397,7 +397,7 @@ const ds_policy_ops_t ds_policy_deepshare = {
     .name = "deepshare",
     .summary = "QAD-driven: elastic G/BE borrowing, QAD-first order, cost-aware BE preemption, "
                "interference-aware colocation",
-    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_COLOCATES | DS_POLICY_CLASSES,
+    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_COLOCATES | DS_POLICY_CLASSES | DS_POLICY_USES_PREDICTORS,
     .init = dsp_init,
     .fini = dsp_fini,
     .enqueue = dsp_enqueue,
@@ -413,5 +413,5 @@ const ds_policy_ops_t ds_policy_deepshare = {
     .check = dsp_check,
     .stats = dsp_stats,
     .pending_order = dsp_pending_order,
-    .uses_predictors = 1,
+    .explain = dsp_explain,
 };
