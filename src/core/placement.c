@@ -157,6 +157,24 @@ int32_t ds_engine_node_free_gpus(const ds_engine_t *e, int32_t node, int32_t wan
     return n;
 }
 
+int32_t ds_engine_max_node_free(const ds_engine_t *e, int32_t part, int32_t *whole_free)
+{
+    part_index_t *pi = &((part_index_t *)e->priv.placement)[part];
+    int32_t gpn = e->cfg.gpus_per_node, best = 0;
+    if (whole_free) {
+        int32_t n = 0;
+        const uint64_t *b = bucket(pi, gpn);
+        for (int32_t w = 0; w < pi->words; w++) n += __builtin_popcountll(b[w]);
+        *whole_free = n;
+    }
+    for (int32_t c = gpn; c > 0 && !best; c--) {
+        const uint64_t *b = bucket(pi, c);
+        for (int32_t w = 0; w < pi->words; w++)
+            if (b[w]) { best = c; break; }
+    }
+    return best;
+}
+
 int ds_engine_find_free(const ds_engine_t *e, int32_t j, int32_t part, int32_t *out)
 {
     return ds_engine_find_free_masked(e, j, part, NULL, out);
