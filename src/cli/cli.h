@@ -33,6 +33,7 @@ int ds_cmd_compare(int argc, char **argv);
 int ds_cmd_suite(int argc, char **argv);
 int ds_cmd_import(int argc, char **argv);
 int ds_cmd_replay_live(int argc, char **argv);
+int ds_cmd_usage(int argc, char **argv);
 
 /* Parses integers/floats of options with a clear message on failure. */
 int ds_parse_i64(const char *opt, const char *s, int64_t min, int64_t max, int64_t *out);
