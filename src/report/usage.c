@@ -190,7 +190,7 @@ void ds_usage_print_csv(FILE *f, const ds_usage_report_t *r)
         for (int c = 0; c < NCOLS; c++) {
             double x = col_val(&r->rows[i], c);
             if (isnan(x)) v[0] = '\0';
-            else snprintf(v, sizeof v, "%.*f", cols[c].prec + 2, x);
+            else snprintf(v, sizeof v, "%.*f", cols[c].prec ? cols[c].prec + 2 : 0, x);
             fprintf(f, ",%s", v);
         }
         fputc('\n', f);
