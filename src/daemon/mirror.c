@@ -366,6 +366,10 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
             ds_engine_arrive(d->e, s, d->now);
             dlog(1, "job %u back in staging: queued again", j->id);
         }
+        if (sl->withdrawn && holds_gpus(d, j)) {
+            d->need_rebuild = 1; /* it was started in our partitions by someone else: adopt it */
+            snprintf(d->rebuild_why, sizeof d->rebuild_why, "withdrawn job %u was started outside deepshared", j->id);
+        }
         if (sl->withdrawn) return;
     }
     if (j->state == SL_RUNNING && !sl->seen_running && is_ours(d, j->partition)) {
