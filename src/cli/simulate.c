@@ -68,7 +68,8 @@ static void help(FILE *f)
             "\n"
             "output:\n"
             "  --json FILE|-       summary JSON (an object for one policy, an array for several)\n"
-            "  --out DIR           per-job, per-cycle, QAD and per-tenant CSVs (DIR/<policy>/ for several)\n"
+            "  --out DIR           per-job, per-cycle, QAD, per-tenant and per-decision CSVs (DIR/<policy>/\n"
+            "                      for several; docs/trace-format.md, Output files)\n"
             "  --tenants           also print the per-tenant table\n"
             "  --quiet             no table on stdout\n"
             "\n"
@@ -151,6 +152,7 @@ int ds_cmd_simulate(int argc, char **argv)
     }
     sc.coloc = have_coloc ? &coloc : NULL;
     sc.seed = wo.synth.seed;
+    sc.keep_events = out != NULL; /* events.csv */
     if (ds_cli_predictors_setup(&pred, &trace, sc.coloc, ds_runs_use_predictors(runs, nruns), &err)) {
         ds_die_error(&err);
         if (have_coloc) ds_coloc_free(&coloc);
