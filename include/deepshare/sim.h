@@ -25,6 +25,10 @@ typedef struct ds_sim_config {
     int check_invariants;        /* run ds_engine_check after every scheduling pass */
     int keep_series;             /* record the per-cycle time series */
     int keep_events;             /* record every decision (ds_sim_event_t; --out's events.csv) */
+    /* Called after every scheduling pass once its decisions are applied (NULL: none), read-only: the CLI's
+     * --explain JOB asks the policy about one job there (ops->explain). */
+    void (*after_pass)(void *ctx, const ds_engine_t *e, int64_t now);
+    void *after_pass_ctx;
 } ds_sim_config_t;
 
 void ds_sim_config_default(ds_sim_config_t *c);

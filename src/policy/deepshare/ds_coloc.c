@@ -4,11 +4,17 @@
 
 #include <math.h>
 
-double dsp_tau_base(const ds_engine_t *e, const dsp_t *s, int32_t part)
+double dsp_pressure(const ds_engine_t *e, const dsp_t *s, int32_t part)
 {
     const dsp_config_t *c = &s->cfg;
     double gp = (double)s->ppend_gpus[part], gf = (double)e->parts[part].gpus_free;
-    double P = gp > 0 ? pow(gp / (gf + c->eps), c->gamma) : 0.0;
+    return gp > 0 ? pow(gp / (gf + c->eps), c->gamma) : 0.0;
+}
+
+double dsp_tau_base(const ds_engine_t *e, const dsp_t *s, int32_t part)
+{
+    const dsp_config_t *c = &s->cfg;
+    double P = dsp_pressure(e, s, part);
     return DS_MIN(c->tau_max, c->rho_min + (1.0 - c->rho_min) * (isinf(P) ? 1.0 : P / (1.0 + P)));
 }
 
