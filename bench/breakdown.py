@@ -33,6 +33,39 @@ def load(d):
     return rows, events
 
 
+def size_class(g):
+    return "1" if g == 1 else "2-4" if g <= 4 else "5-8" if g <= 8 else "9+"
+
+
+def reclaims(rows, events):
+    """Each preemption with the job started right after it in the same pass (the one it was for: a reclaim
+    evicts, then starts its job), the victim's kind (yielded: G since it last started; borrowed: BE
+    throughout), whose tenant it was for (own / other) and the victim's wait until it ran again.
+    Returns {(kind, whose, victim size): [preemptions, re-wait seconds]}."""
+    jobs = {r["job_id"]: r for r in rows}
+    was_g, pend, waiting = {}, [], {}
+    out = defaultdict(lambda: [0, 0])
+    for e in events:
+        j, t = e["job_id"], int(e["time"])
+        if e["event"] == "start":
+            if j in waiting:
+                k, t0 = waiting.pop(j)
+                out[k][1] += t - t0
+            if pend:
+                for v, y, tv in pend:
+                    k = ("yielded" if y else "borrowed", "own" if jobs[v]["tenant"] == jobs[j]["tenant"] else "other",
+                         size_class(jobs[v]["gpus"]))
+                    out[k][0] += 1
+                    waiting[v] = (k, tv)
+                pend = []
+            was_g[j] = e["class"] == "G"
+        elif e["event"] == "promote":
+            was_g[j] = True
+        elif e["event"] == "preempt":
+            pend.append((j, was_g.get(j, False), t))
+    return out
+
+
 def preemption_kinds(rows, events):
     """Each preemption: whether the victim had been G since it last started (it gave up its class by
     outliving its prediction, or a lowered quota demoted it: a 'yielded' run), or had run BE throughout
@@ -229,6 +262,20 @@ def main():
         lines.append(["all", f"{ty:,}", "", f"{tb:,}", ""])
         out(f"{n}: preemptions by victim (yielded: G since its start, borrowed: BE throughout)",
             ["victim's tenant", "yielded", "GPUs", "borrowed", "GPUs"], lines, md)
+    for n, rows in runs.items():
+        if not evs[n]:
+            continue
+        rc = reclaims(rows, evs[n])
+        if not rc:
+            continue
+        nn = len(rows)
+        lines = []
+        for k in sorted(rc):
+            c, w = rc[k]
+            lines.append([k[0], k[1], k[2], f"{c:,}", f"{w / c:,.0f}" if c else "-", f"{w / nn:,.0f}"])
+        out(f"{n}: preemptions by victim (yielded: G since it last started; borrowed: BE throughout), whose "
+            "tenant the GPUs went to, victim's GPUs; its wait until it ran again",
+            ["victim", "for", "GPUs", "preemptions", "mean re-wait (s)", "share of avg queue (s)"], lines, md)
     pk = lambda r: "0" if r["preemptions"] == 0 else "1" if r["preemptions"] == 1 else "2-3" if r["preemptions"] <= 3 else "4+"
     group_table("by preemptions of the job (in each run's own schedule)", runs, pk, ["0", "1", "2-3", "4+"], md)
 

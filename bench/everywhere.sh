@@ -4,7 +4,7 @@
 # policy change is judged by (docs/policy.md). Prints one line per workload and predictor: avg queue,
 # p99 queue, compliance, preemptions, overrun yields.
 #   bench/everywhere.sh [BIN] [simulate options of the variant...]
-# Environment: SEEDS (default "1 2 3 4"; the suite's own seed is 1), ITP_SEEDS (1-5), JOBS (parallel runs, 2),
+# Environment: POLICY (default deepshare: any policy, to measure a baseline the same way), SEEDS (default "1 2 3 4"; the suite's own seed is 1), ITP_SEEDS (1-5), JOBS (parallel runs, 2),
 # WORKLOADS (default all: venus x1.5 itp itp-slice synthetic noisy large), PREDS ("model oracle"),
 # DS_DATA_DIR (../shared/data). Workloads whose files are absent are skipped with a message.
 set -euo pipefail
@@ -51,8 +51,8 @@ for w in $wl; do
 done
 } | while read -r w p s a; do echo "$w $p $s $a${*:+ $*}"; done |
   xargs -P "${JOBS:-2}" -L 1 bash -c 'w=$1 p=$2 s=$3; shift 3
-    r=$("'"$B"'" simulate --policy deepshare --mode pooled --quiet --json - --predictor "$p" --seed "$s" "$@" 2>/dev/null |
-        python3 -c "import json,sys; r=json.load(sys.stdin); s=r[\"policy_stats\"]; print(r[\"avg_queue\"], r[\"p99_queue\"], r[\"qad_compliance\"], r[\"preemptions\"], s[\"overrun_yields\"])") ||
+    r=$("'"$B"'" simulate --policy "'"${POLICY:-deepshare}"'" --mode pooled --quiet --json - --predictor "$p" --seed "$s" "$@" 2>/dev/null |
+        python3 -c "import json,sys; r=json.load(sys.stdin); s=r.get(\"policy_stats\", {}); print(r[\"avg_queue\"], r[\"p99_queue\"], r[\"qad_compliance\"], r[\"preemptions\"], s.get(\"overrun_yields\", 0))") ||
       r="failed"
     echo "$w $p $s $r"' _ > "$out"
 python3 - "$out" "$wl" <<'P'
