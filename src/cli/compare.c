@@ -418,7 +418,9 @@ int ds_cmd_compare(int argc, char **argv)
     sc.coloc = have_coloc ? &coloc : NULL;
     sc.seed = wo.synth.seed;
     sc.keep_events = details; /* <policy>/events.csv */
-    if (ds_cli_predictors_setup(&pred, &trace, sc.coloc, ds_runs_use_predictors(runs, nruns) || sweep, &err)) {
+    /* the runs side by side, before any allocates its cluster and series */
+    if (ds_fits_run(&trace, &sc, (int)(jobs < nruns ? jobs : nruns), &err) ||
+        ds_cli_predictors_setup(&pred, &trace, sc.coloc, ds_runs_use_predictors(runs, nruns) || sweep, &err)) {
         ds_die_error(&err);
         if (have_coloc) ds_coloc_free(&coloc);
         ds_trace_free(&trace);
