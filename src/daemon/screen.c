@@ -51,8 +51,11 @@ static int hint_int(const char *key, const char *v, long lo, long hi, int *out, 
     char *end;
     errno = 0;
     long x = strtol(v, &end, 10);
-    if (!isdigit((unsigned char)v[0]) || *end || errno || x < lo || x > hi)
-        return why(w, n, "comment: %s=%.40s is not a whole number in [%ld, %ld]", key, v, lo, hi);
+    if (!isdigit((unsigned char)v[0]) || *end || errno || x < lo || x > hi) {
+        char shown[48];
+        screen_escape(v, shown, sizeof shown);
+        return why(w, n, "comment: %s=%s is not a whole number in [%ld, %ld]", key, shown, lo, hi);
+    }
     *out = (int)x;
     return 0;
 }
@@ -68,6 +71,9 @@ static int hint_name(const char *key, const char *v, char *dst, size_t dn, char 
     return 0;
 }
 
+/* words are separated by commas, semicolons and white space */
+#define SEPS ", ;\t\n\r\v\f"
+
 int screen_hints(const char *comment, screen_hints_t *h, char *w, size_t n)
 {
     memset(h, 0, sizeof *h);
@@ -77,7 +83,7 @@ int screen_hints(const char *comment, screen_hints_t *h, char *w, size_t n)
     static const char *const keys[] = {"gpus", "batch", "amp", "gmem", "model", "dataset", "class"};
     unsigned seen = 0;
     char *save = NULL;
-    for (char *tok = strtok_r(buf, ", ;", &save); tok; tok = strtok_r(NULL, ", ;", &save)) {
+    for (char *tok = strtok_r(buf, SEPS, &save); tok; tok = strtok_r(NULL, SEPS, &save)) {
         char *eq = strchr(tok, '=');
         char shown[48];
         screen_escape(tok, shown, sizeof shown);
