@@ -154,6 +154,17 @@ sleep 4
 scancel "$first"
 wait_running 20 "$dep" && ok "the dependent job runs once job $first ended" || bad "the dependent job did not run after its dependency"
 
+# ---- an operator's own job in prod (root may submit there): not adopted, re-pinned or charged; counted
+op=$(cd /tmp && sbatch --parsable -p prod -A tb -w n4 --gres=gpu:g3:1 -c1 -o /dev/null --wrap 'sleep 30')
+echo "$op $(now) tb" >> "$W/submits"
+wait_running 15 "$op" || bad "root's job $op in prod did not run"
+sleep 3
+ac=$(scontrol show job "$op" | grep -o 'AdminComment=[^ ]*')
+[ "$(logged "$op" 'not dispatched by deepshared')" = 1 ] && [ "$(metric deepshare_jobs_foreign)" = 1 ] && [[ "$ac" != *deepshare* ]] \
+  && ok "root's own job in prod is left alone (not adopted: no admin comment of ours, ${ac:-none}), counted by deepshare_jobs_foreign, logged once" \
+  || bad "operator's job $op: $(logged "$op" 'not dispatched by deepshared') log lines, deepshare_jobs_foreign $(metric deepshare_jobs_foreign), $ac"
+scancel "$op"
+
 # ---- control characters in an account name reach the log escaped
 esc=$(usubmit $'tb\033[2J' 5 'gpus=1' 2>/dev/null)
 sleep 2
