@@ -102,6 +102,10 @@ scancel "$hold_j"
 foreign=$(usubmit ta 30 'gpus=1')
 member=$(usubmit tb 30 'gpus=1')
 wait_running 15 "$member" && ok "a member's job (nobody in tb) runs: $(squeue -h -j "$member" -o '%P %b')" || bad "tb's job of nobody did not run"
+# the job's user cannot change what deepshared chose for it (job_submit.lua)
+out=$("${U[@]}" scontrol update jobid="$member" gres=gpu:4 2>&1); rc=$?
+[ $rc != 0 ] && [ "$(squeue -h -j "$member" -o '%b')" = "$(squeue -h -j "$member" -o '%b')" ] && ok "its user's scontrol update gres=gpu:4 on it in prod is refused ($out)" \
+  || bad "gres change of a job in prod by its user: rc $rc, $out"
 sleep 3
 [ "$(state "$foreign")" = PENDING ] && [ "$(part "$foreign")" = staging ] && [ "$(logged "$foreign" 'not a member')" = 1 ] \
   && ok "nobody's job charged to ta (not a member) stays in staging, logged once: $(grep -m1 "job $foreign:" "$W/deepshared.log" | cut -c1-200)" \
@@ -126,8 +130,10 @@ multi=$(usubmit tb 5 'gpus=1' -N2)
 excl=$(usubmit tb 5 'gpus=1' --exclusive)
 dup=$(usubmit tb 5 'gpus=1 gpus=2')
 big=$(usubmit tb 5 'gpus=99999999999999999999')
+pergpu=$(usubmit tb 5 '' --gpus=2)
+shard=$(usubmit tb 5 '' --gres=shard:1)
 sleep 8   # several passes and two cycles
-for pair in "$arr:job array" "$multi:nodes" "$excl:exclusive" "$dup:twice" "$big:gpus"; do
+for pair in "$arr:job array" "$multi:nodes" "$excl:exclusive" "$dup:twice" "$big:gpus" "$pergpu:--gpus" "$shard:shards"; do
   j=${pair%%:*} why=${pair#*:}
   n=$(logged "$j" "$why")
   [ "$(part "$j")" = staging ] && [ "$n" = 1 ] && ok "refused once ($why): $(grep -m1 "job $j:" "$W/deepshared.log" | cut -c1-180)" \
