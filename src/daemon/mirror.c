@@ -329,7 +329,7 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
             dlog(1, "job %u back in staging: queued again", j->id);
         }
         if (sl->withdrawn && holds_gpus(d, j)) {
-            d->need_rebuild = 1; /* it was started in our partitions by someone else: adopt it */
+            d->need_rebuild = 1; /* started in our partitions by someone else: the rebuild leaves it alone (screen_ours) */
             snprintf(d->rebuild_why, sizeof d->rebuild_why, "withdrawn job %u was started outside deepshared", j->id);
         }
         if (sl->withdrawn) return;
