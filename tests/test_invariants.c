@@ -233,7 +233,7 @@ static void run_and_check(const ds_trace_t *t, const ds_policy_ops_t *ops, ds_mo
 
 /* The runs each whole-trace test expects, by name: a policy that drops out of the registry, or one
  * added without being listed here, fails the test instead of going unchecked. */
-static const char *const all_policies[] = {"fifo", "sjf", "qssf", "tiresias", "lucid", "deepshare", NULL};
+static const char *const all_policies[] = {"fifo", "sjf", "qssf", "tiresias", "lucid", "deepshare", "slurm-quota", "slurm-borrow", NULL};
 
 static void assert_registry_is(const char *const *names)
 {

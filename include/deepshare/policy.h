@@ -51,6 +51,9 @@ enum {
                                         restart overheads and its finish lag: nothing more on purpose */
     DS_POLICY_NEEDS_ESTIMATES = 1u << 4, /* orders by the trace's duration estimates: a trace without
                                             them is refused */
+    DS_POLICY_PRODUCTION = 1u << 7,  /* a model of a scheduler operators deploy (Slurm, KAI, Kueue: SPEC 7.1),
+                                        not a research baseline: the suite runs it pooled only and names the
+                                        best such model in its verdict */
 };
 
 typedef struct ds_policy_ops {

@@ -6,6 +6,7 @@
 extern const ds_policy_ops_t ds_policy_fifo, ds_policy_sjf, ds_policy_qssf, ds_policy_tiresias;
 extern const ds_policy_ops_t ds_policy_lucid;
 extern const ds_policy_ops_t ds_policy_deepshare;
+extern const ds_policy_ops_t ds_policy_slurm_quota, ds_policy_slurm_borrow;
 
 static const ds_policy_ops_t *const policies[] = {
     &ds_policy_fifo,
@@ -14,6 +15,8 @@ static const ds_policy_ops_t *const policies[] = {
     &ds_policy_tiresias,
     &ds_policy_lucid,
     &ds_policy_deepshare,
+    &ds_policy_slurm_quota,
+    &ds_policy_slurm_borrow,
     NULL,
 };
 

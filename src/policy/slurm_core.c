@@ -1,0 +1,923 @@
+/* slurm_core.c: the simulated Slurm's bookkeeping shared by slurm-quota and slurm-borrow: associations and
+ * their usage, job priorities (priority/multifactor), the queue order, time limits, job_submit.lua's QOS
+ * routing, starts and requeues, and the pass that runs the main scheduler and backfill at Slurm's cadence.
+ *
+ * Priorities as priority_multifactor.c computes them: at submission (age 0) and every PriorityCalcPeriod,
+ * when usage is decayed (usage x (1 - 0.693 / half-life)^seconds, then the period's new usage, each run's
+ * billed TRES x seconds x the same decay over its own seconds) and Fair Tree ranks the associations:
+ * priority = trunc(W_age x age + W_fs x fairshare + W_qos x QOS priority / highest QOS priority), at least
+ * 1; age = seconds since the job became eligible / PriorityMaxAge, at most 1. The queue order is
+ * sort_job_queue2's: a job that may preempt the other first (preempt/qos), then priority, submit time and
+ * job id. A requeue sets the job's begin time to now + cred_expire + 1, its submit time to now and clears
+ * its accrue time (job_mgr.c), so its age starts again when it becomes eligible. */
+#include "slurm_internal.h"
+#include "deepshare/predictor.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- lists with lazy removal ---- */
+
+static void list_reserve(slm_list_t *l, int32_t n)
+{
+    if (n <= l->cap) return;
+    int32_t cap = l->cap ? l->cap : 16;
+    while (cap < n) cap *= 2;
+    l->job = ds_xrealloc(l->job, (size_t)cap * sizeof *l->job);
+    l->stamp = ds_xrealloc(l->stamp, (size_t)cap * sizeof *l->stamp);
+    l->cap = cap;
+}
+
+void slm_list_compact(slm_list_t *l, const uint32_t *stamp)
+{
+    int32_t w = 0;
+    for (int32_t i = 0; i < l->n; i++)
+        if (l->stamp[i] == stamp[l->job[i]]) l->job[w] = l->job[i], l->stamp[w] = l->stamp[i], w++;
+    l->n = l->live = w;
+}
+
+void slm_list_push(slm_list_t *l, const uint32_t *stamp, int32_t job)
+{
+    list_reserve(l, l->n + 1);
+    l->job[l->n] = job;
+    l->stamp[l->n++] = stamp[job];
+    l->live++;
+}
+
+/* Inserts before the first live entry that does not precede job (less(a, b): a goes before b). */
+static void list_insert(slm_list_t *l, const uint32_t *stamp, int32_t job, const slm_state_t *s,
+                        int (*less)(const slm_state_t *, int32_t, int32_t))
+{
+    if (l->n - l->live > 64 && l->n - l->live > l->live) slm_list_compact(l, stamp);
+    list_reserve(l, l->n + 1);
+    int32_t a = 0, b = l->n;
+    while (a < b) { /* dead entries keep their old key, which stays sorted */
+        int32_t m = a + (b - a) / 2;
+        if (less(s, l->job[m], job)) a = m + 1;
+        else b = m;
+    }
+    memmove(&l->job[a + 1], &l->job[a], (size_t)(l->n - a) * sizeof *l->job);
+    memmove(&l->stamp[a + 1], &l->stamp[a], (size_t)(l->n - a) * sizeof *l->stamp);
+    l->job[a] = job;
+    l->stamp[a] = stamp[job];
+    l->n++;
+    l->live++;
+}
+
+static void list_free(slm_list_t *l)
+{
+    free(l->job);
+    free(l->stamp);
+    memset(l, 0, sizeof *l);
+}
+
+/* ---- order ---- */
+
+int slm_prio_cmp(const slm_state_t *s, int32_t a, int32_t b)
+{
+    if (s->cfg.preempt && s->qos[a] != s->qos[b]) return s->qos[a] == SLM_QOS_NORMAL ? -1 : 1;
+    if (s->prio[a] != s->prio[b]) return s->prio[a] > s->prio[b] ? -1 : 1;
+    if (s->order_submit[a] != s->order_submit[b]) return s->order_submit[a] < s->order_submit[b] ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+static int prio_less(const slm_state_t *s, int32_t a, int32_t b) { return slm_prio_cmp(s, a, b) < 0; }
+
+/* Running jobs by expected end (_cr_job_list_sort), ties in start order. */
+static int end_less(const slm_state_t *s, int32_t a, int32_t b)
+{
+    if (s->end_est[a] != s->end_est[b]) return s->end_est[a] < s->end_est[b];
+    return a < b;
+}
+
+static int32_t group_of(const slm_state_t *s, int32_t j) { return 2 * s->assoc[j] + s->qos[j]; }
+
+static int32_t size_bucket(const slm_state_t *s, int32_t j)
+{
+    int32_t g = s->e->trace->jobs[j].gpus, gpn = s->e->cfg.gpus_per_node;
+    return g > gpn ? gpn + 1 : g < 1 ? 1 : g;
+}
+
+/* The group's account cannot start even its smallest pending job under GrpTRES: a walk passes the whole
+ * group by (acct_policy would refuse each of its jobs) */
+static int group_capped(const slm_state_t *s, const slm_group_t *g, int32_t j)
+{
+    if (!s->cfg.grp_tres) return 0;
+    int32_t t = s->e->trace->jobs[j].tenant, gpn = s->e->cfg.gpus_per_node;
+    int64_t left = s->e->tenant_quota[t] - s->ten_run[t];
+    for (int32_t b = 1; b <= gpn + 1; b++)
+        if (g->sizes[b]) return left < b;
+    return 1;
+}
+
+static int32_t head_of(slm_state_t *s, slm_group_t *g)
+{
+    while (g->cursor < g->l.n && g->l.stamp[g->cursor] != s->pstamp[g->l.job[g->cursor]]) g->cursor++;
+    return g->cursor < g->l.n ? g->l.job[g->cursor] : -1;
+}
+
+static int heap_less(slm_state_t *s, int32_t ga, int32_t gb)
+{
+    slm_group_t *a = &s->groups[ga], *b = &s->groups[gb];
+    return slm_prio_cmp(s, a->l.job[a->cursor], b->l.job[b->cursor]) < 0;
+}
+
+static void sift_down(slm_state_t *s, int32_t *h, int32_t n, int32_t i)
+{
+    for (;;) {
+        int32_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && heap_less(s, h[l], h[m])) m = l;
+        if (r < n && heap_less(s, h[r], h[m])) m = r;
+        if (m == i) return;
+        int32_t t = h[i];
+        h[i] = h[m], h[m] = t, i = m;
+    }
+}
+
+void slm_walk_begin(slm_state_t *s, int32_t p, slm_walk_t *w)
+{
+    slm_part_t *P = &s->parts[p];
+    w->heap = s->gtmp;
+    w->n = 0;
+    w->skip_capped = 0;
+    for (int32_t i = 0; i < P->ngroups; i++) {
+        slm_group_t *g = &s->groups[P->groups[i]];
+        g->cursor = 0;
+        if (head_of(s, g) >= 0) w->heap[w->n++] = P->groups[i];
+    }
+    for (int32_t i = w->n / 2 - 1; i >= 0; i--) sift_down(s, w->heap, w->n, i);
+}
+
+int32_t slm_walk_next(slm_state_t *s, slm_walk_t *w)
+{
+    while (w->n > 0) {
+        slm_group_t *g = &s->groups[w->heap[0]];
+        int32_t j = head_of(s, g); /* the head may have started since it was pushed */
+        if (j < 0) {
+            w->heap[0] = w->heap[--w->n];
+            sift_down(s, w->heap, w->n, 0);
+            continue;
+        }
+        if (w->skip_capped && group_capped(s, g, j)) {
+            w->heap[0] = w->heap[--w->n];
+            sift_down(s, w->heap, w->n, 0);
+            continue;
+        }
+        g->cursor++;
+        if (head_of(s, g) < 0) w->heap[0] = w->heap[--w->n];
+        sift_down(s, w->heap, w->n, 0);
+        return j;
+    }
+    return -1;
+}
+
+void slm_walk_end(slm_walk_t *w) { w->n = 0; }
+
+/* ---- priorities and usage ---- */
+
+static double billable(const slm_state_t *s, int32_t j)
+{
+    const ds_job_t *job = &s->e->trace->jobs[j];
+    if (s->cfg.billing == SLM_BILL_GPU) return job->gpus;
+    if (s->cfg.billing == SLM_BILL_JOB) return 1;
+    return job->cpus > 0 ? job->cpus : 1;
+}
+
+/* Slurm's per-second decay factor, a double as in priority_multifactor.c */
+static double decay_factor(const slm_state_t *s)
+{
+    return s->cfg.half_life > 0 ? 1.0 - 0.693 / (double)s->cfg.half_life : 1.0;
+}
+
+/* decay^d; d is the calc period for most runs, so that one is kept */
+static double decay_pow(const slm_state_t *s, int64_t d)
+{
+    return d == s->cfg.calc_period ? s->pow_period : pow(decay_factor(s), (double)d);
+}
+
+/* Usage of job j's run from charged[j] to t: billed x seconds x decay^seconds (decay_apply_new_usage). */
+static long double run_usage(const slm_state_t *s, int32_t j, int64_t t)
+{
+    int64_t d = t - s->charged[j];
+    if (d <= 0) return 0;
+    return (long double)(billable(s, j) * (double)d * decay_pow(s, d));
+}
+
+/* Fair Tree over the usage of the last update (usage changes only there) */
+static void fresh_fs(slm_state_t *s)
+{
+    if (!s->fs_stale) return;
+    slm_tree_rank(&s->tree);
+    s->fs_stale = 0;
+}
+
+static int64_t compute_prio(slm_state_t *s, int32_t j, int64_t now)
+{
+    fresh_fs(s);
+    const slm_config_t *c = &s->cfg;
+    double age = 0;
+    if (c->w_age > 0 && s->accrue[j] >= 0 && now > s->accrue[j]) {
+        int64_t d = now - s->accrue[j];
+        age = d < c->max_age ? (double)d / (double)c->max_age : 1.0;
+    }
+    double fs = c->w_fs > 0 ? s->tree.fs[s->assoc[j]] : 0;
+    int32_t qp = s->qos[j] == SLM_QOS_NORMAL ? c->qos_prio_normal : c->qos_prio_borrow;
+    int32_t qmax = DS_MAX(c->qos_prio_normal, c->qos_prio_borrow);
+    double qos = qp > 0 && qmax > 0 && c->w_qos > 0 ? (double)qp / (double)qmax : 0;
+    double p = c->w_age * age + c->w_fs * fs + c->w_qos * qos;
+    if (p < 1) p = 1;
+    if (p > 4294967295.0) p = 4294967295.0;
+    return (int64_t)p;
+}
+
+/* Insertion sort: a group is sorted but for the few requeued jobs whose priority just dropped. */
+static void sort_group(const slm_state_t *s, int32_t *v, int32_t n)
+{
+    for (int32_t i = 1; i < n; i++) {
+        int32_t x = v[i], k = i;
+        while (k > 0 && slm_prio_cmp(s, x, v[k - 1]) < 0) v[k] = v[k - 1], k--;
+        v[k] = x;
+    }
+}
+
+/* One PriorityCalcPeriod tick at time t (the decay thread): decay, new usage, Fair Tree, priorities. */
+static void calc_tick(slm_state_t *s, int64_t t)
+{
+    slm_tree_decay(&s->tree, (long double)decay_pow(s, t - s->last_calc));
+    for (int32_t a = 0; a < s->tree.nusers; a++)
+        if (s->pend_charge[a] != 0) slm_tree_charge(&s->tree, a, s->pend_charge[a]), s->pend_charge[a] = 0;
+    for (int32_t p = 0; p < s->nparts; p++) {
+        slm_list_t *r = &s->parts[p].run;
+        for (int32_t i = 0; i < r->n; i++) {
+            int32_t j = r->job[i];
+            if (r->stamp[i] != s->rstamp[j]) continue;
+            slm_tree_charge(&s->tree, s->assoc[j], run_usage(s, j, t));
+            s->charged[j] = t;
+        }
+    }
+    s->fs_stale = 1; /* ranked when a priority needs it: at once if jobs wait, else at the next arrival */
+    for (int32_t p = 0; p < s->nparts; p++)
+        for (int32_t ai = 0; ai < s->parts[p].ngroups; ai++) {
+        fresh_fs(s);
+        slm_group_t *G = &s->groups[s->parts[p].groups[ai]];
+        if (G->l.n - G->l.live > 0) slm_list_compact(&G->l, s->pstamp);
+        for (int32_t i = 0; i < G->l.n; i++) s->prio[G->l.job[i]] = compute_prio(s, G->l.job[i], t);
+        if (G->resort) sort_group(s, G->l.job, G->l.n);
+        for (int32_t i = 0; G->resort && i < G->l.n; i++) G->l.stamp[i] = s->pstamp[G->l.job[i]];
+        G->resort = 0;
+        }
+    for (int32_t p = 0; p < s->nparts; p++) {
+        s->parts[p].bf_work = 1; /* last_job_update */
+        if (s->e->parts[p].npending) slm_want_periodic(s, p, t); /* the new order, at the next periodic pass */
+    }
+    s->last_calc = t;
+    s->next_calc = t + s->cfg.calc_period;
+    s->n_fs_ticks++;
+}
+
+/* Whether anything ran or waited since the last tick (jobs arriving now are not yet in a group). */
+static int any_work(const slm_state_t *s)
+{
+    for (int32_t p = 0; p < s->nparts; p++)
+        if (s->parts[p].run.live) return 1;
+    for (int32_t p = 0; p < s->nparts; p++)
+        if (s->parts[p].ngroups) return 1;
+    return 0;
+}
+
+/* Catches up with the ticks due by now; while nothing runs or waits they only decay, which folds into one. */
+static void catch_up(slm_state_t *s, int64_t now)
+{
+    if (now < s->next_calc) return;
+    int64_t P = s->cfg.calc_period, k = (now - s->last_calc) / P;
+    if (k > 1 && !any_work(s)) {
+        calc_tick(s, s->last_calc + P); /* the ended runs' usage lands at the first tick */
+        slm_tree_decay(&s->tree, (long double)pow(decay_factor(s), (double)((k - 1) * P)));
+        s->fs_stale = 1;
+        s->last_calc += (k - 1) * P;
+        s->next_calc = s->last_calc + P;
+        return;
+    }
+    while (now >= s->next_calc) calc_tick(s, s->next_calc);
+}
+
+/* ---- setup ---- */
+
+typedef struct pairmap {
+    int64_t *key;
+    int32_t *val;
+    int32_t cap;
+} pairmap_t;
+
+static int32_t pair_get(pairmap_t *m, int64_t key, int32_t *n)
+{
+    uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
+    for (int32_t i = (int32_t)(h >> 33) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        if (m->key[i] == key) return m->val[i];
+        if (m->key[i] < 0) {
+            m->key[i] = key;
+            return m->val[i] = (*n)++;
+        }
+    }
+}
+
+int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
+{
+    const ds_trace_t *t = e->trace;
+    slm_state_t *s = ds_xcalloc(1, sizeof *s);
+    s->cfg = *(const slm_config_t *)config;
+    s->e = e;
+    int32_t nj = t->njobs;
+    size_t n = (size_t)(nj ? nj : 1);
+    s->njobs = nj;
+    /* associations: accounts are the tenants (shares = quota, at least 1, as accounting.sh sets them),
+     * users the trace's users of each tenant, in first-job order */
+    s->assoc = ds_xmalloc(n * sizeof *s->assoc);
+    int32_t nusers = 0, *user_acct = ds_xmalloc(n * sizeof *user_acct);
+    if (s->cfg.user_assocs) {
+        pairmap_t m;
+        m.cap = 64;
+        while (m.cap < 2 * nj) m.cap *= 2;
+        m.key = ds_xmalloc((size_t)m.cap * sizeof *m.key);
+        m.val = ds_xmalloc((size_t)m.cap * sizeof *m.val);
+        for (int32_t i = 0; i < m.cap; i++) m.key[i] = -1;
+        for (int32_t j = 0; j < nj; j++) {
+            int64_t key = (int64_t)t->jobs[j].tenant * ((int64_t)t->users.n + 1) + t->jobs[j].user + 1;
+            int32_t before = nusers;
+            s->assoc[j] = pair_get(&m, key, &nusers);
+            if (nusers > before) user_acct[s->assoc[j]] = t->jobs[j].tenant;
+        }
+        free(m.key);
+        free(m.val);
+    } else {
+        for (int32_t a = 0; a < t->ntenants; a++) user_acct[a] = a;
+        nusers = t->ntenants;
+        for (int32_t j = 0; j < nj; j++) s->assoc[j] = t->jobs[j].tenant;
+    }
+    double *shares = ds_xmalloc((size_t)(t->ntenants ? t->ntenants : 1) * sizeof *shares);
+    for (int32_t a = 0; a < t->ntenants; a++) shares[a] = e->tenant_quota[a] > 0 ? (double)e->tenant_quota[a] : 1.0;
+    slm_tree_init(&s->tree, t->ntenants, shares, nusers, user_acct);
+    free(shares);
+    free(user_acct);
+    s->pend_charge = ds_xcalloc((size_t)(nusers ? nusers : 1), sizeof *s->pend_charge);
+    s->ngroups = 2 * nusers;
+    s->groups = ds_xcalloc((size_t)(s->ngroups ? s->ngroups : 1), sizeof *s->groups);
+    for (int32_t g = 0; g < s->ngroups; g++) s->groups[g].apos = -1;
+    s->qos = ds_xcalloc(n, 1);
+    s->reason = ds_xcalloc(n, 1);
+    s->seen = ds_xcalloc(n, 1);
+    s->blocker = ds_xmalloc(n * sizeof *s->blocker);
+    s->blocker_at = ds_xcalloc(n, sizeof *s->blocker_at);
+    s->limit = ds_xcalloc(n, sizeof *s->limit);
+    s->eligible = ds_xcalloc(n, sizeof *s->eligible);
+    s->accrue = ds_xcalloc(n, sizeof *s->accrue);
+    s->order_submit = ds_xcalloc(n, sizeof *s->order_submit);
+    s->prio = ds_xcalloc(n, sizeof *s->prio);
+    s->end_est = ds_xcalloc(n, sizeof *s->end_est);
+    s->bf_start = ds_xmalloc(n * sizeof *s->bf_start);
+    s->charged = ds_xcalloc(n, sizeof *s->charged);
+    s->stop_at = ds_xmalloc(n * sizeof *s->stop_at);
+    s->pstamp = ds_xcalloc(n, sizeof *s->pstamp);
+    s->rstamp = ds_xcalloc(n, sizeof *s->rstamp);
+    s->est = ds_xcalloc(n, sizeof *s->est);
+    for (int32_t j = 0; j < nj; j++) s->blocker[j] = -1, s->stop_at[j] = -1, s->bf_start[j] = -1;
+    size_t nt = (size_t)(t->ntenants ? t->ntenants : 1);
+    s->ten_run = ds_xcalloc(nt, sizeof *s->ten_run);
+    s->ten_normal = ds_xcalloc(nt, sizeof *s->ten_normal);
+    s->ten_quota = ds_xcalloc(nt, sizeof *s->ten_quota);
+    s->nparts = e->nparts;
+    s->parts = ds_xcalloc((size_t)e->nparts, sizeof *s->parts);
+    for (int32_t p = 0; p < e->nparts; p++) {
+        s->parts[p].last_bf = s->parts[p].last_full = INT64_MIN / 4;
+        s->parts[p].hist = ds_xcalloc((size_t)e->cfg.gpus_per_node + 1, sizeof *s->parts[p].hist);
+    }
+    s->gtmp = ds_xmalloc((size_t)(s->ngroups + 1) * sizeof *s->gtmp);
+    s->cand = ds_xmalloc(n * sizeof *s->cand);
+    s->removed = ds_xmalloc(n * sizeof *s->removed);
+    s->usable = ds_xmalloc(n * sizeof *s->usable);
+    int32_t maxg = 1;
+    for (int32_t j = 0; j < nj; j++) maxg = DS_MAX(maxg, t->jobs[j].gpus);
+    s->gbuf = ds_xmalloc((size_t)maxg * sizeof *s->gbuf);
+    size_t nn = (size_t)(e->nnodes ? e->nnodes : 1);
+    s->nfree = ds_xcalloc(nn, sizeof *s->nfree);
+    s->nstamp = ds_xcalloc(nn, sizeof *s->nstamp);
+    s->touched = ds_xmalloc(nn * sizeof *s->touched);
+    s->nflag = ds_xmalloc(nn * sizeof *s->nflag);
+    size_t gpn = (size_t)e->cfg.gpus_per_node;
+    s->node_job = ds_xmalloc(nn * gpn * sizeof *s->node_job);
+    s->node_ngpu = ds_xmalloc(nn * gpn * sizeof *s->node_ngpu);
+    s->node_nj = ds_xcalloc(nn, sizeof *s->node_nj);
+    s->node_dirty = ds_xcalloc(nn, 1);
+    s->dirty = ds_xmalloc(nn * sizeof *s->dirty);
+    s->skip = ds_xmalloc((nn + 1) * sizeof *s->skip);
+    s->skip2 = ds_xmalloc((nn + 1) * sizeof *s->skip2);
+    s->jnode_off = ds_xmalloc((n + 1) * sizeof *s->jnode_off);
+    s->jnnodes = ds_xcalloc(n, sizeof *s->jnnodes);
+    int64_t off = 0;
+    for (int32_t j = 0; j < nj; j++) s->jnode_off[j] = off, off += t->jobs[j].gpus / (int64_t)gpn + 2;
+    s->jnodes = ds_xmalloc((size_t)(off ? off : 1) * sizeof *s->jnodes);
+    s->blocked = ds_xcalloc(nn, 1);
+    s->resv_owner = ds_xmalloc(nn * sizeof *s->resv_owner);
+    s->resv_from = ds_xmalloc(nn * sizeof *s->resv_from);
+    for (size_t i = 0; i < nn; i++) s->resv_owner[i] = -1;
+    s->map.nwords = (int32_t)((nn + 63) / 64);
+    size_t nw = (size_t)s->map.nwords;
+    s->bm_avail = ds_xmalloc(nw * sizeof(uint64_t));
+    s->bm_tmp = ds_xmalloc(nw * sizeof(uint64_t));
+    s->bm_cur = ds_xmalloc(nw * sizeof(uint64_t));
+    s->bm_job = ds_xmalloc(nw * sizeof(uint64_t));
+    s->pow_period = pow(decay_factor(s), (double)s->cfg.calc_period);
+    s->origin = nj ? t->jobs[0].submit : 0;
+    s->last_calc = s->origin;
+    s->next_calc = s->origin + s->cfg.calc_period;
+    s->fs_stale = 1;
+    slm_nodes_init(s);
+    /* A job larger than its account's GrpTRES cap would pend forever (AssocGrpGRES: QOS normal has no
+     * DenyOnLimit, so acct_policy_validate accepts it); a replay cannot leave it unfinished. */
+    for (int32_t j = 0; s->cfg.grp_tres && j < nj; j++)
+        if (t->jobs[j].gpus > e->tenant_quota[t->jobs[j].tenant]) {
+            ds_error_set(err, t->source, t->jobs[j].line, "gpus",
+                         "job %lld of account %s asks %d GPUs, more than the account's GrpTRES=gres/gpu=%lld: Slurm "
+                         "would leave it pending forever (reason AssocGrpGRES); raise the quota or set "
+                         "--slurm-grp-tres 0",
+                         (long long)t->jobs[j].id, t->tenants[t->jobs[j].tenant].name, t->jobs[j].gpus,
+                         (long long)e->tenant_quota[t->jobs[j].tenant]);
+            *state = s;
+            return DS_EINVAL;
+        }
+    *state = s;
+    return DS_OK;
+}
+
+void slm_fini(void *state)
+{
+    slm_state_t *s = state;
+    if (!s) return;
+    slm_tree_free(&s->tree);
+    for (int32_t g = 0; g < s->ngroups; g++) list_free(&s->groups[g].l), free(s->groups[g].sizes);
+    for (int32_t p = 0; p < s->nparts; p++) {
+        list_free(&s->parts[p].run);
+        free(s->parts[p].groups);
+        free(s->parts[p].hist);
+        free(s->parts[p].wants);
+    }
+    list_free(&s->incoming);
+    free(s->groups);
+    free(s->parts);
+    free(s->pend_charge);
+    free(s->assoc);
+    free(s->qos);
+    free(s->reason);
+    free(s->seen);
+    free(s->blocker);
+    free(s->blocker_at);
+    free(s->limit);
+    free(s->eligible);
+    free(s->accrue);
+    free(s->order_submit);
+    free(s->prio);
+    free(s->end_est);
+    free(s->bf_start);
+    free(s->charged);
+    free(s->stop_at);
+    free(s->pstamp);
+    free(s->rstamp);
+    free(s->est);
+    free(s->ten_run);
+    free(s->ten_normal);
+    free(s->ten_quota);
+    free(s->gtmp);
+    free(s->cand);
+    free(s->removed);
+    free(s->usable);
+    free(s->gbuf);
+    free(s->touched);
+    free(s->nflag);
+    free(s->node_job);
+    free(s->node_ngpu);
+    free(s->node_nj);
+    slm_nodes_free(s);
+    free(s->node_dirty);
+    free(s->dirty);
+    free(s->skip);
+    free(s->skip2);
+    free(s->jnode_off);
+    free(s->jnnodes);
+    free(s->jnodes);
+    free(s->nfree);
+    free(s->nstamp);
+    free(s->blocked);
+    free(s->resv_owner);
+    free(s->resv_from);
+    free(s->map.begin);
+    free(s->map.end);
+    free(s->map.next);
+    free(s->map.avail);
+    free(s->bm_avail);
+    free(s->bm_tmp);
+    free(s->bm_cur);
+    free(s->bm_job);
+    free(s);
+}
+
+/* ---- events ---- */
+
+/* The time limit a job is submitted with: factor x (estimate + restart overhead), rounded up (the live
+ * replayer: --time = ceil(2 x (run time + overhead) / 1 min), in wall minutes). The estimate comes from
+ * the runtime source every policy of the run shares (docs/peers.md, "Time limits"). */
+static int64_t time_limit(ds_engine_t *e, slm_state_t *s, int32_t j, int64_t now)
+{
+    const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
+    double est = rp ? rp->predict(rp->ctx, e->trace, j, now) : (double)e->trace->jobs[j].duration;
+    if (!(est >= 1)) est = 1;
+    s->est[j] = est;
+    double x = s->cfg.limit_factor * (est + ds_engine_restart_overhead(e, j));
+    double r = (double)s->cfg.limit_round;
+    double lim = ceil(x / r) * r;
+    if (lim < r) lim = r;
+    if (lim > 365.0 * 86400) lim = 365.0 * 86400; /* partition MaxTime=INFINITE: Slurm's YEAR_MINUTES */
+    return (int64_t)lim;
+}
+
+static void group_add(slm_state_t *s, int32_t j)
+{
+    int32_t gi = group_of(s, j);
+    slm_group_t *g = &s->groups[gi];
+    int32_t p = s->e->js[j].part;
+    if (!g->sizes) g->sizes = ds_xcalloc((size_t)s->e->cfg.gpus_per_node + 2, sizeof *g->sizes);
+    g->sizes[size_bucket(s, j)]++;
+    if (g->apos < 0) { /* the group becomes active in its partition */
+        g->part = p;
+        g->l.n = g->l.live = 0; /* only dead entries were left */
+        slm_part_t *P = &s->parts[p];
+        if (P->ngroups == P->capgroups) {
+            P->capgroups = P->capgroups ? 2 * P->capgroups : 16;
+            P->groups = ds_xrealloc(P->groups, (size_t)P->capgroups * sizeof *P->groups);
+        }
+        g->apos = P->ngroups;
+        P->groups[P->ngroups++] = gi;
+    }
+    if (g->l.n - g->l.live > 64 && g->l.n - g->l.live > g->l.live) slm_list_compact(&g->l, s->pstamp);
+    /* a new job ranks last in its group (age 0, latest submit); a requeued one keeps its priority until the
+     * next update, so it is inserted in order and the group re-sorted then */
+    s->parts[p].hist[DS_MIN(s->e->trace->jobs[j].gpus, s->e->cfg.gpus_per_node)]++;
+    int append = !g->l.n || prio_less(s, g->l.job[g->l.n - 1], j);
+    if (append) slm_list_push(&g->l, s->pstamp, j);
+    else list_insert(&g->l, s->pstamp, j, s, prio_less), g->resort = 1;
+}
+
+/* A job left its group's pending jobs (it started): the group leaves the active list when empty. */
+static void group_drop(slm_state_t *s, int32_t j)
+{
+    slm_group_t *g = &s->groups[group_of(s, j)];
+    g->sizes[size_bucket(s, j)]--;
+    if (--g->l.live > 0) return;
+    slm_part_t *P = &s->parts[g->part];
+    int32_t last = P->groups[--P->ngroups];
+    P->groups[g->apos] = last;
+    s->groups[last].apos = g->apos;
+    g->apos = -1;
+}
+
+void slm_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t now)
+{
+    slm_state_t *s = state;
+    const ds_job_t *jb = &e->trace->jobs[job];
+    s->pstamp[job]++;
+    if (!s->seen[job]) {
+        s->seen[job] = 1;
+        s->limit[job] = time_limit(e, s, job, now);
+        s->qos[job] = SLM_QOS_NORMAL;
+        if (s->cfg.route) {
+            /* job_submit.lua: GPUs of the account's jobs in QOS normal, pending or running, this one included */
+            int64_t q = e->tenant_quota[jb->tenant];
+            s->ten_quota[jb->tenant] = q;
+            if (jb->klass == DS_CLASS_BE || s->ten_normal[jb->tenant] + jb->gpus > q) {
+                s->qos[job] = SLM_QOS_BORROW;
+                s->n_routed_borrow++;
+            }
+        }
+        if (s->qos[job] == SLM_QOS_NORMAL) s->ten_normal[jb->tenant] += jb->gpus;
+        s->eligible[job] = s->accrue[job] = s->order_submit[job] = now;
+        s->prio[job] = compute_prio(s, job, now); /* age 0: it accrues from now */
+    } else if (e->js[job].preemptions > 0 && e->js[job].status == DS_JS_PENDING && s->stop_at[job] == -2) {
+        /* requeued by preemption (slm_requeue marked it): begin time later, submit time now, no accrue */
+        s->stop_at[job] = -1;
+        s->eligible[job] = s->accrue[job] = now + s->cfg.requeue_delay;
+        s->order_submit[job] = now;
+        /* nothing wakes Slurm at a begin time: the periodic full pass (sched_interval) finds the job */
+        slm_want_periodic(s, e->js[job].part, s->eligible[job]);
+    }
+    s->reason[job] = SLM_W_NONE;
+    s->blocker[job] = -1;
+    slm_list_push(&s->incoming, s->pstamp, job);
+    int32_t p = e->js[job].part;
+    s->parts[p].bf_work = s->parts[p].main_work = 1;
+}
+
+/* The job's GPUs per node go into (or out of) its nodes' lists, kept by expected end. */
+static void node_lists(slm_state_t *s, int32_t j, int add)
+{
+    const ds_engine_t *e = s->e;
+    int32_t gpn = e->cfg.gpus_per_node, *mine = &s->jnodes[s->jnode_off[j]];
+    if (add) {
+        const int32_t *g = ds_engine_job_gpus(e, j);
+        int32_t ng = e->js[j].nplaced;
+        s->jnnodes[j] = 0;
+        for (int32_t i = 0; i < ng;) {
+            int32_t n = e->gpus[g[i]].node, c = 0;
+            while (i < ng && e->gpus[g[i]].node == n) c++, i++; /* placement takes a node's GPUs together */
+            DS_ASSERT(s->jnnodes[j] < e->trace->jobs[j].gpus / gpn + 2);
+            mine[s->jnnodes[j]++] = n;
+            int32_t *jl = &s->node_job[(size_t)n * (size_t)gpn], *gl = &s->node_ngpu[(size_t)n * (size_t)gpn];
+            int32_t k = s->node_nj[n];
+            DS_ASSERT(k < gpn);
+            while (k > 0 && end_less(s, j, jl[k - 1])) jl[k] = jl[k - 1], gl[k] = gl[k - 1], k--;
+            jl[k] = j, gl[k] = c;
+            s->node_nj[n]++;
+            slm_nodes_dirty(s, n);
+        }
+        return;
+    }
+    for (int32_t q = 0; q < s->jnnodes[j]; q++) {
+        int32_t n = mine[q], k = s->node_nj[n], at = 0;
+        int32_t *jl = &s->node_job[(size_t)n * (size_t)gpn], *gl = &s->node_ngpu[(size_t)n * (size_t)gpn];
+        while (at < k && jl[at] != j) at++;
+        DS_ASSERT(at < k);
+        for (; at + 1 < k; at++) jl[at] = jl[at + 1], gl[at] = gl[at + 1];
+        s->node_nj[n]--;
+        slm_nodes_dirty(s, n);
+    }
+    s->jnnodes[j] = 0;
+}
+
+/* Bills the run so far, then forgets it (a finish or a requeue). */
+static void end_run(ds_engine_t *e, slm_state_t *s, int32_t j, int64_t now)
+{
+    const ds_job_t *jb = &e->trace->jobs[j];
+    s->pend_charge[s->assoc[j]] += run_usage(s, j, now);
+    s->charged[j] = now;
+    node_lists(s, j, 0);
+    s->rstamp[j]++;
+    slm_list_t *r = &s->parts[e->js[j].part].run;
+    r->live--;
+    if (r->n - r->live > 64 && r->n - r->live > r->live) slm_list_compact(r, s->rstamp);
+    s->ten_run[jb->tenant] -= jb->gpus;
+    s->stop_at[j] = -1;
+    if (s->qos[j] == SLM_QOS_BORROW) s->parts[e->js[j].part].nborrow--;
+}
+
+void slm_on_finish(ds_engine_t *e, void *state, int32_t job, int64_t now)
+{
+    slm_state_t *s = state;
+    end_run(e, s, job, now);
+    if (s->qos[job] == SLM_QOS_NORMAL) s->ten_normal[e->trace->jobs[job].tenant] -= e->trace->jobs[job].gpus;
+    const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
+    if (rp && rp->observe_finish) rp->observe_finish(rp->ctx, e->trace, job, now);
+    int32_t p = e->js[job].part;
+    s->parts[p].bf_work = s->parts[p].main_work = 1;
+}
+
+void slm_want_pass(slm_state_t *s, int32_t p, int64_t t)
+{
+    slm_part_t *P = &s->parts[p];
+    if (P->nwants == P->capwants) {
+        P->capwants = P->capwants ? 2 * P->capwants : 8;
+        P->wants = ds_xrealloc(P->wants, (size_t)P->capwants * sizeof *P->wants);
+    }
+    int32_t i = P->nwants++;
+    for (; i > 0 && P->wants[(i - 1) / 2] > t; i = (i - 1) / 2) P->wants[i] = P->wants[(i - 1) / 2];
+    P->wants[i] = t;
+}
+
+void slm_want_periodic(slm_state_t *s, int32_t p, int64_t t)
+{
+    int64_t si = s->cfg.sched_interval, d = t - s->origin;
+    slm_want_pass(s, p, s->origin + (d <= 0 ? 0 : (d + si - 1) / si * si));
+}
+
+/* Pops the wants due by now; returns whether there were any. */
+static int take_wants(slm_part_t *P, int64_t now)
+{
+    int due = 0;
+    while (P->nwants && P->wants[0] <= now) {
+        due = 1;
+        int64_t x = P->wants[--P->nwants];
+        int32_t i = 0;
+        for (;;) {
+            int32_t l = 2 * i + 1, m = l;
+            if (l >= P->nwants) break;
+            if (l + 1 < P->nwants && P->wants[l + 1] < P->wants[l]) m = l + 1;
+            if (P->wants[m] >= x) break;
+            P->wants[i] = P->wants[m];
+            i = m;
+        }
+        if (P->nwants) P->wants[i] = x;
+    }
+    return due;
+}
+
+void slm_start(ds_engine_t *e, slm_state_t *s, int32_t j, const int32_t *gpus, int64_t now, int by_backfill)
+{
+    ds_engine_start(e, j, gpus, now);
+    s->pstamp[j]++;
+    group_drop(s, j);
+    s->ten_run[e->trace->jobs[j].tenant] += e->trace->jobs[j].gpus;
+    s->end_est[j] = now + s->limit[j];
+    s->charged[j] = now;
+    s->reason[j] = SLM_W_NONE;
+    s->blocker[j] = -1;
+    s->stop_at[j] = -1;
+    s->bf_start[j] = -1;
+    const ds_job_t *jb = &e->trace->jobs[j];
+    slm_part_t *P = &s->parts[e->js[j].part];
+    P->hist[DS_MIN(jb->gpus, e->cfg.gpus_per_node)]--;
+    if (s->qos[j] == SLM_QOS_BORROW) P->nborrow++;
+    list_insert(&P->run, s->rstamp, j, s, end_less);
+    node_lists(s, j, 1);
+    P->bf_work = 1;
+    if (by_backfill) s->n_bf_starts++;
+    else s->n_main_starts++;
+}
+
+void slm_requeue(ds_engine_t *e, slm_state_t *s, int32_t v, int64_t now)
+{
+    if (s->qos[v] == SLM_QOS_NORMAL) s->n_bad_victims++; /* never: the check hook reports it */
+    end_run(e, s, v, now);
+    s->stop_at[v] = -2; /* tells enqueue this is a requeue */
+    s->n_preempt++;
+    ds_engine_preempt(e, v, now, SLM_R_QOS);
+}
+
+int slm_limits_ok(slm_state_t *s, int32_t j)
+{
+    const ds_job_t *jb = &s->e->trace->jobs[j];
+    if (s->cfg.grp_tres && s->ten_run[jb->tenant] + jb->gpus > s->e->tenant_quota[jb->tenant]) {
+        s->reason[j] = SLM_W_GRPTRES;
+        s->n_grp_blocks++;
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- the pass ---- */
+
+static void merge_incoming(slm_state_t *s)
+{
+    slm_list_t *in = &s->incoming;
+    for (int32_t i = 0; i < in->n; i++) {
+        int32_t j = in->job[i];
+        if (in->stamp[i] != s->pstamp[j] || s->e->js[j].status != DS_JS_PENDING) continue;
+        group_add(s, j);
+    }
+    in->n = in->live = 0;
+}
+
+/* Requeues victims whose GraceTime ran out. */
+static void stop_due(ds_engine_t *e, slm_state_t *s, int32_t p, int64_t now)
+{
+    slm_list_t *r = &s->parts[p].run;
+    for (int32_t i = 0; i < r->n; i++) {
+        int32_t j = r->job[i];
+        if (r->stamp[i] == s->rstamp[j] && s->stop_at[j] >= 0 && s->stop_at[j] <= now) slm_requeue(e, s, j, now);
+    }
+}
+
+void slm_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now, int timer)
+{
+    (void)timer;
+    slm_state_t *s = state;
+    slm_part_t *P = &s->parts[part];
+    s->in_pass = 1;
+    catch_up(s, now);
+    if (s->cfg.grace_time > 0) stop_due(e, s, part, now);
+    merge_incoming(s);
+    int full = take_wants(P, now);
+    if (P->main_work || full) {
+        P->main_work = 0;
+        P->truncated = 0;
+        slm_main_pass(e, s, part, now, full ? 0 : s->cfg.queue_depth);
+        if (full) P->last_full = now;
+        if (P->truncated) slm_want_periodic(s, part, now + 1);
+    }
+    if (s->cfg.backfill && P->bf_work && now >= P->last_bf + s->cfg.bf_interval && e->parts[part].npending) {
+        P->bf_work = 0;
+        P->last_bf = now;
+        slm_backfill_pass(e, s, part, now);
+    }
+    merge_incoming(s);
+    s->in_pass = 0;
+}
+
+int64_t slm_next_timer(const ds_engine_t *e, const void *state, int64_t now)
+{
+    const slm_state_t *s = state;
+    int64_t t = DS_TIME_NEVER;
+    int work = 0;
+    for (int32_t p = 0; p < e->nparts; p++) {
+        const slm_part_t *P = &s->parts[p];
+        int pending = e->parts[p].npending > 0;
+        work |= pending || e->parts[p].gpus_free < e->parts[p].gpus_total;
+        if (!pending) continue;
+        if (s->cfg.backfill && P->bf_work) t = DS_MIN(t, DS_MAX(P->last_bf + s->cfg.bf_interval, now + 1));
+        if (P->nwants) t = DS_MIN(t, DS_MAX(P->wants[0], now + 1));
+    }
+    if (work) t = DS_MIN(t, DS_MAX(s->next_calc, now + 1));
+    return t;
+}
+
+/* ---- reports ---- */
+
+int slm_check(const ds_engine_t *e, const void *state, char *msg, size_t n)
+{
+    const slm_state_t *s = state;
+    const ds_trace_t *t = e->trace;
+    if (s->n_bad_victims) {
+        snprintf(msg, n, "slurm: %lld job(s) of QOS normal were preempted", (long long)s->n_bad_victims);
+        return 1;
+    }
+    int64_t *run = ds_xcalloc((size_t)(t->ntenants ? t->ntenants : 1), sizeof *run);
+    int64_t *normal = ds_xcalloc((size_t)(t->ntenants ? t->ntenants : 1), sizeof *normal);
+    int bad = 0;
+    for (int32_t j = 0; j < t->njobs && !bad; j++) {
+        const ds_jstate_t *js = &e->js[j];
+        if (js->status == DS_JS_RUNNING) {
+            run[t->jobs[j].tenant] += t->jobs[j].gpus;
+            if (js->last_start < s->eligible[j]) {
+                snprintf(msg, n, "slurm: job %lld started at %lld before its begin time %lld", (long long)t->jobs[j].id,
+                         (long long)js->last_start, (long long)s->eligible[j]);
+                bad = 1;
+            }
+        }
+        if ((js->status == DS_JS_RUNNING || js->status == DS_JS_PENDING) && s->qos[j] == SLM_QOS_NORMAL)
+            normal[t->jobs[j].tenant] += t->jobs[j].gpus;
+    }
+    for (int32_t a = 0; a < t->ntenants && !bad; a++) {
+        if (run[a] != s->ten_run[a]) {
+            snprintf(msg, n, "slurm: account %s holds %lld GPUs, bookkeeping says %lld", t->tenants[a].name,
+                     (long long)run[a], (long long)s->ten_run[a]);
+            bad = 1;
+        } else if (s->cfg.grp_tres && run[a] > e->tenant_quota[a]) {
+            snprintf(msg, n, "slurm: account %s holds %lld GPUs over its GrpTRES=gres/gpu=%lld", t->tenants[a].name,
+                     (long long)run[a], (long long)e->tenant_quota[a]);
+            bad = 1;
+        } else if (normal[a] != s->ten_normal[a]) {
+            snprintf(msg, n, "slurm: account %s has %lld GPUs in QOS normal, bookkeeping says %lld", t->tenants[a].name,
+                     (long long)normal[a], (long long)s->ten_normal[a]);
+            bad = 1;
+        } else if (s->cfg.route && normal[a] > s->ten_quota[a] && s->ten_quota[a] == e->tenant_quota[a]) {
+            snprintf(msg, n, "slurm: account %s has %lld GPUs in QOS normal over its quota %lld", t->tenants[a].name,
+                     (long long)normal[a], (long long)s->ten_quota[a]);
+            bad = 1;
+        }
+    }
+    free(run);
+    free(normal);
+    return bad;
+}
+
+int slm_stats(const ds_engine_t *e, const void *state, ds_policy_stat_t *out, int max)
+{
+    (void)e;
+    const slm_state_t *s = state;
+    const struct {
+        const char *name;
+        int64_t v;
+    } st[] = {
+        {"main_starts", s->n_main_starts},     {"backfill_starts", s->n_bf_starts},
+        {"backfill_passes", s->n_bf_passes},   {"reservations", s->n_resv},
+        {"preempt_qos", s->n_preempt},         {"routed_borrow", s->n_routed_borrow},
+        {"grptres_waits", s->n_grp_blocks},    {"fairshare_updates", s->n_fs_ticks},
+        {"backfill_tests", s->n_plans},        {"backfill_test_rounds", s->n_plan_iters},
+        {"backfill_tests_multinode", s->n_multi},
+    };
+    int k = 0;
+    for (size_t i = 0; i < sizeof st / sizeof st[0] && k < max; i++, k++) {
+        snprintf(out[k].name, sizeof out[k].name, "%s", st[i].name);
+        out[k].value = (double)st[i].v;
+    }
+    return k;
+}
+
+int32_t slm_pending_order(const ds_engine_t *e, const void *state, int32_t *out, int32_t max)
+{
+    /* a walk moves the groups' cursors only, which every walk resets: nothing a schedule reads */
+    slm_state_t *s = (slm_state_t *)state;
+    int32_t k = 0, total = 0;
+    for (int32_t p = 0; p < e->nparts; p++) {
+        slm_walk_t w;
+        slm_walk_begin(s, p, &w);
+        for (int32_t j; (j = slm_walk_next(s, &w)) >= 0; total++)
+            if (k < max) out[k++] = j;
+        slm_walk_end(&w);
+    }
+    /* arrivals the next pass has not filed yet come last, in arrival order */
+    for (int32_t i = 0; i < s->incoming.n; i++) {
+        int32_t j = s->incoming.job[i];
+        if (s->incoming.stamp[i] != s->pstamp[j] || e->js[j].status != DS_JS_PENDING) continue;
+        if (k < max) out[k++] = j;
+        total++;
+    }
+    return total;
+}
