@@ -1,420 +1,332 @@
 /* slurm_backfill.c: sched/backfill (_attempt_backfill in src/plugins/sched/backfill/backfill.c).
  *
  * Every bf_interval, when jobs, nodes or priorities changed since the last pass (_more_work), the pending
- * jobs are tested in queue order, up to bf_max_job_test, each against a node-space map: time intervals,
- * each with the nodes not yet reserved. A job's usable nodes are those free of reservations over
- * [start, start + time limit]; the select plugin's will-run test (_will_run_test in
- * src/plugins/select/cons_common/job_test.c) then says when it could start there: now if it fits now
- * (with preempt/qos, also now if it fits once every preemptable job is gone: the job then preempts),
- * else the expected end of the running job whose end makes it fit, the running jobs being removed in
- * order of expected end (start + time limit) in batches whose time window starts at 30 s and doubles.
- * A job that can start now starts; one that cannot reserves the nodes it would get, whole nodes, from
- * that start (rounded down to bf_resolution) to start + time limit, so that no later job is started on
- * them if it would still run then. This is conservative backfill, every tested job reserving; there is
- * no bf_max_job_part/user limit by default. When an interval boundary of the map frees nodes earlier
- * than the will-run start, the test is repeated from that boundary (TRY_LATER); a planned start whose
- * interval overlaps another reservation on its nodes is retried from there too (_test_resv_overlap).
- * Jobs held back by association limits get no reservation (acct_policy_job_runnable_pre_select).
+ * jobs are tested in queue order, up to bf_max_job_test. A job starts now if it fits now on nodes no
+ * reservation of this pass holds over [now, now + its time limit]. Otherwise it reserves: its expected
+ * start is the earliest time a node (or, above a node, enough nodes) would have its GPUs free, as the
+ * select plugin's will-run test says (_will_run_test in src/plugins/select/cons_common/job_test.c: the
+ * running jobs removed in order of expected end, start + time limit, in batches whose window starts at
+ * 30 s and doubles, the start being the expected end of the batch's last job), pushed past the
+ * reservations already made on that node (the map's TRY_LATER retries); it then reserves the whole node
+ * from that start, rounded down to bf_resolution, to start + time limit, so no later job starts there if
+ * it would still run then. This is conservative backfill: every tested job reserves, within bf_window.
+ * With preempt/qos a job of QOS normal also starts now when it fits once the preemptable jobs are gone:
+ * it preempts them (and the select plugin's will-run counts them gone). Jobs held back by association
+ * limits are passed over without a reservation (acct_policy_job_runnable_pre_select).
  *
- * The pass stops early once no remaining job could start now (no node has enough free GPUs for the
- * smallest waiting job, and no preemption is possible): the reservations the rest would make matter only
- * to later jobs of the same pass, which cannot start either, so the schedule is the one the full pass
- * gives. */
+ * Where this differs from the source, on purpose (docs/peers.md, "Slurm: what is not modelled"): the
+ * node-space map is kept per node (a reservation takes whole nodes, so the map's intervals are the union
+ * of the nodes' own), a job reserves the node(s) on which it would start first (Slurm: its select
+ * plugin's best fit among the nodes free by then), the will-run batches are cut by the partition's
+ * running jobs (Slurm: those on the job's usable nodes) and CPUs are not simulated in a will-run test.
+ *
+ * The pass stops early once no remaining job could start now (no node has enough free GPUs, even with
+ * the preemptable jobs gone for a job that may preempt, for the smallest waiting job): the reservations
+ * the rest would make matter only to later jobs of the same pass, which cannot start either. */
 #include "slurm_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-enum { PLAN_NONE = 0, PLAN_STARTED, PLAN_RESERVED };
+/* ---- this pass's reservations, per node ---- */
 
-static void bm_zero(uint64_t *b, int32_t nw) { memset(b, 0, (size_t)nw * sizeof *b); }
-static int bm_test(const uint64_t *b, int32_t n) { return (int)((b[n >> 6] >> (n & 63)) & 1); }
-static void bm_set(uint64_t *b, int32_t n) { b[n >> 6] |= 1ull << (n & 63); }
-static void bm_and(uint64_t *d, const uint64_t *a, int32_t nw)
+static void resv_reset(slm_state_t *s)
 {
-    for (int32_t i = 0; i < nw; i++) d[i] &= a[i];
-}
-static int32_t bm_count(const uint64_t *b, int32_t nw)
-{
-    int32_t c = 0;
-    for (int32_t i = 0; i < nw; i++) c += __builtin_popcountll(b[i]);
-    return c;
+    for (int32_t i = 0; i < s->nrnodes; i++) s->rv_head[s->rnodes[i]] = -1, s->resv_owner[s->rnodes[i]] = -1;
+    s->nrnodes = s->nrv = 0;
 }
 
-/* ---- the node-space map ---- */
-
-static uint64_t *entry_bm(slm_map_t *m, int32_t i) { return &m->avail[(size_t)i * (size_t)m->nwords]; }
-
-static int32_t map_new(slm_map_t *m)
+/* Does a reservation on n overlap a job running from t for L seconds (the map's test: an interval that
+ * ends after the start and begins by the end)? Returns the latest end among those that do, or -1. */
+static int64_t resv_conflict(const slm_state_t *s, int32_t n, int64_t t, int64_t L)
 {
-    if (m->n == m->cap) {
-        m->cap = m->cap ? 2 * m->cap : 64;
-        m->begin = ds_xrealloc(m->begin, (size_t)m->cap * sizeof *m->begin);
-        m->end = ds_xrealloc(m->end, (size_t)m->cap * sizeof *m->end);
-        m->next = ds_xrealloc(m->next, (size_t)m->cap * sizeof *m->next);
-        m->avail = ds_xrealloc(m->avail, (size_t)m->cap * (size_t)m->nwords * sizeof *m->avail);
+    int64_t hit = -1;
+    for (int32_t i = s->rv_head[n]; i >= 0; i = s->rv[i].next)
+        if (s->rv[i].end > t && s->rv[i].begin <= t + L && s->rv[i].end > hit) hit = s->rv[i].end;
+    return hit;
+}
+
+/* The earliest start >= t on node n free of its reservations (the TRY_LATER retries from their ends). */
+static int64_t resv_push(const slm_state_t *s, int32_t n, int64_t t, int64_t L)
+{
+    for (int64_t b; (b = resv_conflict(s, n, t, L)) >= 0;) t = b;
+    return t;
+}
+
+static void resv_add(slm_state_t *s, int32_t n, int64_t begin, int64_t end, int32_t job)
+{
+    if (s->nrv == s->caprv) {
+        s->caprv = s->caprv ? 2 * s->caprv : 256;
+        s->rv = ds_xrealloc(s->rv, (size_t)s->caprv * sizeof *s->rv);
     }
-    return m->n++;
-}
-
-static void map_reset(slm_map_t *m, int64_t begin, int64_t end, const uint64_t *nodes)
-{
-    m->n = 0;
-    int32_t i = map_new(m);
-    m->begin[i] = begin;
-    m->end[i] = end;
-    m->next[i] = 0;
-    memcpy(entry_bm(m, i), nodes, (size_t)m->nwords * sizeof(uint64_t));
-}
-
-/* _add_reservation: nodes outside res_bitmap are taken from start_time to end_reserve. */
-static void map_reserve(slm_map_t *m, int64_t start_time, int64_t end_reserve, const uint64_t *res_bitmap,
-                        int64_t resolution)
-{
-    int placed = 0;
-    int32_t i, j, one_before = 0, one_after = -1, nw = m->nwords;
-    if (start_time < m->begin[0]) start_time = m->begin[0];
-    if (end_reserve < start_time + resolution) end_reserve = start_time + resolution;
-    for (j = 0;;) {
-        if (m->end[j] > start_time) {
-            i = map_new(m);
-            m->begin[i] = start_time;
-            m->end[i] = m->end[j];
-            m->end[j] = start_time;
-            memcpy(entry_bm(m, i), entry_bm(m, j), (size_t)nw * sizeof(uint64_t));
-            m->next[i] = m->next[j];
-            m->next[j] = i;
-            placed = 1;
-            break;
-        }
-        if (m->end[j] == start_time) {
-            placed = 1;
-            break;
-        }
-        one_before = j;
-        if ((j = m->next[j]) == 0) break;
+    int32_t i = s->nrv++;
+    s->rv[i] = (slm_resv_t){begin, end, job, s->rv_head[n]};
+    if (s->rv_head[n] < 0) { /* a newly reserved node joins the sorted list */
+        int32_t k = s->nrnodes++;
+        while (k > 0 && s->rnodes[k - 1] > n) s->rnodes[k] = s->rnodes[k - 1], k--;
+        s->rnodes[k] = n;
+        s->resv_owner[n] = job, s->resv_from[n] = begin;
     }
-    while (placed && (j = m->next[j])) {
-        if (end_reserve < m->end[j]) {
-            i = map_new(m);
-            m->begin[i] = end_reserve;
-            m->end[i] = m->end[j];
-            m->end[j] = end_reserve;
-            memcpy(entry_bm(m, i), entry_bm(m, j), (size_t)nw * sizeof(uint64_t));
-            m->next[i] = m->next[j];
-            m->next[j] = i;
-        }
-        bm_and(entry_bm(m, j), res_bitmap, nw);
-        if (end_reserve == m->end[j]) {
-            if (m->next[j]) one_after = m->next[j];
-            break;
-        }
-    }
-    /* drop one record whose bitmap equals its predecessor's */
-    for (i = one_before; i != one_after;) {
-        if ((j = m->next[i]) == 0) break;
-        if (memcmp(entry_bm(m, i), entry_bm(m, j), (size_t)nw * sizeof(uint64_t))) {
-            i = j;
-            continue;
-        }
-        m->end[i] = m->end[j];
-        m->next[i] = m->next[j];
-        break;
-    }
+    s->rv_head[n] = i;
 }
 
-/* _test_resv_overlap: would nodes use, from start to end, run into a reservation? */
-static int map_overlap(slm_map_t *m, const uint64_t *use, int64_t start, int64_t end)
+/* Whole nodes from start (rounded down to bf_resolution) to start + limit (likewise, at least one slot). */
+static void reserve(slm_state_t *s, int32_t j, const int32_t *nodes, int32_t nn, int64_t start)
 {
-    for (int32_t j = 0;;) {
-        if (m->end[j] > start && m->begin[j] < end) {
-            const uint64_t *a = entry_bm(m, j);
-            for (int32_t w = 0; w < m->nwords; w++)
-                if (use[w] & ~a[w]) return 1;
-        }
-        if ((j = m->next[j]) == 0) return 0;
-    }
+    int64_t res = s->cfg.bf_resolution, a = start / res * res, b = (start + s->limit[j]) / res * res;
+    if (b < a + res) b = a + res;
+    for (int32_t i = 0; i < nn; i++) resv_add(s, nodes[i], a, b, j);
+    s->bf_start[j] = start;
+    s->n_resv++;
 }
 
-/* ---- one job: the will-run estimate ---- */
-
-static int removable(const slm_state_t *s, int32_t r, int preemptor, int64_t now)
+/* s->blocked: the reserved nodes a job may not use from t for L seconds. */
+static void block_for(slm_state_t *s, int64_t t, int64_t L)
 {
-    return !(preemptor && slm_preemptable(s, r, now));
+    for (int32_t i = 0; i < s->nrnodes; i++) s->blocked[s->rnodes[i]] = resv_conflict(s, s->rnodes[i], t, L) >= 0;
 }
 
-/* Inserts n into the sorted list v (of *k). */
-static void sorted_add(int32_t *v, int32_t *k, int32_t n)
+static void unblock(slm_state_t *s)
 {
-    int32_t i = *k;
-    while (i > 0 && v[i - 1] > n) v[i] = v[i - 1], i--;
-    v[i] = n;
-    (*k)++;
+    for (int32_t i = 0; i < s->nrnodes; i++) s->blocked[s->rnodes[i]] = 0;
 }
 
-/* The will-run start (>= now) of job j on the nodes of partition p but skip (sorted; s->blocked set for
- * them), written with the nodes it would get to nodes (*nn of them); -1 when it would not fit even with
- * every running job gone. *preempt: it fits now once the preemptable jobs are gone (no nodes written).
- *
- * The select plugin removes the running jobs on usable nodes in order of expected end, in batches (the
- * first ends 30 s after the first job's end rounded up to 30 s, each next one twice as far), and tests the
- * job after each batch: the start is the expected end of the batch's last job. The first removal after
- * which the job fits comes from the nodes' keys, then its batch. */
-static int64_t will_run(slm_state_t *s, int32_t j, int32_t p, int preemptor, int64_t now, int *preempt,
-                        int32_t *nodes, int32_t *nn, int32_t *skip, int32_t nskip)
+/* ---- the will-run start ---- */
+
+static int removable(const slm_state_t *s, int32_t r, int mode, int64_t now)
 {
-    const ds_engine_t *e = s->e;
-    const ds_part_t *DP = &e->parts[p];
-    int32_t gpn = e->cfg.gpus_per_node, g = e->trace->jobs[j].gpus, mode = preemptor ? 1 : 0;
-    int32_t whole = g > gpn ? g / gpn : 0, rem = g > gpn ? g % gpn : 0;
-    int32_t lo = DP->node0, hi = DP->node0 + DP->nnodes;
-    *preempt = 0;
-    *nn = 0;
-    slm_nodes_flush(s, now);
-    slm_key_t fit;
-    if (!whole) {
-        fit = slm_nodes_min(s, mode, g, lo, hi, skip, nskip);
+    return !(mode && slm_preemptable(s, r, now));
+}
+
+/* The will-run start of a job that first fits after removal k (see the header): the expected end of the
+ * last job of k's batch; a job past its time limit runs on (OverTimeLimit=UNLIMITED), so _guess_job_end
+ * says now + its limit. */
+static int64_t batch_start(slm_state_t *s, int32_t p, slm_key_t k, int mode, int64_t now)
+{
+    if (k.job < 0) return now;
+    DS_ASSERT(k.job != INT32_MAX);
+    /* a preemptor's removals skip the preemptable jobs: without GraceTime or PreemptExemptTime those are
+     * exactly QOS borrow's, so the list of QOS normal's running jobs serves */
+    int plain = mode && s->cfg.exempt_time < 0 && s->cfg.grace_time <= 0;
+    const slm_list_t *r = plain ? &s->parts[p].run_normal : &s->parts[p].run;
+    int use_pred = mode && !plain;
+    /* the first removable job: looked for once while the running jobs stay the same */
+    int32_t i;
+    if (s->first_gen[mode] == s->run_gen && s->first_part[mode] == p) {
+        i = s->first_idx[mode];
     } else {
-        /* the whole smallest "wholly free" keys, then one more, or a remainder node outside them */
-        int32_t *ex = s->skip2, nex = nskip;
-        memcpy(ex, skip, (size_t)nskip * sizeof *ex);
-        slm_key_t kw = SLM_KEY_NONE;
-        for (int32_t k = 0; k < whole; k++) {
-            kw = slm_nodes_min(s, mode, gpn, lo, hi, ex, nex);
-            if (kw.job == INT32_MAX) return -1;
-            sorted_add(ex, &nex, kw.node);
-            nodes[(*nn)++] = kw.node;
-        }
-        fit = kw;
-        if (rem) {
-            slm_key_t k1 = slm_nodes_min(s, mode, gpn, lo, hi, ex, nex); /* one more free node */
-            slm_key_t kr = slm_nodes_min(s, mode, rem, lo, hi, ex, nex);  /* or a remainder node */
-            if (kr.job != INT32_MAX && slm_key_lt(kr, kw)) kr = (slm_key_t){kw.end, kw.job, kr.node};
-            fit = slm_key_lt(k1, kr) ? k1 : kr;
-            if (fit.job == INT32_MAX) return -1;
-            nodes[(*nn)++] = fit.node;
-            if (slm_key_lt(fit, kw)) fit = kw;
-        }
+        i = 0;
+        while (i < r->n && (r->stamp[i] != s->rstamp[r->job[i]] || (use_pred && !removable(s, r->job[i], mode, now)))) i++;
+        s->first_gen[mode] = s->run_gen, s->first_part[mode] = p, s->first_idx[mode] = i;
     }
-    if (fit.job == INT32_MAX) return -1;
-    slm_key_t first = slm_nodes_min(s, mode, 0, lo, hi, skip, nskip);
-    if (fit.job == -1) {
-        if (preemptor) {
-            *preempt = 1;
-            return now;
-        }
-        /* some usable node has the GPUs but the engine said no (its CPUs or memory): such a node counts
-         * from its next job to leave (a scan of the nodes; it is rare) */
-        fit = SLM_KEY_NONE;
-        for (int32_t n = lo; n < hi; n++) {
-            if (s->blocked[n]) continue;
-            slm_key_t k = slm_nodes_key(s, mode, whole ? gpn : g, n);
-            if (k.job == -1) k = slm_nodes_key(s, mode, 0, n);
-            if (slm_key_lt(k, fit)) fit = k;
-        }
-        if (fit.job == INT32_MAX) return -1;
-    }
-    /* the batch of the fitting removal: thresholds first + 30 s rounded, then doubling */
-    int64_t end_b = first.end + (30 - first.end % 30), thr = end_b + 30;
-    while (thr < fit.end) thr = end_b + 2 * (thr - end_b);
-    /* the batch's last removal: the last running job by expected end, up to thr, on a usable node */
-    const slm_list_t *r = &s->parts[p].run;
-    int32_t a = 0, b = r->n;
+    if (i == r->n) return now;
+    int64_t first = s->end_est[r->job[i]], end_b = first + (30 - first % 30), thr = end_b + 30;
+    while (thr < k.end) thr = end_b + 2 * (thr - end_b);
+    int32_t a = i, b = r->n;
     while (a < b) {
         int32_t m = a + (b - a) / 2;
         if (s->end_est[r->job[m]] <= thr) a = m + 1;
         else b = m;
     }
-    int32_t last = -1;
-    for (int32_t i = a - 1; i >= 0 && last < 0; i--) {
-        int32_t x = r->job[i];
-        if (r->stamp[i] != s->rstamp[x] || !removable(s, x, preemptor, now)) continue;
-        for (int32_t q = 0; q < s->jnnodes[x]; q++)
-            if (!s->blocked[s->jnodes[s->jnode_off[x] + q]]) {
-                last = x;
-                break;
-            }
+    for (int32_t q = a - 1; q >= i; q--) {
+        int32_t x = r->job[q];
+        if (r->stamp[q] != s->rstamp[x] || (use_pred && !removable(s, x, mode, now))) continue;
+        return s->end_est[x] > now ? s->end_est[x] : now + s->limit[x];
     }
-    /* the nodes it would reserve: those on which it first fits (docs/peers.md: Slurm takes the best fit
-     * among every node free by the batch's end; which node only matters to later jobs of the pass that
-     * could start now there) */
-    if (!whole) nodes[(*nn)++] = fit.node;
-    if (last < 0) return now;
-    /* a job past its time limit runs on (OverTimeLimit=UNLIMITED): _guess_job_end says now + its limit */
-    return s->end_est[last] > now ? s->end_est[last] : now + s->limit[last];
+    return now;
 }
 
-static void nodes_of_gpus(const ds_engine_t *e, const int32_t *gpus, int32_t n, uint64_t *bm, int32_t nw)
+/* A node's slot-g key, where free GPUs the engine would not give (its CPUs or memory hold the job) count
+ * from the node's next job to leave. */
+static slm_key_t eff_key(slm_state_t *s, int mode, int32_t g, int32_t n)
 {
-    bm_zero(bm, nw);
-    for (int32_t i = 0; i < n; i++) bm_set(bm, e->gpus[gpus[i]].node);
+    slm_key_t k = slm_nodes_key(s, mode, g, n);
+    if (k.job == -1 && !mode) k = slm_nodes_key(s, mode, 0, n);
+    return k;
 }
 
-static void reserve(slm_state_t *s, int32_t j, const uint64_t *job_nodes, int64_t start, int64_t end)
+/* Earliest start of a single-node job of g GPUs: the best unreserved node (one tree query), then every
+ * reserved node with its reservations in the way. Writes the node. */
+static int64_t start_single(slm_state_t *s, int32_t p, int32_t g, int64_t L, int mode, int64_t now, int32_t *node)
 {
-    int32_t nw = s->map.nwords;
-    for (int32_t w = 0; w < nw; w++) s->bm_tmp[w] = ~job_nodes[w];
-    map_reserve(&s->map, start, end, s->bm_tmp, s->cfg.bf_resolution);
-    for (int32_t n = 0; n < s->e->nnodes; n++)
-        if (bm_test(job_nodes, n) && s->resv_owner[n] < 0) s->resv_owner[n] = j, s->resv_from[n] = start;
-    s->n_resv++;
-}
-
-static void clear_blocked(slm_state_t *s)
-{
-    for (int32_t i = 0; i < s->nskip; i++) s->blocked[s->skip[i]] = 0;
-    s->nskip = 0;
-}
-
-static int plan_rounds(ds_engine_t *e, slm_state_t *s, int32_t j, int32_t p, const uint64_t *part_bm, int64_t now);
-
-static int plan(ds_engine_t *e, slm_state_t *s, int32_t j, int32_t p, const uint64_t *part_bm, int64_t now)
-{
-    int r = plan_rounds(e, s, j, p, part_bm, now);
-    clear_blocked(s);
-    return r;
-}
-
-static int plan_rounds(ds_engine_t *e, slm_state_t *s, int32_t j, int32_t p, const uint64_t *part_bm, int64_t now)
-{
-    const ds_part_t *DP = &e->parts[p];
-    slm_map_t *m = &s->map;
-    int32_t nw = m->nwords, gpn = e->cfg.gpus_per_node, g = e->trace->jobs[j].gpus;
-    int32_t min_nodes = (g + gpn - 1) / gpn;
-    int64_t L = s->limit[j], res = s->cfg.bf_resolution, window_end = now + s->cfg.bf_window;
-    int preemptor = s->cfg.preempt && s->qos[j] == SLM_QOS_NORMAL && s->parts[p].nborrow > 0;
-    int64_t start_res = now;
-    uint64_t *avail = s->bm_avail;
-    s->n_plans++;
-    if (g > gpn) s->n_multi++;
-    for (int32_t iter = 0; iter <= m->n + 2; iter++) {
-        s->n_plan_iters++;
-        int64_t end_time = (start_res > now ? start_res : now) + L, later_start = 0;
-        memcpy(avail, part_bm, (size_t)nw * sizeof *avail);
-        for (int32_t k = 0;;) {
-            if (m->end[k] > start_res && m->next[k] && later_start == 0) {
-                /* a later boundary worth trying: the next interval frees nodes this one lacks */
-                const uint64_t *nx = entry_bm(m, m->next[k]), *cu = entry_bm(m, k);
-                for (int32_t w = 0; w < nw; w++)
-                    if ((part_bm[w] & nx[w]) & ~(avail[w] & cu[w])) {
-                        later_start = m->end[k];
-                        break;
-                    }
-            }
-            if (m->end[k] <= start_res)
-                ;
-            else if (m->begin[k] <= end_time)
-                bm_and(avail, entry_bm(m, k), nw);
-            else
-                break;
-            if ((k = m->next[k]) == 0) break;
-        }
-        if (bm_count(avail, nw) < min_nodes) {
-            if (later_start) {
-                start_res = later_start;
+    const ds_part_t *DP = &s->e->parts[p];
+    int32_t lo = DP->node0, hi = DP->node0 + DP->nnodes;
+    slm_key_t k = slm_nodes_min(s, mode, g, lo, hi, s->rnodes, s->nrnodes);
+    if (k.job == -1 && !mode) { /* free GPUs somewhere the engine said no to: look at each such node */
+        k = SLM_KEY_NONE;
+        for (int32_t n = lo, r = 0; n < hi; n++) {
+            if (r < s->nrnodes && s->rnodes[r] == n) {
+                r++;
                 continue;
             }
-            return PLAN_NONE;
+            slm_key_t x = eff_key(s, mode, g, n);
+            if (slm_key_lt(x, k)) k = x;
         }
-        /* the partition's nodes reserved over the job's interval: s->skip (sorted) and s->blocked */
-        clear_blocked(s);
-        for (int32_t w = DP->node0 / 64; w <= (DP->node0 + DP->nnodes - 1) / 64; w++)
-            for (uint64_t x = part_bm[w] & ~avail[w]; x; x &= x - 1) {
-                int32_t n = w * 64 + __builtin_ctzll(x);
-                s->skip[s->nskip++] = n;
-                s->blocked[n] = 1;
-            }
-        slm_fit_t f;
-        int64_t st;
-        int now_fit = 0, need_preempt = 0;
-        int32_t wnodes[4096], wn = 0;
-        if (ds_engine_find_free_masked(e, j, p, s->blocked, s->gbuf)) {
-            st = now;
-            now_fit = 1;
-        } else {
-            st = will_run(s, j, p, preemptor, now, &need_preempt, wnodes, &wn, s->skip, s->nskip);
-            if (st < 0) {
-                if (later_start) {
-                    start_res = later_start;
-                    continue;
-                }
-                return PLAN_NONE;
-            }
-        }
-        if (st < start_res) st = start_res;
-        if (st <= now) {
-            if (now_fit) {
-                slm_start(e, s, j, s->gbuf, now, 1);
-                return PLAN_STARTED;
-            }
-            int32_t nv = slm_find_victims(e, s, j, s->blocked, now, s->removed);
-            if (nv > 0) {
-                int started = slm_preempt_for(e, s, j, s->removed, nv, now, 1);
-                /* select_nodes answers NODES_BUSY while the victims stop: backfill reserves the job's nodes */
-                int32_t nodes[4096], nn = 0;
-                if (started) {
-                    nodes_of_gpus(e, ds_engine_job_gpus(e, j), e->js[j].nplaced, s->bm_job, nw);
-                } else {
-                    slm_fit_begin(s, &f, j, p, s->blocked);
-                    for (int32_t i = 0; i < nv; i++) slm_fit_free_job(s, &f, s->removed[i]);
-                    nn = slm_fit_nodes(s, &f, nodes);
-                    bm_zero(s->bm_job, nw);
-                    for (int32_t i = 0; i < nn; i++) bm_set(s->bm_job, nodes[i]);
-                }
-                reserve(s, j, s->bm_job, now / res * res, (now + L) / res * res);
-                return started ? PLAN_STARTED : PLAN_RESERVED;
-            }
-            return PLAN_NONE;
-        }
-        if (later_start && st > later_start) {
-            start_res = later_start;
-            continue;
-        }
-        if (st > window_end) return PLAN_NONE;
-        if (now_fit) {
-            nodes_of_gpus(e, s->gbuf, g, s->bm_job, nw);
-        } else {
-            if (!wn) return PLAN_NONE;
-            bm_zero(s->bm_job, nw);
-            for (int32_t i = 0; i < wn; i++) bm_set(s->bm_job, wnodes[i]);
-        }
-        int64_t sa = st / res * res, ea = (st + L) / res * res;
-        if (map_overlap(m, s->bm_job, sa, ea)) {
-            start_res = st;
-            continue;
-        }
-        reserve(s, j, s->bm_job, sa, ea);
-        s->bf_start[j] = st;
-        return PLAN_RESERVED;
     }
-    return PLAN_NONE;
+    int64_t best = -1;
+    *node = -1;
+    if (k.job != INT32_MAX) best = batch_start(s, p, k, mode, now), *node = k.node;
+    for (int32_t i = 0; i < s->nrnodes; i++) {
+        int32_t n = s->rnodes[i];
+        slm_key_t x = eff_key(s, mode, g, n);
+        if (x.job == INT32_MAX || (best >= 0 && x.end > best)) continue; /* its start is at least its key's end */
+        int64_t t = resv_push(s, n, batch_start(s, p, x, mode, now), L);
+        if (best < 0 || t < best || (t == best && n < *node)) best = t, *node = n;
+    }
+    return best;
 }
 
-static int64_t max_free(const ds_engine_t *e, int32_t p)
+/* Earliest start of a job over whole nodes: the usable unreserved nodes by their "wholly free" keys (the
+ * whole smallest, and one more or a remainder node), then reserved nodes that could make it earlier. */
+static int64_t start_multi(slm_state_t *s, int32_t p, int32_t whole, int32_t rem, int64_t L, int mode, int64_t now,
+                           int32_t *nodes, int32_t *nn)
 {
-    const ds_part_t *P = &e->parts[p];
-    int64_t m = 0;
-    for (int32_t n = P->node0; n < P->node0 + P->nnodes; n++)
-        if (e->nodes[n].nfree > m) m = e->nodes[n].nfree;
-    return m;
+    const ds_part_t *DP = &s->e->parts[p];
+    int32_t lo = DP->node0, hi = DP->node0 + DP->nnodes, gpn = s->e->cfg.gpus_per_node;
+    int32_t *ex = s->skip2, nex = s->nrnodes, nu = 0;
+    memcpy(ex, s->rnodes, (size_t)s->nrnodes * sizeof *ex);
+    slm_key_t *uk = s->ukeys; /* the unreserved candidates, in key order */
+    int32_t need = whole + (rem ? 1 : 0);
+    for (int32_t k = 0; k < need; k++) {
+        slm_key_t x = slm_nodes_min(s, mode, gpn, lo, hi, ex, nex);
+        if (x.job == INT32_MAX) break;
+        int32_t xn = x.node;
+        if (x.job == -1 && !mode) x = eff_key(s, mode, gpn, x.node);
+        if (x.job != INT32_MAX) uk[nu++] = x;
+        else k--; /* a free node the engine will not give and nothing will free: not a candidate */
+        int32_t i = nex++;
+        while (i > 0 && ex[i - 1] > xn) ex[i] = ex[i - 1], i--;
+        ex[i] = xn;
+    }
+    slm_key_t kr = rem ? slm_nodes_min(s, mode, rem, lo, hi, ex, nex) : SLM_KEY_NONE;
+    if (kr.job == -1 && !mode) kr = eff_key(s, mode, rem, kr.node);
+    /* their will-run starts, once each; then the candidate starts: each node's own */
+    int64_t *ubs = s->ubs, *rbf = s->rbf, *rbr = s->rbr, *cand = s->ctimes, kbs = -1;
+    int32_t nc = 0;
+    for (int32_t i = 0; i < nu; i++) cand[nc++] = ubs[i] = batch_start(s, p, uk[i], mode, now);
+    if (kr.job != INT32_MAX) cand[nc++] = kbs = batch_start(s, p, kr, mode, now);
+    /* the unreserved nodes' own answer bounds what a reserved node can improve */
+    int64_t bound = INT64_MAX;
+    if (nu >= whole) {
+        int64_t t = ubs[whole - 1];
+        if (rem) {
+            int64_t t2 = nu > whole ? ubs[whole] : INT64_MAX;
+            if (kbs >= 0 && kbs < t2) t2 = kbs;
+            t = t2 == INT64_MAX ? INT64_MAX : DS_MAX(t, t2);
+        }
+        bound = t;
+    }
+    for (int32_t i = 0; i < s->nrnodes; i++) {
+        int32_t n = s->rnodes[i];
+        rbf[i] = rbr[i] = -1;
+        slm_key_t x = eff_key(s, mode, gpn, n);
+        if (x.job != INT32_MAX && x.end < bound) {
+            rbf[i] = batch_start(s, p, x, mode, now);
+            cand[nc++] = resv_push(s, n, rbf[i], L);
+        }
+        if (rem && (x = eff_key(s, mode, rem, n)).job != INT32_MAX && x.end < bound) {
+            rbr[i] = batch_start(s, p, x, mode, now);
+            cand[nc++] = resv_push(s, n, rbr[i], L);
+        }
+    }
+    /* the earliest candidate at which enough nodes are usable */
+    int64_t best = -1;
+    for (int32_t c = 0; c < nc; c++) {
+        int64_t t = cand[c];
+        if (best >= 0 && t >= best) continue;
+        int32_t full = 0, part = 0, fn[4096], pn = -1;
+        for (int32_t i = 0; i < nu && full < whole + 1; i++)
+            if (ubs[i] <= t) fn[full++] = uk[i].node;
+        for (int32_t i = 0; i < s->nrnodes && full < 4096; i++) {
+            int32_t n = s->rnodes[i];
+            if ((rbf[i] < 0 || rbf[i] > t) && (!rem || part || rbr[i] < 0 || rbr[i] > t)) continue;
+            if (resv_conflict(s, n, t, L) >= 0) continue;
+            if (rbf[i] >= 0 && rbf[i] <= t) fn[full++] = n;
+            else pn = n, part = 1;
+        }
+        if (rem && !part && kbs >= 0 && kbs <= t) pn = kr.node, part = 1;
+        if (full < whole || (rem && full == whole && !part)) continue;
+        best = t;
+        *nn = 0;
+        for (int32_t i = 0; i < whole; i++) nodes[(*nn)++] = fn[i];
+        if (rem) nodes[(*nn)++] = full > whole ? fn[whole] : pn;
+    }
+    return best;
+}
+
+/* ---- one job ---- */
+
+enum { PLAN_NONE = 0, PLAN_STARTED, PLAN_RESERVED };
+
+static int plan(ds_engine_t *e, slm_state_t *s, int32_t j, int32_t p, int64_t now)
+{
+    int32_t gpn = e->cfg.gpus_per_node, g = e->trace->jobs[j].gpus;
+    int32_t whole = g > gpn ? g / gpn : 0, rem = g > gpn ? g % gpn : 0;
+    int64_t L = s->limit[j];
+    int mode = s->cfg.preempt && s->qos[j] == SLM_QOS_NORMAL && s->parts[p].nborrow > 0;
+    slm_nodes_flush(s, now);
+    block_for(s, now, L);
+    int r = PLAN_NONE;
+    int32_t nodes[4096], nn = 0;
+    if (ds_engine_find_free_masked(e, j, p, s->blocked, s->gbuf)) {
+        slm_start(e, s, j, s->gbuf, now, 1);
+        r = PLAN_STARTED;
+    } else if (mode) {
+        /* it fits once the preemptable jobs are gone: it preempts (select_nodes answers NODES_BUSY while the
+         * victims stop, so backfill reserves its nodes for the rest of the pass) */
+        int32_t nv = slm_find_victims(e, s, j, s->blocked, now, s->removed);
+        if (nv > 0) {
+            for (int32_t i = 0; i < nv; i++)
+                for (int32_t q = 0; q < s->jnnodes[s->removed[i]] && nn < 4096; q++) {
+                    int32_t n = s->jnodes[s->jnode_off[s->removed[i]] + q], dup = 0;
+                    for (int32_t k = 0; k < nn && !dup; k++) dup = nodes[k] == n;
+                    if (!dup) nodes[nn++] = n;
+                }
+            r = slm_preempt_for(e, s, j, s->removed, nv, now, 1) ? PLAN_STARTED : PLAN_RESERVED;
+        }
+    }
+    unblock(s);
+    if (r != PLAN_NONE) {
+        if (nn) reserve(s, j, nodes, nn, now);
+        return r;
+    }
+    slm_nodes_flush(s, now);
+    int64_t st;
+    if (!whole) {
+        st = start_single(s, p, g, L, mode, now, &nodes[0]);
+        nn = st >= 0 ? 1 : 0;
+    } else {
+        st = start_multi(s, p, whole, rem, L, mode, now, nodes, &nn);
+    }
+    if (st < 0 || nn == 0 || st > now + s->cfg.bf_window) return PLAN_NONE;
+    if (st <= now) st = now + 1; /* it fits now only where the engine said no: the next second, at best */
+    reserve(s, j, nodes, nn, st);
+    return PLAN_RESERVED;
+}
+
+/* The most GPUs a waiting job could get now on one node: free, and with preemption (mode 1) the
+ * preemptable ones too (the node trees: slot g has a key {-1} somewhere when some node has g). */
+static int32_t most_free(slm_state_t *s, int32_t p, int mode, int64_t now)
+{
+    const ds_part_t *DP = &s->e->parts[p];
+    slm_nodes_flush(s, now);
+    int32_t gpn = s->e->cfg.gpus_per_node, g = 0;
+    while (g < gpn && slm_nodes_min(s, mode, g + 1, DP->node0, DP->node0 + DP->nnodes, NULL, 0).job == -1) g++;
+    return g;
 }
 
 void slm_backfill_pass(ds_engine_t *e, slm_state_t *s, int32_t p, int64_t now)
 {
-    const ds_part_t *DP = &e->parts[p];
     slm_part_t *P = &s->parts[p];
-    int32_t nw = s->map.nwords, gpn = e->cfg.gpus_per_node;
+    int32_t gpn = e->cfg.gpus_per_node;
     s->n_bf_passes++;
-    uint64_t *part_bm = s->bm_cur;
-    bm_zero(part_bm, nw);
-    for (int32_t n = DP->node0; n < DP->node0 + DP->nnodes; n++) bm_set(part_bm, n), s->resv_owner[n] = -1;
-    int64_t res = s->cfg.bf_resolution;
-    map_reset(&s->map, now / res * res, (now + s->cfg.bf_window) / res * res, part_bm);
-    int64_t mf = max_free(e, p);
-    int32_t tested = 0;
+    resv_reset(s);
     /* preemptability depends on time with GraceTime or PreemptExemptTime: every node's keys go stale */
+    const ds_part_t *DP = &e->parts[p];
     if (s->cfg.preempt && (s->cfg.exempt_time >= 0 || s->cfg.grace_time > 0))
         for (int32_t n = DP->node0; n < DP->node0 + DP->nnodes; n++) slm_nodes_dirty(s, n);
+    int32_t mf = most_free(s, p, 0, now), mfp = s->cfg.preempt ? most_free(s, p, 1, now) : 0;
+    int32_t tested = 0;
     slm_walk_t w;
     slm_walk_begin(s, p, &w);
     w.skip_capped = 1; /* bf_max_job_test counts tested jobs only: capped ones are passed before the test */
@@ -425,33 +337,33 @@ void slm_backfill_pass(ds_engine_t *e, slm_state_t *s, int32_t p, int64_t now)
             s->reason[j] = SLM_W_NOTTESTED;
             break;
         }
-        int preemptor = s->cfg.preempt && s->qos[j] == SLM_QOS_NORMAL && P->nborrow > 0;
-        if (!preemptor) {
-            int32_t min_need = gpn;
-            for (int32_t g = 1; g < gpn; g++)
-                if (P->hist[g] > 0) {
-                    min_need = g;
-                    break;
-                }
-            if (mf < min_need) break; /* nothing left can start now */
-        }
+        /* nothing left can start now: the smallest waiting job fits on no node, even by preemption */
+        int32_t min_need = gpn;
+        for (int32_t g = 1; g < gpn; g++)
+            if (P->hist[g] > 0) {
+                min_need = g;
+                break;
+            }
+        int mode = s->cfg.preempt && s->qos[j] == SLM_QOS_NORMAL && P->nborrow > 0;
+        if ((mode ? mfp : mf) < min_need && mf < min_need) break;
         tested++;
+        s->n_plans++;
+        if (e->trace->jobs[j].gpus > gpn) s->n_multi++;
         s->bf_start[j] = -1;
-        int r = plan(e, s, j, p, part_bm, now);
+        int r = plan(e, s, j, p, now);
         if (r == PLAN_STARTED) {
-            mf = max_free(e, p);
+            mf = most_free(s, p, 0, now);
+            if (s->cfg.preempt) mfp = most_free(s, p, 1, now);
             continue;
         }
         s->reason[j] = SLM_W_RESOURCES;
         /* it would fit now but for the reservations of jobs ahead of it: name the first such job */
-        if (r == PLAN_NONE || r == PLAN_RESERVED) {
-            if (mf >= DS_MIN(e->trace->jobs[j].gpus, gpn) && ds_engine_find_free(e, j, p, s->gbuf)) {
-                int32_t n = e->gpus[s->gbuf[0]].node;
-                if (s->resv_owner[n] >= 0 && s->resv_owner[n] != j) {
-                    s->reason[j] = SLM_W_RESERVED;
-                    s->blocker[j] = s->resv_owner[n];
-                    s->blocker_at[j] = s->resv_from[n];
-                }
+        if (mf >= DS_MIN(e->trace->jobs[j].gpus, gpn) && ds_engine_find_free(e, j, p, s->gbuf)) {
+            int32_t n = e->gpus[s->gbuf[0]].node;
+            if (s->resv_owner[n] >= 0 && s->resv_owner[n] != j) {
+                s->reason[j] = SLM_W_RESERVED;
+                s->blocker[j] = s->resv_owner[n];
+                s->blocker_at[j] = s->resv_from[n];
             }
         }
     }

@@ -421,13 +421,16 @@ int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
     s->resv_owner = ds_xmalloc(nn * sizeof *s->resv_owner);
     s->resv_from = ds_xmalloc(nn * sizeof *s->resv_from);
     for (size_t i = 0; i < nn; i++) s->resv_owner[i] = -1;
-    s->map.nwords = (int32_t)((nn + 63) / 64);
-    size_t nw = (size_t)s->map.nwords;
-    s->bm_avail = ds_xmalloc(nw * sizeof(uint64_t));
-    s->bm_tmp = ds_xmalloc(nw * sizeof(uint64_t));
-    s->bm_cur = ds_xmalloc(nw * sizeof(uint64_t));
-    s->bm_job = ds_xmalloc(nw * sizeof(uint64_t));
+    s->rv_head = ds_xmalloc(nn * sizeof *s->rv_head);
+    for (size_t i = 0; i < nn; i++) s->rv_head[i] = -1;
+    s->rnodes = ds_xmalloc(nn * sizeof *s->rnodes);
+    s->ukeys = ds_xmalloc(((size_t)maxg / gpn + 4) * sizeof *s->ukeys);
+    s->ubs = ds_xmalloc(((size_t)maxg / gpn + 4) * sizeof *s->ubs);
+    s->rbf = ds_xmalloc(nn * sizeof *s->rbf);
+    s->rbr = ds_xmalloc(nn * sizeof *s->rbr);
+    s->ctimes = ds_xmalloc((2 * nn + (size_t)maxg / gpn + 8) * sizeof *s->ctimes);
     s->pow_period = pow(decay_factor(s), (double)s->cfg.calc_period);
+    s->run_gen = 1;
     s->origin = nj ? t->jobs[0].submit : 0;
     s->last_calc = s->origin;
     s->next_calc = s->origin + s->cfg.calc_period;
@@ -458,6 +461,7 @@ void slm_fini(void *state)
     for (int32_t g = 0; g < s->ngroups; g++) list_free(&s->groups[g].l), free(s->groups[g].sizes);
     for (int32_t p = 0; p < s->nparts; p++) {
         list_free(&s->parts[p].run);
+        list_free(&s->parts[p].run_normal);
         free(s->parts[p].groups);
         free(s->parts[p].hist);
         free(s->parts[p].wants);
@@ -510,14 +514,14 @@ void slm_fini(void *state)
     free(s->blocked);
     free(s->resv_owner);
     free(s->resv_from);
-    free(s->map.begin);
-    free(s->map.end);
-    free(s->map.next);
-    free(s->map.avail);
-    free(s->bm_avail);
-    free(s->bm_tmp);
-    free(s->bm_cur);
-    free(s->bm_job);
+    free(s->rv);
+    free(s->rv_head);
+    free(s->rnodes);
+    free(s->ukeys);
+    free(s->ubs);
+    free(s->rbf);
+    free(s->rbr);
+    free(s->ctimes);
     free(s);
 }
 
@@ -660,9 +664,15 @@ static void end_run(ds_engine_t *e, slm_state_t *s, int32_t j, int64_t now)
     s->charged[j] = now;
     node_lists(s, j, 0);
     s->rstamp[j]++;
+    s->run_gen++;
     slm_list_t *r = &s->parts[e->js[j].part].run;
     r->live--;
     if (r->n - r->live > 64 && r->n - r->live > r->live) slm_list_compact(r, s->rstamp);
+    if (s->qos[j] == SLM_QOS_NORMAL) {
+        slm_list_t *rn = &s->parts[e->js[j].part].run_normal;
+        rn->live--;
+        if (rn->n - rn->live > 64 && rn->n - rn->live > rn->live) slm_list_compact(rn, s->rstamp);
+    }
     s->ten_run[jb->tenant] -= jb->gpus;
     s->stop_at[j] = -1;
     if (s->qos[j] == SLM_QOS_BORROW) s->parts[e->js[j].part].nborrow--;
@@ -735,6 +745,8 @@ void slm_start(ds_engine_t *e, slm_state_t *s, int32_t j, const int32_t *gpus, i
     P->hist[DS_MIN(jb->gpus, e->cfg.gpus_per_node)]--;
     if (s->qos[j] == SLM_QOS_BORROW) P->nborrow++;
     list_insert(&P->run, s->rstamp, j, s, end_less);
+    s->run_gen++;
+    if (s->qos[j] == SLM_QOS_NORMAL) list_insert(&P->run_normal, s->rstamp, j, s, end_less);
     node_lists(s, j, 1);
     P->bf_work = 1;
     if (by_backfill) s->n_bf_starts++;

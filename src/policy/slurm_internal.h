@@ -95,16 +95,12 @@ void slm_tree_charge(slm_tree_t *t, int32_t user, long double amount);
 /* Fair Tree's ranking (_apply_priority_fs): sets fs[u] = rank / nusers, ties as Slurm's. */
 void slm_tree_rank(slm_tree_t *t);
 
-/* ---- the backfill node-space map (slurm_backfill.c) ---- */
-typedef struct slm_map {
-    int32_t nwords;        /* 64-bit words of a node bitmap */
-    int32_t n, cap;        /* entries */
-    int64_t *begin, *end;
-    int32_t *next;
-    uint64_t *avail;       /* entry i: nwords words, nodes still free of reservations */
-} slm_map_t;
+/* ---- backfill's reservations of one pass (slurm_backfill.c) ---- */
+typedef struct slm_resv {
+    int64_t begin, end;    /* whole node, [begin, end), at bf_resolution */
+    int32_t job, next;     /* the reserving job; next reservation of the same node, -1 */
+} slm_resv_t;
 
-/* ---- per-node will-run keys (slurm_nodes.c) ---- */
 /* A running job's place in the order the select plugin removes jobs (expected end, then job), on a node;
  * {-1, -1}: nothing needs to leave; job INT32_MAX: never. */
 typedef struct slm_key {
@@ -151,6 +147,7 @@ typedef struct slm_part {
     int32_t *groups;       /* groups with pending jobs here (slm_group_t.apos) */
     int32_t ngroups, capgroups;
     slm_list_t run;         /* running jobs by expected end (start + time limit), then job */
+    slm_list_t run_normal;  /* those of QOS normal */
     int64_t last_bf;       /* time of the last backfill pass */
     int bf_work;           /* something changed since (Slurm's _more_work) */
     int main_work;         /* an event since the last main pass */
@@ -209,7 +206,6 @@ typedef struct slm_state {
     uint8_t *blocked;      /* per node: masked out by reservations (for ds_engine_find_free_masked) */
     int32_t *resv_owner;   /* per node: first job that reserved it in the current backfill pass */
     int64_t *resv_from;
-    slm_map_t map;
     /* per node: the running jobs on it by expected end, and their GPUs there (at most gpus_per_node:
      * the production models never share a GPU) */
     int32_t *node_job, *node_ngpu, *node_nj;
@@ -222,7 +218,14 @@ typedef struct slm_state {
     int64_t *jnode_off;    /* per job: the nodes it runs on, jnodes[jnode_off[j] ..] (the engine's GPU list is
                               gone by the time it reports a finish) */
     int32_t *jnodes, *jnnodes;
-    uint64_t *bm_avail, *bm_tmp, *bm_cur, *bm_job;
+    slm_resv_t *rv;
+    int32_t nrv, caprv;
+    int32_t *rv_head;      /* per node: its latest reservation of this pass, -1 */
+    int32_t *rnodes, nrnodes; /* nodes with reservations, sorted */
+    slm_key_t *ukeys;      /* scratch of a multi-node test */
+    int64_t *ubs, *rbf, *rbr, *ctimes;
+    uint64_t run_gen, first_gen[2]; /* running jobs changed (a start or an end): backfill's cache of the */
+    int32_t first_idx[2], first_part[2]; /* first job to leave goes stale */
 } slm_state_t;
 
 /* ---- per-node will-run keys (slurm_nodes.c) ---- */
