@@ -5,10 +5,12 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "deepshare/policy.h"
-#include "policy/slurm_internal.h"
+#include "deepshare/strbuf.h"
+#include "policy/slurm/slurm_internal.h"
 
 /* ---- Fair Tree ---- */
 
@@ -120,10 +122,13 @@ static int running(env_t *v, int32_t j) { return v->e->js[j].status == DS_JS_RUN
 
 static int explains(env_t *v, int32_t j, int64_t now, const char *needle)
 {
-    char buf[2048];
-    slm_explain_text(v->e, S(v), j, now, buf, sizeof buf);
-    if (!strstr(buf, needle)) fprintf(stderr, "explain job %d: wanted '%s' in:\n%s", j, needle, buf);
-    return strstr(buf, needle) != NULL;
+    ds_buf_t b = {0};
+    v->ops->explain(v->e, v->e->pstate, j, now, &b);
+    char *buf = ds_bdone(&b);
+    int ok = strstr(buf, needle) != NULL;
+    if (!ok) fprintf(stderr, "explain job %d: wanted '%s' in:\n%s", j, needle, buf);
+    free(buf);
+    return ok;
 }
 
 static void test_priority_and_limits(void **st)

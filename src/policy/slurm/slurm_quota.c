@@ -33,7 +33,7 @@ const ds_policy_ops_t ds_policy_slurm_quota = {
     .name = "slurm-quota",
     .summary = "Slurm as deployed with hard quotas: GrpTRES=gres/gpu=<quota> per account, Fair Tree fair share + age, "
                "backfill with time limits, no preemption",
-    .props = DS_POLICY_EXACT_HOLD | DS_POLICY_PRODUCTION,
+    .props = DS_POLICY_EXACT_HOLD | DS_POLICY_PRODUCTION | DS_POLICY_USES_PREDICTORS,
     .init = quota_init,
     .fini = slm_fini,
     .enqueue = slm_enqueue,
@@ -47,5 +47,5 @@ const ds_policy_ops_t ds_policy_slurm_quota = {
     .check = slm_check,
     .stats = slm_stats,
     .pending_order = slm_pending_order,
-    .uses_predictors = 1,
+    .explain = slm_explain,
 };

@@ -269,8 +269,8 @@ int slm_check(const ds_engine_t *e, const void *state, char *msg, size_t n);
 int slm_stats(const ds_engine_t *e, const void *state, ds_policy_stat_t *out, int max);
 int32_t slm_pending_order(const ds_engine_t *e, const void *state, int32_t *out, int32_t max);
 void slm_config_free(void *config);
-/* What the model makes of one job now, as "  topic: text\n" lines (slurm_explain.c). */
-void slm_explain_text(const ds_engine_t *e, const slm_state_t *s, int32_t job, int64_t now, char *buf, size_t n);
+/* What the model makes of one job now, as "  topic: text\n" lines (slurm_explain.c): the explain hook. */
+void slm_explain(const ds_engine_t *e, const void *state, int32_t job, int64_t now, ds_buf_t *out);
 
 /* Shared between the core, the main scheduler, backfill and preemption. */
 void slm_list_push(slm_list_t *l, const uint32_t *stamp, int32_t job);
