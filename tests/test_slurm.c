@@ -139,7 +139,7 @@ static void test_priority_and_limits(void **st)
     env_open(&v, "slurm-quota", "A:4 B:4", "1 A 1 0 1000; 2 B 1 0 100", 4, 2, NULL);
     at(&v, 0);
     slm_state_t *s = S(&v);
-    assert_int_equal(s->prio[0], 10000);
+    assert_int_equal(slm_prio(s, 0), 10000);
     /* time limit: 2 x (run time + 40 s restart overhead), rounded up to whole minutes */
     assert_int_equal(s->limit[0], 2100); /* 2 x 1040 = 2080 -> 2100 */
     assert_int_equal(s->limit[1], 300);  /* 2 x 140 = 280 -> 300 */

@@ -367,5 +367,5 @@ void slm_backfill_pass(ds_engine_t *e, slm_state_t *s, int32_t p, int64_t now)
             }
         }
     }
-    slm_walk_end(&w);
+    slm_walk_end(s, &w);
 }

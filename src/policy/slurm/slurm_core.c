@@ -72,107 +72,12 @@ static void list_free(slm_list_t *l)
     memset(l, 0, sizeof *l);
 }
 
-/* ---- order ---- */
-
-int slm_prio_cmp(const slm_state_t *s, int32_t a, int32_t b)
-{
-    if (s->cfg.preempt && s->qos[a] != s->qos[b]) return s->qos[a] == SLM_QOS_NORMAL ? -1 : 1;
-    if (s->prio[a] != s->prio[b]) return s->prio[a] > s->prio[b] ? -1 : 1;
-    if (s->order_submit[a] != s->order_submit[b]) return s->order_submit[a] < s->order_submit[b] ? -1 : 1;
-    return (a > b) - (a < b);
-}
-
-static int prio_less(const slm_state_t *s, int32_t a, int32_t b) { return slm_prio_cmp(s, a, b) < 0; }
-
 /* Running jobs by expected end (_cr_job_list_sort), ties in start order. */
 static int end_less(const slm_state_t *s, int32_t a, int32_t b)
 {
     if (s->end_est[a] != s->end_est[b]) return s->end_est[a] < s->end_est[b];
     return a < b;
 }
-
-static int32_t group_of(const slm_state_t *s, int32_t j) { return 2 * s->assoc[j] + s->qos[j]; }
-
-static int32_t size_bucket(const slm_state_t *s, int32_t j)
-{
-    int32_t g = s->e->trace->jobs[j].gpus, gpn = s->e->cfg.gpus_per_node;
-    return g > gpn ? gpn + 1 : g < 1 ? 1 : g;
-}
-
-/* The group's account cannot start even its smallest pending job under GrpTRES: a walk passes the whole
- * group by (acct_policy would refuse each of its jobs) */
-static int group_capped(const slm_state_t *s, const slm_group_t *g, int32_t j)
-{
-    if (!s->cfg.grp_tres) return 0;
-    int32_t t = s->e->trace->jobs[j].tenant, gpn = s->e->cfg.gpus_per_node;
-    int64_t left = s->e->tenant_quota[t] - s->ten_run[t];
-    for (int32_t b = 1; b <= gpn + 1; b++)
-        if (g->sizes[b]) return left < b;
-    return 1;
-}
-
-static int32_t head_of(slm_state_t *s, slm_group_t *g)
-{
-    while (g->cursor < g->l.n && g->l.stamp[g->cursor] != s->pstamp[g->l.job[g->cursor]]) g->cursor++;
-    return g->cursor < g->l.n ? g->l.job[g->cursor] : -1;
-}
-
-static int heap_less(slm_state_t *s, int32_t ga, int32_t gb)
-{
-    slm_group_t *a = &s->groups[ga], *b = &s->groups[gb];
-    return slm_prio_cmp(s, a->l.job[a->cursor], b->l.job[b->cursor]) < 0;
-}
-
-static void sift_down(slm_state_t *s, int32_t *h, int32_t n, int32_t i)
-{
-    for (;;) {
-        int32_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && heap_less(s, h[l], h[m])) m = l;
-        if (r < n && heap_less(s, h[r], h[m])) m = r;
-        if (m == i) return;
-        int32_t t = h[i];
-        h[i] = h[m], h[m] = t, i = m;
-    }
-}
-
-void slm_walk_begin(slm_state_t *s, int32_t p, slm_walk_t *w)
-{
-    slm_part_t *P = &s->parts[p];
-    w->heap = s->gtmp;
-    w->n = 0;
-    w->skip_capped = 0;
-    for (int32_t i = 0; i < P->ngroups; i++) {
-        slm_group_t *g = &s->groups[P->groups[i]];
-        g->cursor = 0;
-        if (head_of(s, g) >= 0) w->heap[w->n++] = P->groups[i];
-    }
-    for (int32_t i = w->n / 2 - 1; i >= 0; i--) sift_down(s, w->heap, w->n, i);
-}
-
-int32_t slm_walk_next(slm_state_t *s, slm_walk_t *w)
-{
-    while (w->n > 0) {
-        slm_group_t *g = &s->groups[w->heap[0]];
-        int32_t j = head_of(s, g); /* the head may have started since it was pushed */
-        if (j < 0) {
-            w->heap[0] = w->heap[--w->n];
-            sift_down(s, w->heap, w->n, 0);
-            continue;
-        }
-        if (w->skip_capped && group_capped(s, g, j)) {
-            w->heap[0] = w->heap[--w->n];
-            sift_down(s, w->heap, w->n, 0);
-            continue;
-        }
-        g->cursor++;
-        if (head_of(s, g) < 0) w->heap[0] = w->heap[--w->n];
-        sift_down(s, w->heap, w->n, 0);
-        return j;
-    }
-    return -1;
-}
-
-void slm_walk_end(slm_walk_t *w) { w->n = 0; }
 
 /* ---- priorities and usage ---- */
 
@@ -204,43 +109,6 @@ static long double run_usage(const slm_state_t *s, int32_t j, int64_t t)
     return (long double)(billable(s, j) * (double)d * decay_pow(s, d));
 }
 
-/* Fair Tree over the usage of the last update (usage changes only there) */
-static void fresh_fs(slm_state_t *s)
-{
-    if (!s->fs_stale) return;
-    slm_tree_rank(&s->tree);
-    s->fs_stale = 0;
-}
-
-static int64_t compute_prio(slm_state_t *s, int32_t j, int64_t now)
-{
-    fresh_fs(s);
-    const slm_config_t *c = &s->cfg;
-    double age = 0;
-    if (c->w_age > 0 && s->accrue[j] >= 0 && now > s->accrue[j]) {
-        int64_t d = now - s->accrue[j];
-        age = d < c->max_age ? (double)d / (double)c->max_age : 1.0;
-    }
-    double fs = c->w_fs > 0 ? s->tree.fs[s->assoc[j]] : 0;
-    int32_t qp = s->qos[j] == SLM_QOS_NORMAL ? c->qos_prio_normal : c->qos_prio_borrow;
-    int32_t qmax = DS_MAX(c->qos_prio_normal, c->qos_prio_borrow);
-    double qos = qp > 0 && qmax > 0 && c->w_qos > 0 ? (double)qp / (double)qmax : 0;
-    double p = c->w_age * age + c->w_fs * fs + c->w_qos * qos;
-    if (p < 1) p = 1;
-    if (p > 4294967295.0) p = 4294967295.0;
-    return (int64_t)p;
-}
-
-/* Insertion sort: a group is sorted but for the few requeued jobs whose priority just dropped. */
-static void sort_group(const slm_state_t *s, int32_t *v, int32_t n)
-{
-    for (int32_t i = 1; i < n; i++) {
-        int32_t x = v[i], k = i;
-        while (k > 0 && slm_prio_cmp(s, x, v[k - 1]) < 0) v[k] = v[k - 1], k--;
-        v[k] = x;
-    }
-}
-
 /* One PriorityCalcPeriod tick at time t (the decay thread): decay, new usage, Fair Tree, priorities. */
 static void calc_tick(slm_state_t *s, int64_t t)
 {
@@ -256,22 +124,18 @@ static void calc_tick(slm_state_t *s, int64_t t)
             s->charged[j] = t;
         }
     }
+    s->last_calc = t;
     s->fs_stale = 1; /* ranked when a priority needs it: at once if jobs wait, else at the next arrival */
-    for (int32_t p = 0; p < s->nparts; p++)
-        for (int32_t ai = 0; ai < s->parts[p].ngroups; ai++) {
-        fresh_fs(s);
-        slm_group_t *G = &s->groups[s->parts[p].groups[ai]];
-        if (G->l.n - G->l.live > 0) slm_list_compact(&G->l, s->pstamp);
-        for (int32_t i = 0; i < G->l.n; i++) s->prio[G->l.job[i]] = compute_prio(s, G->l.job[i], t);
-        if (G->resort) sort_group(s, G->l.job, G->l.n);
-        for (int32_t i = 0; G->resort && i < G->l.n; i++) G->l.stamp[i] = s->pstamp[G->l.job[i]];
-        G->resort = 0;
-        }
+    if (s->nqueued) {
+        slm_queue_tick(s);
+    } else { /* nothing waits: no order to rebuild, only the frozen priorities to forget */
+        for (int32_t i = 0; i < s->nfrozen_jobs; i++) s->prio[s->frozen[i]] = -1;
+        s->nfrozen_jobs = 0;
+    }
     for (int32_t p = 0; p < s->nparts; p++) {
         s->parts[p].bf_work = 1; /* last_job_update */
         if (s->e->parts[p].npending) slm_want_periodic(s, p, t); /* the new order, at the next periodic pass */
     }
-    s->last_calc = t;
     s->next_calc = t + s->cfg.calc_period;
     s->n_fs_ticks++;
 }
@@ -281,9 +145,7 @@ static int any_work(const slm_state_t *s)
 {
     for (int32_t p = 0; p < s->nparts; p++)
         if (s->parts[p].run.live) return 1;
-    for (int32_t p = 0; p < s->nparts; p++)
-        if (s->parts[p].ngroups) return 1;
-    return 0;
+    return slm_queue_any(s);
 }
 
 /* Catches up with the ticks due by now; while nothing runs or waits they only decay, which folds into one. */
@@ -363,7 +225,8 @@ int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
     s->pend_charge = ds_xcalloc((size_t)(nusers ? nusers : 1), sizeof *s->pend_charge);
     s->ngroups = 2 * nusers;
     s->groups = ds_xcalloc((size_t)(s->ngroups ? s->ngroups : 1), sizeof *s->groups);
-    for (int32_t g = 0; g < s->ngroups; g++) s->groups[g].apos = -1;
+    for (int32_t g = 0; g < s->ngroups; g++) s->groups[g].hpos = -1;
+    s->gconst = ds_xcalloc((size_t)(s->ngroups ? s->ngroups : 1), sizeof *s->gconst);
     s->qos = ds_xcalloc(n, 1);
     s->reason = ds_xcalloc(n, 1);
     s->seen = ds_xcalloc(n, 1);
@@ -373,7 +236,12 @@ int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
     s->eligible = ds_xcalloc(n, sizeof *s->eligible);
     s->accrue = ds_xcalloc(n, sizeof *s->accrue);
     s->order_submit = ds_xcalloc(n, sizeof *s->order_submit);
-    s->prio = ds_xcalloc(n, sizeof *s->prio);
+    s->prio = ds_xmalloc(n * sizeof *s->prio);
+    s->frozen = ds_xmalloc(n * sizeof *s->frozen);
+    s->pcache = ds_xmalloc(n * sizeof *s->pcache);
+    s->pgen = ds_xcalloc(n, sizeof *s->pgen);
+    s->prio_gen = 1;
+    s->dirtyg = ds_xmalloc((size_t)(s->ngroups ? s->ngroups : 1) * sizeof *s->dirtyg);
     s->end_est = ds_xcalloc(n, sizeof *s->end_est);
     s->bf_start = ds_xmalloc(n * sizeof *s->bf_start);
     s->charged = ds_xcalloc(n, sizeof *s->charged);
@@ -381,7 +249,7 @@ int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
     s->pstamp = ds_xcalloc(n, sizeof *s->pstamp);
     s->rstamp = ds_xcalloc(n, sizeof *s->rstamp);
     s->est = ds_xcalloc(n, sizeof *s->est);
-    for (int32_t j = 0; j < nj; j++) s->blocker[j] = -1, s->stop_at[j] = -1, s->bf_start[j] = -1;
+    for (int32_t j = 0; j < nj; j++) s->blocker[j] = -1, s->stop_at[j] = -1, s->bf_start[j] = -1, s->prio[j] = -1;
     size_t nt = (size_t)(t->ntenants ? t->ntenants : 1);
     s->ten_run = ds_xcalloc(nt, sizeof *s->ten_run);
     s->ten_normal = ds_xcalloc(nt, sizeof *s->ten_normal);
@@ -392,7 +260,6 @@ int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
         s->parts[p].last_bf = s->parts[p].last_full = INT64_MIN / 4;
         s->parts[p].hist = ds_xcalloc((size_t)e->cfg.gpus_per_node + 1, sizeof *s->parts[p].hist);
     }
-    s->gtmp = ds_xmalloc((size_t)(s->ngroups + 1) * sizeof *s->gtmp);
     s->cand = ds_xmalloc(n * sizeof *s->cand);
     s->removed = ds_xmalloc(n * sizeof *s->removed);
     s->usable = ds_xmalloc(n * sizeof *s->usable);
@@ -458,16 +325,14 @@ void slm_fini(void *state)
     slm_state_t *s = state;
     if (!s) return;
     slm_tree_free(&s->tree);
-    for (int32_t g = 0; g < s->ngroups; g++) list_free(&s->groups[g].l), free(s->groups[g].sizes);
     for (int32_t p = 0; p < s->nparts; p++) {
         list_free(&s->parts[p].run);
         list_free(&s->parts[p].run_normal);
-        free(s->parts[p].groups);
         free(s->parts[p].hist);
         free(s->parts[p].wants);
     }
     list_free(&s->incoming);
-    free(s->groups);
+    slm_queue_free(s);
     free(s->parts);
     free(s->pend_charge);
     free(s->assoc);
@@ -481,6 +346,8 @@ void slm_fini(void *state)
     free(s->accrue);
     free(s->order_submit);
     free(s->prio);
+    free(s->pcache);
+    free(s->pgen);
     free(s->end_est);
     free(s->bf_start);
     free(s->charged);
@@ -491,7 +358,6 @@ void slm_fini(void *state)
     free(s->ten_run);
     free(s->ten_normal);
     free(s->ten_quota);
-    free(s->gtmp);
     free(s->cand);
     free(s->removed);
     free(s->usable);
@@ -544,46 +410,6 @@ static int64_t time_limit(ds_engine_t *e, slm_state_t *s, int32_t j, int64_t now
     return (int64_t)lim;
 }
 
-static void group_add(slm_state_t *s, int32_t j)
-{
-    int32_t gi = group_of(s, j);
-    slm_group_t *g = &s->groups[gi];
-    int32_t p = s->e->js[j].part;
-    if (!g->sizes) g->sizes = ds_xcalloc((size_t)s->e->cfg.gpus_per_node + 2, sizeof *g->sizes);
-    g->sizes[size_bucket(s, j)]++;
-    if (g->apos < 0) { /* the group becomes active in its partition */
-        g->part = p;
-        g->l.n = g->l.live = 0; /* only dead entries were left */
-        slm_part_t *P = &s->parts[p];
-        if (P->ngroups == P->capgroups) {
-            P->capgroups = P->capgroups ? 2 * P->capgroups : 16;
-            P->groups = ds_xrealloc(P->groups, (size_t)P->capgroups * sizeof *P->groups);
-        }
-        g->apos = P->ngroups;
-        P->groups[P->ngroups++] = gi;
-    }
-    if (g->l.n - g->l.live > 64 && g->l.n - g->l.live > g->l.live) slm_list_compact(&g->l, s->pstamp);
-    /* a new job ranks last in its group (age 0, latest submit); a requeued one keeps its priority until the
-     * next update, so it is inserted in order and the group re-sorted then */
-    s->parts[p].hist[DS_MIN(s->e->trace->jobs[j].gpus, s->e->cfg.gpus_per_node)]++;
-    int append = !g->l.n || prio_less(s, g->l.job[g->l.n - 1], j);
-    if (append) slm_list_push(&g->l, s->pstamp, j);
-    else list_insert(&g->l, s->pstamp, j, s, prio_less), g->resort = 1;
-}
-
-/* A job left its group's pending jobs (it started): the group leaves the active list when empty. */
-static void group_drop(slm_state_t *s, int32_t j)
-{
-    slm_group_t *g = &s->groups[group_of(s, j)];
-    g->sizes[size_bucket(s, j)]--;
-    if (--g->l.live > 0) return;
-    slm_part_t *P = &s->parts[g->part];
-    int32_t last = P->groups[--P->ngroups];
-    P->groups[g->apos] = last;
-    s->groups[last].apos = g->apos;
-    g->apos = -1;
-}
-
 void slm_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t now)
 {
     slm_state_t *s = state;
@@ -604,10 +430,11 @@ void slm_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t now)
         }
         if (s->qos[job] == SLM_QOS_NORMAL) s->ten_normal[jb->tenant] += jb->gpus;
         s->eligible[job] = s->accrue[job] = s->order_submit[job] = now;
-        s->prio[job] = compute_prio(s, job, now); /* age 0: it accrues from now */
     } else if (e->js[job].preemptions > 0 && e->js[job].status == DS_JS_PENDING && s->stop_at[job] == -2) {
         /* requeued by preemption (slm_requeue marked it): begin time later, submit time now, no accrue */
         s->stop_at[job] = -1;
+        slm_queue_fresh(s);
+        slm_queue_requeued(s, job); /* its priority stays until the next update */
         s->eligible[job] = s->accrue[job] = now + s->cfg.requeue_delay;
         s->order_submit[job] = now;
         /* nothing wakes Slurm at a begin time: the periodic full pass (sched_interval) finds the job */
@@ -732,7 +559,7 @@ void slm_start(ds_engine_t *e, slm_state_t *s, int32_t j, const int32_t *gpus, i
 {
     ds_engine_start(e, j, gpus, now);
     s->pstamp[j]++;
-    group_drop(s, j);
+    slm_queue_started(s, j);
     s->ten_run[e->trace->jobs[j].tenant] += e->trace->jobs[j].gpus;
     s->end_est[j] = now + s->limit[j];
     s->charged[j] = now;
@@ -740,9 +567,7 @@ void slm_start(ds_engine_t *e, slm_state_t *s, int32_t j, const int32_t *gpus, i
     s->blocker[j] = -1;
     s->stop_at[j] = -1;
     s->bf_start[j] = -1;
-    const ds_job_t *jb = &e->trace->jobs[j];
     slm_part_t *P = &s->parts[e->js[j].part];
-    P->hist[DS_MIN(jb->gpus, e->cfg.gpus_per_node)]--;
     if (s->qos[j] == SLM_QOS_BORROW) P->nborrow++;
     list_insert(&P->run, s->rstamp, j, s, end_less);
     s->run_gen++;
@@ -781,7 +606,7 @@ static void merge_incoming(slm_state_t *s)
     for (int32_t i = 0; i < in->n; i++) {
         int32_t j = in->job[i];
         if (in->stamp[i] != s->pstamp[j] || s->e->js[j].status != DS_JS_PENDING) continue;
-        group_add(s, j);
+        slm_queue_add(s, j);
     }
     in->n = in->live = 0;
 }
@@ -803,6 +628,7 @@ void slm_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now, int ti
     slm_part_t *P = &s->parts[part];
     s->in_pass = 1;
     catch_up(s, now);
+    slm_queue_fresh(s);
     if (s->cfg.grace_time > 0) stop_due(e, s, part, now);
     merge_incoming(s);
     int full = take_wants(P, now);
@@ -922,7 +748,7 @@ int32_t slm_pending_order(const ds_engine_t *e, const void *state, int32_t *out,
         slm_walk_begin(s, p, &w);
         for (int32_t j; (j = slm_walk_next(s, &w)) >= 0; total++)
             if (k < max) out[k++] = j;
-        slm_walk_end(&w);
+        slm_walk_end(s, &w);
     }
     /* arrivals the next pass has not filed yet come last, in arrival order */
     for (int32_t i = 0; i < s->incoming.n; i++) {

@@ -38,7 +38,7 @@ void slm_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now
     }
     if (js->status != DS_JS_PENDING) return;
     ds_bprintf(out, "  order: priority %lld (queue order: %spriority, then submit time %lld, then job id)\n",
-        (long long)s->prio[j], c->preempt ? "QOS normal before borrow, " : "", (long long)s->order_submit[j]);
+        (long long)slm_prio(s, j), c->preempt ? "QOS normal before borrow, " : "", (long long)s->order_submit[j]);
     const slm_tree_t *tr = &s->tree;
     ds_bprintf(out, "  fair-share: factor %.4f: rank %d of %d user associations; account %s level fair share %.3Lg "
                 "(Fair Tree, W=%g), user %.3Lg within it\n",

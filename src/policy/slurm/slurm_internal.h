@@ -129,23 +129,34 @@ typedef struct slm_list {
 typedef struct slm_group {
     slm_list_t l;
     int32_t part;
-    int32_t cursor;        /* a walk's position */
-    int resort;            /* holds a requeued job: re-sort at the next priority update */
-    int32_t apos;          /* index in its partition's active list, -1 when it has no pending job */
+    int32_t head;          /* index of its first pending job in l */
+    int32_t hpos;          /* place in its partition's heap, -1 when it has no pending job */
+    int32_t nfrozen;       /* requeued jobs whose priority is frozen until the next update */
+    int requeued;          /* has held a requeued job: re-sorted at every update */
+    int dirty;             /* its first job started: its heap place is repaired after the walk */
     int32_t *sizes;        /* pending jobs by GPUs, 1 .. gpus per node, and above (gpus per node + 1) */
 } slm_group_t;
 
-/* A walk of a partition's queue in priority order: a heap of group heads. */
+/* An entry of a walk: a group's job at index idx, and, for a group's first job, the group's heap node. */
+typedef struct slm_witem {
+    int32_t g, idx, hpos, job;
+    int64_t k1, k2;        /* its sort key: QOS rank and priority, submit time (then job) */
+} slm_witem_t;
+
+/* A walk of a partition's queue in priority order (slurm_queue.c). */
+#define SLM_WALK_CAPPED 8192 /* capped groups a depth-limited walk keeps count of (beyond: depth reached) */
 typedef struct slm_walk {
-    int32_t *heap;
-    int32_t n;
+    slm_witem_t *heap;
+    int32_t n, part;
+    slm_witem_t capped[SLM_WALK_CAPPED]; /* groups passed by as capped: where, and how many jobs since */
+    int32_t ncapped, capped_over;
     int skip_capped;       /* pass by groups whose account is at its GrpTRES cap (a pass with no depth limit:
                               it would look at each of their jobs and start none) */
 } slm_walk_t;
 
 typedef struct slm_part {
-    int32_t *groups;       /* groups with pending jobs here (slm_group_t.apos) */
-    int32_t ngroups, capgroups;
+    int32_t *heap;         /* groups with pending jobs here, a binary heap by their first job */
+    int32_t nheap, capheap;
     slm_list_t run;         /* running jobs by expected end (start + time limit), then job */
     slm_list_t run_normal;  /* those of QOS normal */
     int64_t last_bf;       /* time of the last backfill pass */
@@ -175,7 +186,7 @@ typedef struct slm_state {
     int64_t *eligible;     /* begin time */
     int64_t *accrue;       /* age counts from here */
     int64_t *order_submit; /* submit time as Slurm orders ties (a requeue resets it) */
-    int64_t *prio;         /* Slurm's integer job priority */
+    int64_t *prio;         /* a requeued job's priority frozen until the next update, else -1 */
     int64_t *end_est;      /* running: start + time limit */
     int64_t *bf_start;     /* pending: start the last backfill pass planned (reserved), -1 */
     int64_t *charged;      /* running: usage billed up to this time */
@@ -190,6 +201,15 @@ typedef struct slm_state {
     int32_t nparts;
     slm_group_t *groups;    /* 2 per association: [2 a + qos] */
     int32_t ngroups;
+    double *gconst;        /* per group: W_fs x fairshare + W_qos x QOS factor, as of the last update */
+    int32_t *frozen, nfrozen_jobs; /* requeued jobs whose priority is frozen */
+    int32_t *dirtyg, ndirtyg;
+    slm_witem_t *witems;
+    int32_t capw;
+    int in_walk;
+    int64_t nqueued;       /* pending jobs in groups */
+    int64_t *pcache;       /* slm_prio's cache, valid while pgen[j] == prio_gen */
+    uint32_t *pgen, prio_gen;
     long double *pend_charge; /* per association: usage of runs that ended since the last update */
     slm_list_t incoming;    /* jobs enqueued during a pass (re-entrancy), merged at the next */
     int in_pass;
@@ -275,12 +295,31 @@ void slm_explain(const ds_engine_t *e, const void *state, int32_t job, int64_t n
 /* Shared between the core, the main scheduler, backfill and preemption. */
 void slm_list_push(slm_list_t *l, const uint32_t *stamp, int32_t job);
 void slm_list_compact(slm_list_t *l, const uint32_t *stamp);
+/* ---- the queue (slurm_queue.c) ---- */
 int slm_prio_cmp(const slm_state_t *s, int32_t a, int32_t b);
-/* Walks partition p's pending jobs in priority order; next returns -1 at the end. Jobs started or
- * requeued meanwhile are skipped (their entries die). */
+/* Slurm's integer priority of a pending job. */
+int64_t slm_prio(const slm_state_t *s, int32_t j);
+/* Fair Tree ranked and the groups' constant terms recomputed, when usage changed since. */
+void slm_queue_fresh(slm_state_t *s);
+/* A pending job joins its group (and its group the partition's heap). */
+void slm_queue_add(slm_state_t *s, int32_t j);
+/* It left pending (started). */
+void slm_queue_started(slm_state_t *s, int32_t j);
+/* Before a requeue resets its eligibility: its priority is frozen until the next update. */
+void slm_queue_requeued(slm_state_t *s, int32_t j);
+/* A PriorityCalcPeriod update, once usage and Fair Tree are: frozen priorities go, heaps are rebuilt. */
+void slm_queue_tick(slm_state_t *s);
+void slm_queue_repair(slm_state_t *s);
+int slm_queue_any(const slm_state_t *s);
+void slm_queue_free(slm_state_t *s);
+/* Walks partition p's pending jobs in priority order; next returns -1 at the end. A job it returned may
+ * be started before the next call; nothing else changes the queue during a walk. */
 void slm_walk_begin(slm_state_t *s, int32_t p, slm_walk_t *w);
 int32_t slm_walk_next(slm_state_t *s, slm_walk_t *w);
-void slm_walk_end(slm_walk_t *w);
+void slm_walk_end(slm_state_t *s, slm_walk_t *w);
+/* How many pending jobs of the groups the walk passed by as capped come before job j (j < 0: all of them),
+ * at most limit: what a depth-limited pass would have looked at and skipped. */
+int32_t slm_walk_capped_before(slm_state_t *s, slm_walk_t *w, int32_t j, int32_t limit);
 /* Asks for a full-depth main pass of partition p at time t (the end of a GraceTime); slm_want_periodic
  * at the first periodic pass (every sched_interval) at or after t (a begin time, new priorities). */
 void slm_want_pass(slm_state_t *s, int32_t p, int64_t t);

@@ -15,9 +15,10 @@ void slm_main_pass(ds_engine_t *e, slm_state_t *s, int32_t p, int64_t now, int32
     P->main_at = now;
     slm_walk_t w;
     slm_walk_begin(s, p, &w);
-    w.skip_capped = depth == 0; /* a depth-limited pass counts every job it looks at, capped or not */
-    int32_t looked = 0;
-    for (int32_t j; (j = slm_walk_next(s, &w)) >= 0;) {
+    /* capped groups are passed by; a depth-limited pass still counts their jobs it would have looked at */
+    w.skip_capped = 1;
+    int32_t looked = 0, j;
+    while ((j = slm_walk_next(s, &w)) >= 0) {
         if (!ds_engine_startable(e, j)) {
             s->reason[j] = SLM_W_HELD;
             continue;
@@ -26,10 +27,11 @@ void slm_main_pass(ds_engine_t *e, slm_state_t *s, int32_t p, int64_t now, int32
             s->reason[j] = SLM_W_BEGIN;
             continue;
         }
-        if (depth && looked++ >= depth) {
+        if (depth && looked + slm_walk_capped_before(s, &w, j, depth) >= depth) {
             P->truncated = 1;
             break;
         }
+        looked++;
         if (s->stop_at[j] > now) { /* its victims are still being stopped */
             s->reason[j] = SLM_W_PREEMPTING;
             P->main_blocker = j;
@@ -65,5 +67,7 @@ void slm_main_pass(ds_engine_t *e, slm_state_t *s, int32_t p, int64_t now, int32
         P->main_blocker = j;
         break;
     }
-    slm_walk_end(&w);
+    /* the queue ran out: Slurm would have looked at the capped jobs left too, and stopped at the depth */
+    if (j < 0 && depth && looked + slm_walk_capped_before(s, &w, -1, depth + 1) > depth) P->truncated = 1;
+    slm_walk_end(s, &w);
 }
