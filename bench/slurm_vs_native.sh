@@ -160,6 +160,28 @@ jsonnum() { sed -n "s/.*\"$2\": \\([-0-9.e+]*\\).*/\\1/p" "$1" 2>/dev/null | hea
     fi
     echo
   fi
+  # fidelity of the simulated Slurm setups (policies slurm-quota, slurm-borrow, docs/peers.md) against their live
+  # runs: the live settings in trace seconds (bench/native/slurm-sim.conf), true durations for the time limits
+  # (what the replayer knows), without and with the live run's median hand-off latency held by every job
+  for v in slurm-quota slurm-borrow; do
+    lrow=$(awk -F, -v p="live:$v" '$1 == p' "$sum")
+    [ -n "$lrow" ] || continue
+    lq=$(echo "$lrow" | cut -d, -f7); la=$(echo "$lrow" | cut -d, -f12)
+    h=$(handoff "$v" | awk '{print $3}')
+    x=$(awk "BEGIN {printf \"%d\", ${h:-0} * $compress + 0.5}")
+    awk -F, -v x="$x" 'BEGIN {OFS = ","} NR == 1 {print; next} {$5 += x; print}' "$trace" > "$out/jobs-latency-$v.csv"
+    line="Fidelity (simulated $v vs live $v):"
+    for tr in "$trace" "$out/jobs-latency-$v.csv"; do
+      "$ds" simulate --trace "$tr" --vc-config "$tenants" --mode pooled --gpus-per-node 4 --pool-nodes 4 --k 1 --no-cpu-check \
+        --window "$window" --cycle "$cycle" --policy "$v" --predictor oracle --config "$root/bench/native/slurm-sim.conf" \
+        --json "$out/sim-$v.json" --quiet 2>/dev/null || continue
+      sq=$(jsonnum "$out/sim-$v.json" avg_queue); sa=$(jsonnum "$out/sim-$v.json" gpu_alloc)
+      what=$([ "$tr" = "$trace" ] && echo "as simulated" || echo "with the hand-off ($h wall s = $x trace s) added to every job")
+      line="$line $what: avg queue $(printf '%.0f' "$sq") s vs $(printf '%.0f' "$lq") s ($(awk "BEGIN {printf \"%+.1f\", ($sq - $lq) / $lq * 100}")%), GPU allocation $(printf '%.3f' "$sa") vs $(printf '%.3f' "$la") ($(awk "BEGIN {printf \"%+.1f\", ($sa - $la) / $la * 100}")%);"
+    done
+    echo "$line target within 15%."
+    echo
+  done
   # verdict: deepshared against both native configurations
   q() { awk -F, -v p="$1" '$1 == p {print $7}' "$sum"; }
   c() { awk -F, -v p="$1" '$1 == p {print $18}' "$sum"; }

@@ -83,7 +83,8 @@ void slm_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now
                         "fit; backfill tests it next\n",
                 id_of(e, P->main_blocker));
         else
-            ds_bprintf(out, "  fit: waiting for resources: no node has %d free GPUs for it now\n", jb->gpus);
+            ds_bprintf(out, "  resources: waiting: no node had %d free GPUs for it at the last pass\n", jb->gpus);
     }
     }
+    ds_explain_fit(e, j, out);
 }
