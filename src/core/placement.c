@@ -148,14 +148,31 @@ void ds_engine_set_cpu_scale(ds_engine_t *e, int32_t j, double scale)
     ds_placement_charge(e, j, +1);
 }
 
-/* Lowest-index free GPUs of a node, written to out. */
-static int32_t take_free_gpus(const ds_engine_t *e, int32_t node, int32_t want, int32_t *out)
+int32_t ds_engine_node_free_gpus(const ds_engine_t *e, int32_t node, int32_t want, int32_t *out)
 {
     const ds_node_t *nd = &e->nodes[node];
     int32_t n = 0;
     for (int32_t g = nd->gpu0; g < nd->gpu0 + nd->ngpus && n < want; g++)
         if (e->gpus[g].nres == 0) out[n++] = g;
     return n;
+}
+
+int32_t ds_engine_max_node_free(const ds_engine_t *e, int32_t part, int32_t *whole_free)
+{
+    part_index_t *pi = &((part_index_t *)e->priv.placement)[part];
+    int32_t gpn = e->cfg.gpus_per_node, best = 0;
+    if (whole_free) {
+        int32_t n = 0;
+        const uint64_t *b = bucket(pi, gpn);
+        for (int32_t w = 0; w < pi->words; w++) n += __builtin_popcountll(b[w]);
+        *whole_free = n;
+    }
+    for (int32_t c = gpn; c > 0 && !best; c--) {
+        const uint64_t *b = bucket(pi, c);
+        for (int32_t w = 0; w < pi->words; w++)
+            if (b[w]) { best = c; break; }
+    }
+    return best;
 }
 
 int ds_engine_find_free(const ds_engine_t *e, int32_t j, int32_t part, int32_t *out)
@@ -177,7 +194,7 @@ int ds_engine_find_free_masked(const ds_engine_t *e, int32_t j, int32_t part, co
                 for (uint64_t m = b[w]; m; m &= m - 1) {
                     int32_t node = p->node0 + w * 64 + __builtin_ctzll(m);
                     if ((blocked && blocked[node]) || !fits_share(e, node, job, need)) continue;
-                    take_free_gpus(e, node, need, out);
+                    ds_engine_node_free_gpus(e, node, need, out);
                     return 1;
                 }
             }
@@ -195,7 +212,7 @@ int ds_engine_find_free_masked(const ds_engine_t *e, int32_t j, int32_t part, co
             int32_t node = p->node0 + w * 64 + __builtin_ctzll(m);
             if ((blocked && blocked[node]) || !fits_share(e, node, job, gpn)) continue;
             taken[got++] = node;
-            n += take_free_gpus(e, node, gpn, out + n);
+            n += ds_engine_node_free_gpus(e, node, gpn, out + n);
         }
     }
     if (got < whole) return 0;
@@ -211,7 +228,7 @@ int ds_engine_find_free_masked(const ds_engine_t *e, int32_t j, int32_t part, co
                 if (dup) continue;
                 /* The reference tries only this one node: if it does not fit, placement fails. */
                 if (!fits_share(e, node, job, rem)) return 0;
-                take_free_gpus(e, node, rem, out + n);
+                ds_engine_node_free_gpus(e, node, rem, out + n);
                 return 1;
             }
         }
