@@ -1,6 +1,9 @@
-/* slurm_core.c: the simulated Slurm's bookkeeping shared by slurm-quota and slurm-borrow: associations and
- * their usage, job priorities (priority/multifactor), the queue order, time limits, job_submit.lua's QOS
- * routing, starts and requeues, and the pass that runs the main scheduler and backfill at Slurm's cadence.
+/* slurm_core.c: the top of the simulated Slurm shared by slurm-quota and slurm-borrow: setup of the
+ * associations, the usage updates (priority/multifactor's decay thread), time limits, job_submit.lua's QOS
+ * routing at submission, and the pass that runs the main scheduler and backfill at Slurm's cadence, and
+ * the reports. The files below it: slurm_lists.c, slurm_usage.c, slurm_fairtree.c, slurm_queue.c,
+ * slurm_nodes.c, slurm_fit.c, slurm_run.c (starts, ends, requeues), slurm_preempt.c, slurm_sched.c,
+ * slurm_backfill.c; no file calls one that calls it (ctest call_cycles).
  *
  * Priorities as priority_multifactor.c computes them: at submission (age 0) and every PriorityCalcPeriod,
  * when usage is decayed (usage x (1 - 0.693 / half-life)^seconds, then the period's new usage, each run's
@@ -17,102 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- lists with lazy removal ---- */
-
-static void list_reserve(slm_list_t *l, int32_t n)
-{
-    if (n <= l->cap) return;
-    int32_t cap = l->cap ? l->cap : 16;
-    while (cap < n) cap *= 2;
-    l->job = ds_xrealloc(l->job, (size_t)cap * sizeof *l->job);
-    l->stamp = ds_xrealloc(l->stamp, (size_t)cap * sizeof *l->stamp);
-    l->cap = cap;
-}
-
-void slm_list_compact(slm_list_t *l, const uint32_t *stamp)
-{
-    int32_t w = 0;
-    for (int32_t i = 0; i < l->n; i++)
-        if (l->stamp[i] == stamp[l->job[i]]) l->job[w] = l->job[i], l->stamp[w] = l->stamp[i], w++;
-    l->n = l->live = w;
-}
-
-void slm_list_push(slm_list_t *l, const uint32_t *stamp, int32_t job)
-{
-    list_reserve(l, l->n + 1);
-    l->job[l->n] = job;
-    l->stamp[l->n++] = stamp[job];
-    l->live++;
-}
-
-/* Inserts before the first live entry that does not precede job (less(a, b): a goes before b). */
-static void list_insert(slm_list_t *l, const uint32_t *stamp, int32_t job, const slm_state_t *s,
-                        int (*less)(const slm_state_t *, int32_t, int32_t))
-{
-    if (l->n - l->live > 64 && l->n - l->live > l->live) slm_list_compact(l, stamp);
-    list_reserve(l, l->n + 1);
-    int32_t a = 0, b = l->n;
-    while (a < b) { /* dead entries keep their old key, which stays sorted */
-        int32_t m = a + (b - a) / 2;
-        if (less(s, l->job[m], job)) a = m + 1;
-        else b = m;
-    }
-    memmove(&l->job[a + 1], &l->job[a], (size_t)(l->n - a) * sizeof *l->job);
-    memmove(&l->stamp[a + 1], &l->stamp[a], (size_t)(l->n - a) * sizeof *l->stamp);
-    l->job[a] = job;
-    l->stamp[a] = stamp[job];
-    l->n++;
-    l->live++;
-}
-
-static void list_free(slm_list_t *l)
-{
-    free(l->job);
-    free(l->stamp);
-    memset(l, 0, sizeof *l);
-}
-
-/* Running jobs by expected end (_cr_job_list_sort), ties in start order. */
-static int end_less(const slm_state_t *s, int32_t a, int32_t b)
-{
-    if (s->end_est[a] != s->end_est[b]) return s->end_est[a] < s->end_est[b];
-    return a < b;
-}
-
 /* ---- priorities and usage ---- */
-
-static double billable(const slm_state_t *s, int32_t j)
-{
-    const ds_job_t *job = &s->e->trace->jobs[j];
-    if (s->cfg.billing == SLM_BILL_GPU) return job->gpus;
-    if (s->cfg.billing == SLM_BILL_JOB) return 1;
-    return job->cpus > 0 ? job->cpus : 1;
-}
-
-/* Slurm's per-second decay factor, a double as in priority_multifactor.c */
-static double decay_factor(const slm_state_t *s)
-{
-    return s->cfg.half_life > 0 ? 1.0 - 0.693 / (double)s->cfg.half_life : 1.0;
-}
-
-/* decay^d; d is the calc period for most runs, so that one is kept */
-static double decay_pow(const slm_state_t *s, int64_t d)
-{
-    return d == s->cfg.calc_period ? s->pow_period : pow(decay_factor(s), (double)d);
-}
-
-/* Usage of job j's run from charged[j] to t: billed x seconds x decay^seconds (decay_apply_new_usage). */
-static long double run_usage(const slm_state_t *s, int32_t j, int64_t t)
-{
-    int64_t d = t - s->charged[j];
-    if (d <= 0) return 0;
-    return (long double)(billable(s, j) * (double)d * decay_pow(s, d));
-}
 
 /* One PriorityCalcPeriod tick at time t (the decay thread): decay, new usage, Fair Tree, priorities. */
 static void calc_tick(slm_state_t *s, int64_t t)
 {
-    slm_tree_decay(&s->tree, (long double)decay_pow(s, t - s->last_calc));
+    slm_tree_decay(&s->tree, (long double)slm_decay_pow(s, t - s->last_calc));
     for (int32_t a = 0; a < s->tree.nusers; a++)
         if (s->pend_charge[a] != 0) slm_tree_charge(&s->tree, a, s->pend_charge[a]), s->pend_charge[a] = 0;
     for (int32_t p = 0; p < s->nparts; p++) {
@@ -120,7 +33,7 @@ static void calc_tick(slm_state_t *s, int64_t t)
         for (int32_t i = 0; i < r->n; i++) {
             int32_t j = r->job[i];
             if (r->stamp[i] != s->rstamp[j]) continue;
-            slm_tree_charge(&s->tree, s->assoc[j], run_usage(s, j, t));
+            slm_tree_charge(&s->tree, s->assoc[j], slm_run_usage(s, j, t));
             s->charged[j] = t;
         }
     }
@@ -155,7 +68,7 @@ static void catch_up(slm_state_t *s, int64_t now)
     int64_t P = s->cfg.calc_period, k = (now - s->last_calc) / P;
     if (k > 1 && !any_work(s)) {
         calc_tick(s, s->last_calc + P); /* the ended runs' usage lands at the first tick */
-        slm_tree_decay(&s->tree, (long double)pow(decay_factor(s), (double)((k - 1) * P)));
+        slm_tree_decay(&s->tree, (long double)pow(slm_decay_factor(s), (double)((k - 1) * P)));
         s->fs_stale = 1;
         s->last_calc += (k - 1) * P;
         s->next_calc = s->last_calc + P;
@@ -296,7 +209,7 @@ int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
     s->rbf = ds_xmalloc(nn * sizeof *s->rbf);
     s->rbr = ds_xmalloc(nn * sizeof *s->rbr);
     s->ctimes = ds_xmalloc((2 * nn + (size_t)maxg / gpn + 8) * sizeof *s->ctimes);
-    s->pow_period = pow(decay_factor(s), (double)s->cfg.calc_period);
+    s->pow_period = pow(slm_decay_factor(s), (double)s->cfg.calc_period);
     s->run_gen = 1;
     s->origin = nj ? t->jobs[0].submit : 0;
     s->last_calc = s->origin;
@@ -326,12 +239,12 @@ void slm_fini(void *state)
     if (!s) return;
     slm_tree_free(&s->tree);
     for (int32_t p = 0; p < s->nparts; p++) {
-        list_free(&s->parts[p].run);
-        list_free(&s->parts[p].run_normal);
+        slm_list_free(&s->parts[p].run);
+        slm_list_free(&s->parts[p].run_normal);
         free(s->parts[p].hist);
         free(s->parts[p].wants);
     }
-    list_free(&s->incoming);
+    slm_list_free(&s->incoming);
     slm_queue_free(s);
     free(s->parts);
     free(s->pend_charge);
@@ -447,93 +360,6 @@ void slm_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t now)
     s->parts[p].bf_work = s->parts[p].main_work = 1;
 }
 
-/* The job's GPUs per node go into (or out of) its nodes' lists, kept by expected end. */
-static void node_lists(slm_state_t *s, int32_t j, int add)
-{
-    const ds_engine_t *e = s->e;
-    int32_t gpn = e->cfg.gpus_per_node, *mine = &s->jnodes[s->jnode_off[j]];
-    if (add) {
-        const int32_t *g = ds_engine_job_gpus(e, j);
-        int32_t ng = e->js[j].nplaced;
-        s->jnnodes[j] = 0;
-        for (int32_t i = 0; i < ng;) {
-            int32_t n = e->gpus[g[i]].node, c = 0;
-            while (i < ng && e->gpus[g[i]].node == n) c++, i++; /* placement takes a node's GPUs together */
-            DS_ASSERT(s->jnnodes[j] < e->trace->jobs[j].gpus / gpn + 2);
-            mine[s->jnnodes[j]++] = n;
-            int32_t *jl = &s->node_job[(size_t)n * (size_t)gpn], *gl = &s->node_ngpu[(size_t)n * (size_t)gpn];
-            int32_t k = s->node_nj[n];
-            DS_ASSERT(k < gpn);
-            while (k > 0 && end_less(s, j, jl[k - 1])) jl[k] = jl[k - 1], gl[k] = gl[k - 1], k--;
-            jl[k] = j, gl[k] = c;
-            s->node_nj[n]++;
-            slm_nodes_dirty(s, n);
-        }
-        return;
-    }
-    for (int32_t q = 0; q < s->jnnodes[j]; q++) {
-        int32_t n = mine[q], k = s->node_nj[n], at = 0;
-        int32_t *jl = &s->node_job[(size_t)n * (size_t)gpn], *gl = &s->node_ngpu[(size_t)n * (size_t)gpn];
-        while (at < k && jl[at] != j) at++;
-        DS_ASSERT(at < k);
-        for (; at + 1 < k; at++) jl[at] = jl[at + 1], gl[at] = gl[at + 1];
-        s->node_nj[n]--;
-        slm_nodes_dirty(s, n);
-    }
-    s->jnnodes[j] = 0;
-}
-
-/* Bills the run so far, then forgets it (a finish or a requeue). */
-static void end_run(ds_engine_t *e, slm_state_t *s, int32_t j, int64_t now)
-{
-    const ds_job_t *jb = &e->trace->jobs[j];
-    s->pend_charge[s->assoc[j]] += run_usage(s, j, now);
-    s->charged[j] = now;
-    node_lists(s, j, 0);
-    s->rstamp[j]++;
-    s->run_gen++;
-    slm_list_t *r = &s->parts[e->js[j].part].run;
-    r->live--;
-    if (r->n - r->live > 64 && r->n - r->live > r->live) slm_list_compact(r, s->rstamp);
-    if (s->qos[j] == SLM_QOS_NORMAL) {
-        slm_list_t *rn = &s->parts[e->js[j].part].run_normal;
-        rn->live--;
-        if (rn->n - rn->live > 64 && rn->n - rn->live > rn->live) slm_list_compact(rn, s->rstamp);
-    }
-    s->ten_run[jb->tenant] -= jb->gpus;
-    s->stop_at[j] = -1;
-    if (s->qos[j] == SLM_QOS_BORROW) s->parts[e->js[j].part].nborrow--;
-}
-
-void slm_on_finish(ds_engine_t *e, void *state, int32_t job, int64_t now)
-{
-    slm_state_t *s = state;
-    end_run(e, s, job, now);
-    if (s->qos[job] == SLM_QOS_NORMAL) s->ten_normal[e->trace->jobs[job].tenant] -= e->trace->jobs[job].gpus;
-    const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
-    if (rp && rp->observe_finish) rp->observe_finish(rp->ctx, e->trace, job, now);
-    int32_t p = e->js[job].part;
-    s->parts[p].bf_work = s->parts[p].main_work = 1;
-}
-
-void slm_want_pass(slm_state_t *s, int32_t p, int64_t t)
-{
-    slm_part_t *P = &s->parts[p];
-    if (P->nwants == P->capwants) {
-        P->capwants = P->capwants ? 2 * P->capwants : 8;
-        P->wants = ds_xrealloc(P->wants, (size_t)P->capwants * sizeof *P->wants);
-    }
-    int32_t i = P->nwants++;
-    for (; i > 0 && P->wants[(i - 1) / 2] > t; i = (i - 1) / 2) P->wants[i] = P->wants[(i - 1) / 2];
-    P->wants[i] = t;
-}
-
-void slm_want_periodic(slm_state_t *s, int32_t p, int64_t t)
-{
-    int64_t si = s->cfg.sched_interval, d = t - s->origin;
-    slm_want_pass(s, p, s->origin + (d <= 0 ? 0 : (d + si - 1) / si * si));
-}
-
 /* Pops the wants due by now; returns whether there were any. */
 static int take_wants(slm_part_t *P, int64_t now)
 {
@@ -553,49 +379,6 @@ static int take_wants(slm_part_t *P, int64_t now)
         if (P->nwants) P->wants[i] = x;
     }
     return due;
-}
-
-void slm_start(ds_engine_t *e, slm_state_t *s, int32_t j, const int32_t *gpus, int64_t now, int by_backfill)
-{
-    ds_engine_start(e, j, gpus, now);
-    s->pstamp[j]++;
-    slm_queue_started(s, j);
-    s->ten_run[e->trace->jobs[j].tenant] += e->trace->jobs[j].gpus;
-    s->end_est[j] = now + s->limit[j];
-    s->charged[j] = now;
-    s->reason[j] = SLM_W_NONE;
-    s->blocker[j] = -1;
-    s->stop_at[j] = -1;
-    s->bf_start[j] = -1;
-    slm_part_t *P = &s->parts[e->js[j].part];
-    if (s->qos[j] == SLM_QOS_BORROW) P->nborrow++;
-    list_insert(&P->run, s->rstamp, j, s, end_less);
-    s->run_gen++;
-    if (s->qos[j] == SLM_QOS_NORMAL) list_insert(&P->run_normal, s->rstamp, j, s, end_less);
-    node_lists(s, j, 1);
-    P->bf_work = 1;
-    if (by_backfill) s->n_bf_starts++;
-    else s->n_main_starts++;
-}
-
-void slm_requeue(ds_engine_t *e, slm_state_t *s, int32_t v, int64_t now)
-{
-    if (s->qos[v] == SLM_QOS_NORMAL) s->n_bad_victims++; /* never: the check hook reports it */
-    end_run(e, s, v, now);
-    s->stop_at[v] = -2; /* tells enqueue this is a requeue */
-    s->n_preempt++;
-    ds_engine_preempt(e, v, now, SLM_R_QOS);
-}
-
-int slm_limits_ok(slm_state_t *s, int32_t j)
-{
-    const ds_job_t *jb = &s->e->trace->jobs[j];
-    if (s->cfg.grp_tres && s->ten_run[jb->tenant] + jb->gpus > s->e->tenant_quota[jb->tenant]) {
-        s->reason[j] = SLM_W_GRPTRES;
-        s->n_grp_blocks++;
-        return 0;
-    }
-    return 1;
 }
 
 /* ---- the pass ---- */

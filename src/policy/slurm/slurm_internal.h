@@ -278,11 +278,10 @@ int slm_fit_ok(struct slm_state *s, const slm_fit_t *f);
 int32_t slm_fit_nodes(struct slm_state *s, const slm_fit_t *f, int32_t *nodes);
 int64_t slm_sfree(struct slm_state *s, int32_t n);
 
-/* Entry points shared by the two ops (slurm_core.c). */
+/* Entry points shared by the two ops (slurm_core.c; slm_on_finish in slurm_run.c). */
 int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err);
 void slm_fini(void *state);
 void slm_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t now);
-void slm_on_finish(ds_engine_t *e, void *state, int32_t job, int64_t now);
 void slm_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now, int timer);
 int64_t slm_next_timer(const ds_engine_t *e, const void *state, int64_t now);
 int slm_check(const ds_engine_t *e, const void *state, char *msg, size_t n);
@@ -292,9 +291,19 @@ void slm_config_free(void *config);
 /* What the model makes of one job now, as "  topic: text\n" lines (slurm_explain.c): the explain hook. */
 void slm_explain(const ds_engine_t *e, const void *state, int32_t job, int64_t now, ds_buf_t *out);
 
-/* Shared between the core, the main scheduler, backfill and preemption. */
+/* ---- job lists with lazy removal (slurm_lists.c) ---- */
 void slm_list_push(slm_list_t *l, const uint32_t *stamp, int32_t job);
 void slm_list_compact(slm_list_t *l, const uint32_t *stamp);
+/* Inserts before the first live entry that does not precede job (less(a, b): a goes before b). */
+void slm_list_insert(slm_list_t *l, const uint32_t *stamp, int32_t job, const slm_state_t *s,
+                     int (*less)(const slm_state_t *, int32_t, int32_t));
+void slm_list_free(slm_list_t *l);
+/* ---- usage (slurm_usage.c) ---- */
+double slm_decay_factor(const slm_state_t *s);
+/* decay^d */
+double slm_decay_pow(const slm_state_t *s, int64_t d);
+/* Usage of job j's run from charged[j] to t. */
+long double slm_run_usage(const slm_state_t *s, int32_t j, int64_t t);
 /* ---- the queue (slurm_queue.c) ---- */
 int slm_prio_cmp(const slm_state_t *s, int32_t a, int32_t b);
 /* Slurm's integer priority of a pending job. */
@@ -320,6 +329,8 @@ void slm_walk_end(slm_state_t *s, slm_walk_t *w);
 /* How many pending jobs of the groups the walk passed by as capped come before job j (j < 0: all of them),
  * at most limit: what a depth-limited pass would have looked at and skipped. */
 int32_t slm_walk_capped_before(slm_state_t *s, slm_walk_t *w, int32_t j, int32_t limit);
+/* ---- running jobs (slurm_run.c) ---- */
+void slm_on_finish(ds_engine_t *e, void *state, int32_t job, int64_t now);
 /* Asks for a full-depth main pass of partition p at time t (the end of a GraceTime); slm_want_periodic
  * at the first periodic pass (every sched_interval) at or after t (a begin time, new priorities). */
 void slm_want_pass(slm_state_t *s, int32_t p, int64_t t);
@@ -339,6 +350,14 @@ int32_t slm_find_victims(ds_engine_t *e, slm_state_t *s, int32_t job, const uint
 int slm_preempt_for(ds_engine_t *e, slm_state_t *s, int32_t job, const int32_t *victims, int32_t nv, int64_t now,
                    int by_backfill);
 void slm_requeue(ds_engine_t *e, slm_state_t *s, int32_t victim, int64_t now);
-int slm_preemptable(const slm_state_t *s, int32_t j, int64_t now);
+/* A running job preempt/qos may stop now: QOS borrow, not already being stopped, past PreemptExemptTime.
+ * Inline: the node keys (below the running-job bookkeeping) and preemption (above it) both ask. */
+static inline int slm_preemptable(const slm_state_t *s, int32_t j, int64_t now)
+{
+    const ds_jstate_t *js = &s->e->js[j];
+    if (js->status != DS_JS_RUNNING || s->qos[j] != SLM_QOS_BORROW || s->stop_at[j] >= 0) return 0;
+    if (s->cfg.exempt_time >= 0 && js->last_start + s->cfg.exempt_time > now) return 0;
+    return 1;
+}
 
 #endif

@@ -14,14 +14,6 @@
 
 #include <string.h>
 
-int slm_preemptable(const slm_state_t *s, int32_t j, int64_t now)
-{
-    const ds_jstate_t *js = &s->e->js[j];
-    if (js->status != DS_JS_RUNNING || s->qos[j] != SLM_QOS_BORROW || s->stop_at[j] >= 0) return 0;
-    if (s->cfg.exempt_time >= 0 && js->last_start + s->cfg.exempt_time > now) return 0;
-    return 1;
-}
-
 static int64_t cand_key(const slm_state_t *s, int32_t j)
 {
     if (s->cfg.youngest_first) return -s->e->js[j].last_start;
