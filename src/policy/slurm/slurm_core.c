@@ -458,6 +458,8 @@ int slm_check(const ds_engine_t *e, const void *state, char *msg, size_t n)
         snprintf(msg, n, "slurm: %lld job(s) of QOS normal were preempted", (long long)s->n_bad_victims);
         return 1;
     }
+    /* the queue's heads only move forward over dead entries: nothing a schedule reads */
+    if (slm_queue_check((slm_state_t *)s, msg, n)) return 1;
     int64_t *run = ds_xcalloc((size_t)(t->ntenants ? t->ntenants : 1), sizeof *run);
     int64_t *normal = ds_xcalloc((size_t)(t->ntenants ? t->ntenants : 1), sizeof *normal);
     int bad = 0;

@@ -319,6 +319,8 @@ void slm_queue_requeued(slm_state_t *s, int32_t j);
 /* A PriorityCalcPeriod update, once usage and Fair Tree are: frozen priorities go, heaps are rebuilt. */
 void slm_queue_tick(slm_state_t *s);
 void slm_queue_repair(slm_state_t *s);
+/* 1 with a message when a partition's group heap is not a heap of groups with pending jobs (the check hook). */
+int slm_queue_check(slm_state_t *s, char *msg, size_t n);
 int slm_queue_any(const slm_state_t *s);
 void slm_queue_free(slm_state_t *s);
 /* Walks partition p's pending jobs in priority order; next returns -1 at the end. A job it returned may

@@ -15,6 +15,7 @@
  * started. */
 #include "slurm_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,9 +79,13 @@ static int32_t head(slm_state_t *s, slm_group_t *g)
     return g->head < g->l.n ? g->l.job[g->head] : -1;
 }
 
+/* A group left with no pending job (its last one started during a walk) ranks after every other until the
+ * repair takes it out of the heap. */
 static int group_less(slm_state_t *s, int32_t a, int32_t b)
 {
-    return slm_prio_cmp(s, head(s, &s->groups[a]), head(s, &s->groups[b])) < 0;
+    int32_t ha = head(s, &s->groups[a]), hb = head(s, &s->groups[b]);
+    if (ha < 0 || hb < 0) return hb < 0 && ha >= 0;
+    return slm_prio_cmp(s, ha, hb) < 0;
 }
 
 static void heap_set(slm_state_t *s, slm_part_t *P, int32_t i, int32_t g)
@@ -201,17 +206,57 @@ void slm_queue_started(slm_state_t *s, int32_t j)
     if (!s->in_walk) slm_queue_repair(s);
 }
 
+static int by_hpos_desc(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x < y) - (x > y);
+}
+
+/* The dirty groups' first jobs can only have moved back (their keys grew): sifting them down deepest first,
+ * as a heap build does, leaves every subtree a heap before its root is sifted (in another order a group
+ * sifted first could end up above a smaller key that a deeper dirty group's sift moves up). Then the
+ * groups with no pending job left, which rank last, are taken out. */
 void slm_queue_repair(slm_state_t *s)
 {
-    for (int32_t i = 0; i < s->ndirtyg; i++) {
+    int32_t n = s->ndirtyg;
+    if (n == 0) return;
+    if (n > 1) {
+        int64_t *key = ds_xmalloc((size_t)n * sizeof *key);
+        for (int32_t i = 0; i < n; i++) key[i] = ((int64_t)(s->groups[s->dirtyg[i]].hpos + 1) << 32) | (uint32_t)s->dirtyg[i];
+        qsort(key, (size_t)n, sizeof *key, by_hpos_desc);
+        for (int32_t i = 0; i < n; i++) s->dirtyg[i] = (int32_t)(key[i] & 0xffffffff);
+        free(key);
+    }
+    for (int32_t i = 0; i < n; i++) {
+        slm_group_t *g = &s->groups[s->dirtyg[i]];
+        if (g->hpos >= 0) sift_down(s, &s->parts[g->part], g->hpos);
+    }
+    for (int32_t i = 0; i < n; i++) {
         slm_group_t *g = &s->groups[s->dirtyg[i]];
         g->dirty = 0;
-        if (g->hpos < 0) continue;
-        slm_part_t *P = &s->parts[g->part];
-        if (!g->l.live) heap_remove(s, P, s->dirtyg[i]);
-        else sift_down(s, P, g->hpos); /* its first job can only have moved back */
+        if (g->hpos >= 0 && !g->l.live) heap_remove(s, &s->parts[g->part], s->dirtyg[i]);
     }
     s->ndirtyg = 0;
+}
+
+int slm_queue_check(slm_state_t *s, char *msg, size_t n)
+{
+    for (int32_t p = 0; p < s->nparts; p++) {
+        const slm_part_t *P = &s->parts[p];
+        for (int32_t i = 0; i < P->nheap; i++) {
+            int32_t g = P->heap[i];
+            if (s->groups[g].hpos != i || head(s, &s->groups[g]) < 0) {
+                snprintf(msg, n, "slurm: partition %d: group %d at heap place %d %s", p, g, i,
+                         s->groups[g].hpos != i ? "does not know its place" : "has no pending job");
+                return 1;
+            }
+            if (i > 0 && group_less(s, g, P->heap[(i - 1) / 2])) {
+                snprintf(msg, n, "slurm: partition %d: group %d's first job goes before its heap parent's", p, g);
+                return 1;
+            }
+        }
+    }
+    return 0;
 }
 
 void slm_queue_requeued(slm_state_t *s, int32_t j)
