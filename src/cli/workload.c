@@ -93,6 +93,8 @@ int ds_workload_load(const ds_workload_opts_t *o, ds_trace_t *t, ds_coloc_t *col
             ds_error_set(err, NULL, 0, "vc-config", "--vc-config needs --trace FILE");
             return DS_EINVAL;
         }
+        /* before generating: 10^8 jobs took 98 s to reach the memory limit; the default cycle sizes the series */
+        if ((rc = ds_fits_synth(&o->synth, 60, err))) return rc;
         if ((rc = ds_synth_generate(t, &o->synth, err))) return rc;
     }
     if (o->arrival_scale != 1.0) ds_trace_scale_arrivals(t, o->arrival_scale);

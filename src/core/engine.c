@@ -147,9 +147,9 @@ int ds_engine_create(ds_engine_t **out, const ds_trace_t *trace, const ds_engine
             ds_engine_destroy(e);
             return DS_EINVAL;
         }
-        if (job->gpus / gpn > 4096) { /* ds_engine_find_free places at most 4096 whole nodes */
-            ds_error_set(err, trace->source, job->line, "gpus", "job %lld could never run: it spans more than 4096 nodes",
-                         (long long)job->id);
+        if (job->gpus / gpn > DS_MAX_JOB_NODES) { /* ds_engine_find_free places at most 4096 whole nodes */
+            ds_error_set(err, trace->source, job->line, "gpus", "job %lld could never run: it spans more than %d nodes",
+                         (long long)job->id, DS_MAX_JOB_NODES);
             ds_engine_destroy(e);
             return DS_EINVAL;
         }
