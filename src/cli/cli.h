@@ -40,6 +40,7 @@ int ds_cmd_compare(int argc, char **argv);
 int ds_cmd_suite(int argc, char **argv);
 int ds_cmd_import(int argc, char **argv);
 int ds_cmd_replay_live(int argc, char **argv);
+int ds_cmd_usage(int argc, char **argv);
 
 /* Memory: the most this process may use (the least of physical memory, ulimit -v / -d, the environment's
  * DS_MEM_LIMIT (bytes, or with a K, M or G suffix) and a container's limit; what names which), and whether a workload fits before it is built or run: the synthetic generator's

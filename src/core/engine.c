@@ -507,6 +507,20 @@ void ds_engine_hold(ds_engine_t *e, int32_t j, int held)
     s->held = 1;
 }
 
+void ds_engine_withdraw(ds_engine_t *e, int32_t j, int64_t now)
+{
+    ds_jstate_t *s = &e->js[j];
+    DS_ASSERT(s->status == DS_JS_PENDING);
+    e->now = now;
+    if (s->held) s->held = 0, e->priv.nheld--;
+    s->status = DS_JS_FUTURE;
+    s->queued += now - s->pend_since; /* the pending spell ends here; a new arrival starts another */
+    e->parts[s->part].npending--;
+    e->parts[s->part].dirty = 1;
+    e->tenant_pending_gpus[e->trace->jobs[j].tenant] -= e->trace->jobs[j].gpus;
+    e->ops->withdraw(e, e->pstate, j, now);
+}
+
 void ds_engine_schedule(ds_engine_t *e, int64_t now, int timer)
 {
     e->now = now;

@@ -38,6 +38,7 @@ const ds_policy_ops_t ds_policy_slurm_borrow = {
     .init = borrow_init,
     .fini = slm_fini,
     .enqueue = slm_enqueue,
+    .withdraw = slm_withdraw,
     .on_finish = slm_on_finish,
     .schedule = slm_schedule,
     .next_timer = slm_next_timer,

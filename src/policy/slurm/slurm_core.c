@@ -143,6 +143,7 @@ int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
     s->qos = ds_xcalloc(n, 1);
     s->reason = ds_xcalloc(n, 1);
     s->seen = ds_xcalloc(n, 1);
+    s->inq = ds_xcalloc(n, 1);
     s->blocker = ds_xmalloc(n * sizeof *s->blocker);
     s->blocker_at = ds_xcalloc(n, sizeof *s->blocker_at);
     s->limit = ds_xcalloc(n, sizeof *s->limit);
@@ -252,6 +253,7 @@ void slm_fini(void *state)
     free(s->qos);
     free(s->reason);
     free(s->seen);
+    free(s->inq);
     free(s->blocker);
     free(s->blocker_at);
     free(s->limit);
@@ -323,6 +325,30 @@ static int64_t time_limit(ds_engine_t *e, slm_state_t *s, int32_t j, int64_t now
     return (int64_t)lim;
 }
 
+/* A pending job leaves (scancel, a hold, another partition): out of its group or the pass's arrivals, out
+ * of job_submit.lua's count of its account's GPUs in QOS normal, and its submit-time decisions (QOS, time
+ * limit, begin and accrue times) forgotten, so that it may arrive again as new. Its backfill reservation,
+ * if it had one, goes at the next backfill pass, which resets them all. Usage, Fair Tree and every other
+ * job stay as they were. */
+void slm_withdraw(ds_engine_t *e, void *state, int32_t job, int64_t now)
+{
+    (void)now;
+    slm_state_t *s = state;
+    const ds_job_t *jb = &e->trace->jobs[job];
+    s->pstamp[job]++; /* its group entry and any arrival entry are dead */
+    if (s->inq[job]) slm_queue_started(s, job);
+    if (s->seen[job] && s->qos[job] == SLM_QOS_NORMAL) s->ten_normal[jb->tenant] -= jb->gpus;
+    s->prio[job] = -1; /* a frozen priority goes with it (the frozen list only resets it) */
+    s->pgen[job] = 0;  /* and the cached one: its age starts again when it arrives again */
+    s->seen[job] = 0;
+    s->stop_at[job] = -1;
+    s->bf_start[job] = -1;
+    s->reason[job] = SLM_W_NONE;
+    s->blocker[job] = -1;
+    int32_t p = e->js[job].part;
+    s->parts[p].bf_work = s->parts[p].main_work = 1; /* last_job_update */
+}
+
 void slm_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t now)
 {
     slm_state_t *s = state;
@@ -343,6 +369,7 @@ void slm_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t now)
         }
         if (s->qos[job] == SLM_QOS_NORMAL) s->ten_normal[jb->tenant] += jb->gpus;
         s->eligible[job] = s->accrue[job] = s->order_submit[job] = now;
+        s->pgen[job] = 0; /* a cached priority was of an earlier arrival (a withdrawn job's) */
     } else if (e->js[job].preemptions > 0 && e->js[job].status == DS_JS_PENDING && s->stop_at[job] == -2) {
         /* requeued by preemption (slm_requeue marked it): begin time later, submit time now, no accrue */
         s->stop_at[job] = -1;

@@ -180,6 +180,7 @@ typedef struct slm_state {
     int32_t njobs;
     int32_t *assoc;        /* user association of each job */
     uint8_t *qos, *reason, *seen;
+    uint8_t *inq;           /* in its group (slm_queue_add), not only among the arrivals of the pass */
     int32_t *blocker;      /* job whose reservation holds it (trace index), -1 */
     int64_t *blocker_at;   /* and the start of that reservation */
     int64_t *limit;        /* time limit, s */
@@ -282,6 +283,7 @@ int64_t slm_sfree(struct slm_state *s, int32_t n);
 int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err);
 void slm_fini(void *state);
 void slm_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t now);
+void slm_withdraw(ds_engine_t *e, void *state, int32_t job, int64_t now);
 void slm_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now, int timer);
 int64_t slm_next_timer(const ds_engine_t *e, const void *state, int64_t now);
 int slm_check(const ds_engine_t *e, const void *state, char *msg, size_t n);
@@ -312,7 +314,7 @@ int64_t slm_prio(const slm_state_t *s, int32_t j);
 void slm_queue_fresh(slm_state_t *s);
 /* A pending job joins its group (and its group the partition's heap). */
 void slm_queue_add(slm_state_t *s, int32_t j);
-/* It left pending (started). */
+/* It left pending (started, or withdrawn): its entry is dead already (pstamp bumped). */
 void slm_queue_started(slm_state_t *s, int32_t j);
 /* Before a requeue resets its eligibility: its priority is frozen until the next update. */
 void slm_queue_requeued(slm_state_t *s, int32_t j);

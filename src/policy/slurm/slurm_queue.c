@@ -163,6 +163,7 @@ void slm_queue_add(slm_state_t *s, int32_t j)
     g->sizes[size_bucket(s, j)]++;
     P->hist[DS_MIN(s->e->trace->jobs[j].gpus, s->e->cfg.gpus_per_node)]++;
     s->nqueued++;
+    s->inq[j] = 1;
     if (s->prio[j] >= 0) g->nfrozen++, g->requeued = 1;
     int was = g->hpos >= 0;
     if (!was) g->l.n = g->l.live = 0, g->head = 0; /* only dead entries were left */
@@ -197,6 +198,7 @@ void slm_queue_started(slm_state_t *s, int32_t j)
     g->sizes[size_bucket(s, j)]--;
     s->parts[s->e->js[j].part].hist[DS_MIN(s->e->trace->jobs[j].gpus, s->e->cfg.gpus_per_node)]--;
     s->nqueued--;
+    s->inq[j] = 0;
     if (s->prio[j] >= 0) g->nfrozen--;
     g->l.live--;
     if (!g->dirty) { /* its place in the heap is repaired when the walk is over */

@@ -37,6 +37,7 @@ const ds_policy_ops_t ds_policy_slurm_quota = {
     .init = quota_init,
     .fini = slm_fini,
     .enqueue = slm_enqueue,
+    .withdraw = slm_withdraw,
     .on_finish = slm_on_finish,
     .schedule = slm_schedule,
     .next_timer = slm_next_timer,
