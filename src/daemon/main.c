@@ -101,6 +101,28 @@ int main(int argc, char **argv)
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     sl_init(d.cfg.slurm_conf[0] ? d.cfg.slurm_conf : NULL);
+    /* who may charge a tenant: Slurm's own account check, or the config's members (docs/deepshared.md,
+     * Access and threat model) */
+    char e1[300];
+    d.acct_enforced = sl_accounts_enforced(e1, sizeof e1);
+    if (d.acct_enforced < 0) {
+        fprintf(stderr, "deepshared: %s: cannot tell whether Slurm checks accounts; start again once slurmctld "
+                "answers\n", e1);
+        sl_fini();
+        daemon_teardown(&d);
+        return 1;
+    }
+    if (dconfig_check_identity(&d.cfg, d.acct_enforced, &err)) {
+        ds_error_format(&err, msg, sizeof msg);
+        fprintf(stderr, "deepshared: %s\n", msg);
+        sl_fini();
+        daemon_teardown(&d);
+        return 1;
+    }
+    dlog(0, "accounts: %s", d.acct_enforced ? "Slurm enforces associations: a job's account is one its user may use"
+                          : d.cfg.trust_accounts ? "trust_accounts = yes: every job is charged to the account it names, "
+                                                   "whoever submitted it"
+                                                 : "each tenant's members (users=) are checked");
     http_set_token(d.cfg.read_token);
     if (d.cfg.listen_port && http_start(&d, &err)) {
         ds_error_format(&err, msg, sizeof msg);
