@@ -25,6 +25,8 @@ typedef struct dslot {
     int8_t npin;            /* GPU indices pinned at its first dispatch (Slurm 22.05 cannot re-pin) */
     int8_t pin[SL_MAX_GPUS];
     double t_dispatch;      /* monotonic seconds of the last dispatch, 0 none */
+    double t_seen;          /* monotonic seconds the daemon first saw the job (its queued line) */
+    double t_decided;       /* monotonic start of the pass that made its last dispatch */
     uint8_t whole;          /* one-GPU job sent onto a whole GPU because its GPU had lost its shards */
     double t_requeue;       /* monotonic seconds of its last requeue by us, 0 none */
     char why[160];          /* last daemon-side note for /explain */
@@ -145,6 +147,10 @@ typedef struct daemon {
     double lat_samples[D_SAMPLES];
     double s2r_samples[D_SAMPLES];   /* submit -> running, seconds (Slurm's 1 s clock) */
     int64_t s2r_n;
+    double t_pass;                   /* monotonic start of the current (or last) pass */
+    double d2r_samples[D_SAMPLES];   /* a dispatch's update returned -> the job seen RUNNING, seconds */
+    int64_t d2r_n;
+    double d2r_sum;
     /* the histogram of submit -> running, folded from s2r_samples by report.c */
     int64_t s2r_folded;
     int64_t s2r_count[D_S2R_BUCKETS + 1];

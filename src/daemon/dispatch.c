@@ -190,6 +190,7 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
     sl->fails = 0;
     sl->err_logged = 0;
     d->slot[j].t_dispatch = daemon_now_mono();
+    d->slot[j].t_decided = d->t_pass;
     if (!sl->whole) d->slot[j].why[0] = 0;
     sl->why_logged = 0;
     if (sl->npin == 0) {
@@ -353,6 +354,7 @@ void daemon_pass(daemon_t *d, int timer)
     if (!e) return;
     d->now = DS_MAX(d->now, (int64_t)time(NULL));
     d->passes++;
+    d->t_pass = daemon_now_mono();
     hold_unstartable(d);
     ds_engine_schedule(e, d->now, timer);
     int held = 0;

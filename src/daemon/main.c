@@ -134,7 +134,7 @@ int main(int argc, char **argv)
     dlog(0, "started: policy %s, %d tenants, cycle %g s, poll %g s%s%s%s", d.ops->name, d.cfg.ntenants, d.cfg.cycle,
          d.cfg.poll, d.cfg.listen_port ? ", http " : "", d.cfg.listen_port ? d.cfg.listen_addr : "",
          d.cfg.listen_port ? (d.cfg.read_token[0] ? " (read token required)" : " (no read token)") : "");
-    double next_cycle = 0, backoff = 0;
+    double next_cycle = 0, backoff = 0, published = -1e9;
     int was_down = 0;
     while (!stop) {
         double t0 = daemon_now_mono();
@@ -163,10 +163,16 @@ int main(int argc, char **argv)
         } else {
             d.slurm_up = 0;
         }
-        /* /metrics and /healthz serve this snapshot: requests never wait on the lock held above */
+        /* /metrics and /healthz serve this snapshot: requests never wait on the lock held above. Rendered
+         * when the state changed, and at least once a second: a poll that found nothing new (most of them,
+         * at a short poll) renders nothing */
         if (d.cfg.listen_port) {
-            if (rc >= 0) http_publish(&d);
-            else http_publish_health(0);
+            if (rc >= 0 && (rc > 0 || timer || reloaded || was_down || t0 - published >= 1.0)) {
+                http_publish(&d);
+                published = t0;
+            } else if (rc < 0) {
+                http_publish_health(0);
+            }
         }
         pthread_mutex_unlock(&d.lock);
         if (rc < 0) {

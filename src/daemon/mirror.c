@@ -100,6 +100,7 @@ static int32_t add_slot(daemon_t *d, const sl_job_t *j)
     dslot_t *sl = &d->slot[s];
     memset(sl, 0, sizeof *sl);
     sl->id = j->id;
+    sl->t_seen = daemon_now_mono();
     /* Slurm 22.05 refuses a shard on a job that asked for a GPU GRES at submit, and a shard holds one GPU */
     sl->shareable = job->gpus == 1 && j->untyped_gpus == 0 && j->gres_gpus == 0 && !(j->ngpu_idx > 0 && !j->on_shard);
     /* our own record in the admin comment: "deepshare class=G gres=shard pin=2" */
@@ -337,6 +338,16 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
     if (j->state == SL_RUNNING && !sl->seen_running && is_ours(d, j->partition)) {
         sl->seen_running = 1;
         if (j->start >= j->submit && j->restarts == 0) d->s2r_samples[d->s2r_n++ % D_SAMPLES] = (double)(j->start - j->submit);
+        if (sl->t_dispatch > 0) {
+            /* where a start's latency goes (docs/deepshared.md, Latency): the daemon's own steps, then Slurm's
+             * (slurmctld starts an updated job at its next 1-second background loop), seen at a poll */
+            double d2r = mono - sl->t_dispatch;
+            d->d2r_samples[d->d2r_n++ % D_SAMPLES] = d2r;
+            d->d2r_sum += d2r;
+            dlog(1, "job %u running: seen -> pass %.3f s, pass -> dispatched %.3f s, dispatched -> running seen %.3f s",
+                 j->id, sl->t_seen > 0 && sl->t_decided >= sl->t_seen ? sl->t_decided - sl->t_seen : 0.0,
+                 sl->t_dispatch - sl->t_decided, d2r);
+        }
     }
     if (j->state == SL_PENDING) sl->seen_running = 0;
     int holds = holds_gpus(d, j);

@@ -256,6 +256,10 @@ char *daemon_metrics(daemon_t *d)
     summary(&b, "deepshare_submit_to_running_recent_seconds",
             "Submit to running: quantiles over the last first runs (nearest rank), sum and count over all.",
             d->s2r_samples, d->s2r_n, d->s2r_sum, d->s2r_folded);
+    summary(&b, "deepshare_dispatch_to_running_recent_seconds",
+            "A dispatch's update returned to the job seen RUNNING (slurmctld's next scheduling loop, at most 1 s in "
+            "Slurm 22.05, and the poll that sees it): quantiles over the last dispatches, sum and count over all.",
+            d->d2r_samples, d->d2r_n, d->d2r_sum, d->d2r_n);
     if (e && d->ops->stats) {
         ds_policy_stat_t st[64];
         int n = d->ops->stats(e, e->pstate, st, 64);
