@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -500,21 +501,34 @@ static void test_suite(void **st)
     assert_int_equal(json_array_size(wl), 3);
     for (size_t w = 0; w < json_array_size(wl); w++) {
         json_t *o = json_array_get(wl, w), *res = json_object_get(o, "results");
+        /* every policy in both modes, the production models (by their props) pooled only */
         const ds_policy_ops_t *const *pl = ds_policy_list();
-        size_t npol = 0;
-        while (pl[npol]) npol++;
-        assert_int_equal(json_array_size(res), 2 * npol);
-        double ds_q = -1, ds_p99 = -1, best = -1, minp99 = -1;
+        size_t nrows = 0, nprod = 0;
+        for (size_t k = 0; pl[k]; k++) {
+            int prod = (pl[k]->props & DS_POLICY_PRODUCTION) != 0;
+            nrows += prod ? 1 : 2;
+            nprod += prod;
+        }
+        assert_true(nprod >= 2); /* slurm-quota, slurm-borrow at least */
+        assert_int_equal(json_array_size(res), nrows);
+        double ds_q = -1, ds_p99 = -1, best = -1, minp99 = -1, best_prod = -1;
+        const char *best_prod_name = NULL, *best_name = NULL;
         for (size_t i = 0; i < json_array_size(res); i++) {
             json_t *r = json_array_get(res, i);
             const char *pol = json_string_value(json_object_get(r, "policy"));
             int pooled = !strcmp(json_string_value(json_object_get(r, "mode")), "pooled");
             double q = json_number_value(json_object_get(r, "avg_queue")), p99 = json_number_value(json_object_get(r, "p99_queue"));
-            if (!pooled) continue;
+            const ds_policy_ops_t *ops = ds_policy_find(pol);
+            assert_non_null(ops);
+            if (!pooled) {
+                assert_false(ops->props & DS_POLICY_PRODUCTION);
+                continue;
+            }
             if (!strcmp(pol, "deepshare")) ds_q = q, ds_p99 = p99;
             else {
-                if (best < 0 || q < best) best = q;
+                if (best < 0 || q < best) best = q, best_name = pol;
                 if (minp99 < 0 || p99 < minp99) minp99 = p99;
+                if ((ops->props & DS_POLICY_PRODUCTION) && (best_prod < 0 || q < best_prod)) best_prod = q, best_prod_name = pol;
             }
         }
         json_t *v = json_object_get(o, "verdict");
@@ -523,7 +537,19 @@ static void test_suite(void **st)
         assert_true(json_is_true(json_object_get(v, "queue_ok")) == (ds_q <= best));
         assert_true(json_is_true(json_object_get(v, "p99_ok")) == (ds_p99 <= 1.5 * minp99));
         assert_true(json_number_value(json_object_get(v, "deepshare_avg_queue")) == ds_q);
+        /* the best of all pooled baselines, research or production, is named with its kind; the best production
+         * model and DeepShare's ratio to it too */
+        assert_string_equal(json_string_value(json_object_get(v, "best_pooled_baseline")), best_name);
+        assert_true(json_is_true(json_object_get(v, "best_pooled_is_production")) ==
+                    ((ds_policy_find(best_name)->props & DS_POLICY_PRODUCTION) != 0));
+        assert_string_equal(json_string_value(json_object_get(v, "best_production_model")), best_prod_name);
+        assert_true(json_number_value(json_object_get(v, "best_production_avg_queue")) == best_prod);
+        if (best_prod > 0)
+            assert_true(fabs(json_number_value(json_object_get(v, "deepshare_to_best_production")) - ds_q / best_prod) < 1e-9);
+        /* without the colocation profile (--data /nonexistent) only the reference ground truth runs */
+        assert_int_equal(json_array_size(json_object_get(o, "runs")), 1);
     }
+    assert_non_null(strstr(err, "--missing-rho model skipped"));
     json_decref(sj);
     free(out);
     free(err);

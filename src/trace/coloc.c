@@ -118,8 +118,20 @@ int ds_coloc_known(const ds_coloc_t *c, int32_t a, int32_t b)
 
 double ds_coloc_rho(const ds_coloc_t *c, int32_t a, int32_t b)
 {
-    if (!ds_coloc_known(c, a, b)) return c ? c->missing_rho : 1.0;
+    if (!ds_coloc_known(c, a, b)) {
+        if (!c) return 1.0;
+        if (c->miss) return c->miss[(size_t)c->class_of_job[a] * (size_t)c->nclass + (size_t)c->class_of_job[b]];
+        return c->missing_rho;
+    }
     return c->rho[c->cfg_of_job[a] * c->ncfg + c->cfg_of_job[b]];
+}
+
+void ds_coloc_empty(ds_coloc_t *c, const ds_trace_t *t)
+{
+    memset(c, 0, sizeof *c);
+    c->missing_rho = 1.0;
+    c->no_profile = 1;
+    ds_coloc_bind(c, t);
 }
 
 void ds_coloc_free(ds_coloc_t *c)
@@ -127,5 +139,7 @@ void ds_coloc_free(ds_coloc_t *c)
     free(c->pairs);
     free(c->cfg_of_job);
     free(c->rho);
+    free(c->class_of_job);
+    free(c->miss);
     memset(c, 0, sizeof *c);
 }
