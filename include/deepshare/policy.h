@@ -51,6 +51,9 @@ enum {
                                         restart overheads and its finish lag: nothing more on purpose */
     DS_POLICY_NEEDS_ESTIMATES = 1u << 4, /* orders by the trace's duration estimates: a trace without
                                             them is refused */
+    DS_POLICY_TYPED = 1u << 5,     /* runs on a cluster of several GPU types: it places through the engine's
+                                      type rules (ds_engine_find_free*) or its own; without it such a cluster is
+                                      refused (docs/heterogeneous.md) */
 };
 
 typedef struct ds_policy_ops {

@@ -10,7 +10,7 @@
 
 /* Column names accepted for each field: generic name first, then the Venus/Lucid alias. */
 enum { C_ID, C_TENANT, C_USER, C_GPUS, C_CPUS, C_MEM, C_SUBMIT, C_DURATION, C_CLASS,
-       C_MODEL, C_DATASET, C_BATCH, C_AMP, C_GUTIL, C_GMUTIL, C_GMEM, C_N };
+       C_MODEL, C_DATASET, C_BATCH, C_AMP, C_GUTIL, C_GMUTIL, C_GMEM, C_GTYPE, C_REFTYPE, C_N };
 static const char *const col_names[C_N][3] = {
     [C_ID] = {"job_id", "id", NULL},         [C_TENANT] = {"tenant", "vc", NULL},
     [C_USER] = {"user", NULL, NULL},         [C_GPUS] = {"gpus", "gpu_num", NULL},
@@ -20,7 +20,32 @@ static const char *const col_names[C_N][3] = {
     [C_DATASET] = {"dataset", NULL, NULL},   [C_BATCH] = {"batchsize", "batch_size", NULL},
     [C_AMP] = {"amp", NULL, NULL},           [C_GUTIL] = {"gpu_util", NULL, NULL},
     [C_GMUTIL] = {"gmem_util", NULL, NULL},  [C_GMEM] = {"gmem", "gmem_mib", NULL},
+    [C_GTYPE] = {"gpu_type", NULL, NULL},    [C_REFTYPE] = {"ref_gpu_type", NULL, NULL},
 };
+
+/* A GPU type column: empty or "any" is -1 (no particular type); else a type of the cluster. */
+static int read_gtype(const ds_trace_t *t, const ds_csv_t *c, int col, const char *name, int8_t *out, ds_error_t *err)
+{
+    const char *v = c->fields[col];
+    *out = -1;
+    if (!*v || !strcasecmp(v, "any")) return DS_OK;
+    int32_t k = ds_trace_find_gtype(t, v);
+    if (k >= 0) {
+        *out = (int8_t)k;
+        return DS_OK;
+    }
+    if (!t->ngtypes) {
+        ds_error_set(err, c->path, c->line, name, "GPU type '%.*s' but the cluster has no node types (give them with "
+                     "--cluster FILE or quota_<type> columns in the tenant file)", DS_GTYPE_NAME, v);
+        return DS_EPARSE;
+    }
+    char known[DS_MAX_GPU_TYPES * (DS_GTYPE_NAME + 2)] = "";
+    for (int32_t i = 0; i < t->ngtypes; i++)
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", t->gtypes[i].name);
+    ds_error_set(err, c->path, c->line, name, "unknown GPU type '%.*s' (the cluster's types: %s, or any)", DS_GTYPE_NAME,
+                 v, known);
+    return DS_EPARSE;
+}
 static const int col_required[C_N] = {[C_ID] = 1, [C_TENANT] = 1, [C_GPUS] = 1, [C_SUBMIT] = 1, [C_DURATION] = 1};
 
 static int cmp_submit(const void *a, const void *b)
@@ -139,6 +164,10 @@ int ds_trace_read_jobs(ds_trace_t *t, const char *path, ds_error_t *err)
         } else {
             j->gmem_mib = 24576; /* unknown footprint: assume the whole device, so no sharing is attempted */
         }
+        if (col[C_GTYPE] >= 0 && (rc = read_gtype(t, &c, col[C_GTYPE], cname[C_GTYPE], &j->gtype, err))) break;
+        if (col[C_REFTYPE] >= 0 && (rc = read_gtype(t, &c, col[C_REFTYPE], cname[C_REFTYPE], &j->ref_gtype, err))) break;
+        /* a job that could only run on one type was timed there */
+        if (j->ref_gtype < 0) j->ref_gtype = j->gtype;
         if (t->njobs - 1 > first && j->submit < t->jobs[t->njobs - 2].submit) sorted = 0;
     }
     ds_csv_close(&c);
