@@ -254,7 +254,7 @@ int main(int argc, char **argv)
         /* Other policies get Lucid's default estimate file (the ones that do not predict ignore it). */
         job_spec_t s = {name, o.venus ? "Venus_Sept_ebm_weekly_updated.csv" : NULL, label, 0};
         run_one(&o, &s);
-        if ((*p)->uses_predictors) {
+        if ((*p)->props & DS_POLICY_USES_PREDICTORS) {
             /* again with the learned runtime model (simulate's default predictor, less the forest) */
             char ml[64];
             snprintf(ml, sizeof ml, "%s (model)", name);

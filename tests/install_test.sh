@@ -43,13 +43,13 @@ done
 # The pages come from the code: every command of deepshare and every key deepshared reads is in them.
 page1=$(LC_ALL=C.UTF-8 groff -man -Tutf8 "$d$prefix/share/man/man1/deepshare.1" 2>/dev/null | sed 's/.\x08//g')
 for c in $("$build/deepshare" --help | awk '/^commands:/ { c = 1; next } c && /^$/ { exit } c { print $1 }'); do
-  echo "$page1" | grep -q "deepshare $c" || bad "deepshare(1) lacks the command $c"
+  grep -q "deepshare $c" <<< "$page1" || bad "deepshare(1) lacks the command $c"
 done
 if [ "$daemon" = 1 ]; then
   page5=$(LC_ALL=C.UTF-8 groff -man -Tutf8 "$d$prefix/share/man/man5/deepshared.conf.5" 2>/dev/null | sed 's/.\x08//g')
   keys=$(grep -oE '(STR|NUM)\("[a-z_]+"|strcmp\(k, "[a-z_]+"\)' "$src/src/daemon/dconfig.c" | grep -oE '"[a-z_]+"' | tr -d '"')
   for k in $keys tenant; do
-    echo "$page5" | grep -qE "(^|[^a-z_])$k( =|[^a-z_])" || bad "deepshared.conf(5) does not document the key $k"
+    grep -qE "(^|[^a-z_])$k( =|[^a-z_])" <<< "$page5" || bad "deepshared.conf(5) does not document the key $k"
   done
   echo "ok: deepshared.conf(5) documents $(echo $keys | wc -w) keys and tenant lines"
   grep -q "^ExecStart=$prefix/sbin/deepshared " "$d$prefix/lib/systemd/system/deepshared.service" \

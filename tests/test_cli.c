@@ -157,6 +157,34 @@ static void test_help_mentions_every_flag(void **st)
     free(out);
 }
 
+/* simulate --explain JOB: each policy's own account of the job as it waits, starts and ends, without
+ * changing the run; an id the trace lacks is a usage error. */
+static void test_simulate_explain(void **st)
+{
+    (void)st;
+    if (!bin()) { skip(); return; }
+    char *out, *err, *plain;
+    const char *args = "simulate --policy fifo,deepshare --synth-jobs 300 --synth-load 1.5 --json - --quiet";
+    char with[512];
+    snprintf(with, sizeof with, "%s --explain 200", args);
+    assert_int_equal(run(args, &plain, NULL), 0);
+    assert_int_equal(run(with, &out, &err), 0);
+    assert_non_null(strstr(out, "t=18103 job 200 (fifo, partitioned): tenant tenant00, 16 GPUs, running\n"
+                                "  order: started in its turn (first in, first out (submit time)); fifo never preempts"));
+    assert_non_null(strstr(out, "job 200 (fifo, partitioned): done\n"));
+    assert_non_null(strstr(out, "job 200 (deepshare, partitioned): tenant tenant00, 16 GPUs, pending\n  tenant: quota 88 GPUs"));
+    assert_non_null(strstr(out, "so it can only borrow as best effort (BE cap 352 = m 4 x quota;"));
+    assert_non_null(strstr(out, "job 200 (deepshare, partitioned): done\n"));
+    /* the summary JSON that follows is the run's without --explain */
+    const char *json = strstr(out, "\n[");
+    assert_non_null(json);
+    assert_string_equal(json + 1, plain);
+    free(out);
+    free(err);
+    free(plain);
+    expect_usage_error("simulate --policy fifo --synth-jobs 50 --explain 999999", "--explain: no job with id '999999'");
+}
+
 static void compare_files(const char *a, const char *b)
 {
     size_t na, nb;
@@ -263,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_bad_usage),
         cmocka_unit_test(test_bad_trace_message),
         cmocka_unit_test(test_help_mentions_every_flag),
+        cmocka_unit_test(test_simulate_explain),
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_main_job_verdict),
     };

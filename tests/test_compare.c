@@ -535,6 +535,47 @@ static void test_suite(void **st)
     free(err);
 }
 
+/* The ITP workloads (../shared/data/itp, MIT): skipped with a message naming the missing file when absent;
+ * when present, itp-slice runs every listed policy in both modes over all 15,536 jobs with the invariants
+ * checked on every pass, and is judged like the other workloads. */
+static void test_suite_itp(void **st)
+{
+    (void)st;
+    char args[4096], *out = NULL, *err = NULL;
+    snprintf(args, sizeof args, "suite --workloads itp,itp-slice --data /nonexistent --no-plots --quiet --out '%s/suite-noitp'",
+             tmpdir);
+    assert_int_equal(run(args, &out, &err), 0);
+    assert_non_null(strstr(err, "itp: skipped: /nonexistent/itp/itp_jobs.csv"));
+    assert_non_null(strstr(err, "itp-slice: skipped"));
+    free(out);
+    free(err);
+    const char *jobs = tu_data("itp/itp_jobs_slice.csv");
+    if (!jobs) {
+        fprintf(stderr, "note: itp-slice not run: no itp/ under DS_DATA_DIR\n");
+        skip();
+    }
+    char data[1024];
+    snprintf(data, sizeof data, "%.*s", (int)(strlen(jobs) - strlen("/itp/itp_jobs_slice.csv")), jobs);
+    snprintf(args, sizeof args, "suite --workloads itp-slice --predictor oracle --policies qssf,tiresias,deepshare "
+             "--no-plots --check-invariants --jobs 2 --quiet --data '%s' --out '%s/suite-itp'", data, tmpdir);
+    int rc = run(args, &out, &err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "== itp-slice"));
+    assert_non_null(strstr(out, "verdict: GOAL"));
+    json_t *sj = load_json(path_in("suite-itp", "suite.json"));
+    json_t *o = json_array_get(json_object_get(sj, "workloads"), 0);
+    assert_string_equal(json_string_value(json_object_get(o, "name")), "itp-slice");
+    json_t *res = json_object_get(o, "results");
+    assert_int_equal(json_array_size(res), 6);
+    for (size_t i = 0; i < json_array_size(res); i++)
+        assert_int_equal(json_integer_value(json_object_get(json_array_get(res, i), "jobs")), 15536);
+    assert_true(json_is_true(json_object_get(json_object_get(o, "verdict"), "judged")));
+    json_decref(sj);
+    free(out);
+    free(err);
+}
+
 int main(void)
 {
     if (!bin()) {
@@ -550,6 +591,7 @@ int main(void)
         cmocka_unit_test(test_sweep),
         cmocka_unit_test(test_bad_usage),
         cmocka_unit_test(test_suite),
+        cmocka_unit_test(test_suite_itp),
         cmocka_unit_test(test_estimates_source),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

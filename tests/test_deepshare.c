@@ -966,6 +966,51 @@ static void test_invariants_venus(void **st)
     ds_trace_free(&t);
 }
 
+/* What explain says comes from the policy's own parameters: the BE cap is m x quota with the m the
+ * policy applies (4 by default), and theta and the band are the policy's. A (quota 2) runs a 2-GPU G
+ * job and a 6-GPU BE job; its 4-GPU job would bring its BE GPUs to 10: over the default cap of 8, within
+ * a cap of 10 with m = 5. */
+static char *explain_of(const char *params, int32_t job)
+{
+    ds_trace_t t;
+    tu_trace(&t, "A:2 B:8", "1 B 8 0 1000; 2 A 2 0 1000; 3 A 6 0 1000; 4 A 4 0 1000");
+    void *cfg = params ? cfg_with(params) : NULL;
+    ds_engine_t *e = engine_for(&t, 8, cfg);
+    for (int32_t j = 0; j < t.njobs; j++) ds_engine_arrive(e, j, 0);
+    ds_engine_schedule(e, 0, 1);
+    assert_int_equal(e->js[2].status, DS_JS_RUNNING);
+    assert_int_equal(e->js[2].klass, DS_CLASS_BE);
+    ds_buf_t b = {0};
+    e->ops->explain(e, e->pstate, job, 0, &b);
+    char *x = ds_bdone(&b);
+    print_message("%s", x);
+    ds_engine_destroy(e);
+    if (cfg) ops()->config_free(cfg);
+    ds_trace_free(&t);
+    return x;
+}
+
+static void test_explain_true_parameters(void **st)
+{
+    (void)st;
+    char *x = explain_of(NULL, 3);
+    assert_non_null(strstr(x, "  quota: over its quota and its BE cap (BE held or claimed ahead of it 6 + 4 > BE cap 8 = m 4 x quota 2)"));
+    assert_non_null(strstr(x, "smoothed 0.00 (under-served, theta 0.95), band 0 of width 0.05"));
+    free(x);
+    x = explain_of("m=5,theta=0.9,band=0.1", 3);
+    assert_non_null(strstr(x, "so it can only borrow as best effort (BE cap 10 = m 5 x quota; 6 held or claimed ahead of it)"));
+    assert_non_null(strstr(x, "  no fit: no node has 4 free GPUs"));
+    assert_non_null(strstr(x, "  preemption: none, best-effort work never preempts"));
+    assert_non_null(strstr(x, "(under-served, theta 0.90), band 0 of width 0.1\n"));
+    free(x);
+    x = explain_of(NULL, 2);
+    assert_non_null(strstr(x, "  class: runs as best effort (BE): borrowing beyond its tenant's quota"));
+    free(x);
+    x = explain_of(NULL, 1);
+    assert_non_null(strstr(x, "  class: runs as guaranteed (G), within its tenant's quota: never preempted"));
+    free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -992,6 +1037,7 @@ int main(void)
         cmocka_unit_test(test_workload_knobs),
         cmocka_unit_test(test_invariants_synthetic),
         cmocka_unit_test(test_invariants_venus),
+        cmocka_unit_test(test_explain_true_parameters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,8 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "deepshare/policy.h"
@@ -162,9 +164,49 @@ static void test_bookkeeping_mismatch(void **st)
  * work). Turned off wherever a policy has them: the invariants are those of the clean model. */
 static const char *const quirks[][2] = {{"lucid-reference", "0"}, {"tiresias-finish-lag", "0"}};
 
+/* After every pass, the policy explains a few jobs (ops->explain): a rotating one and the head of its
+ * pending order. Each account is lines "  topic: text\n", a pending or running job gets at least one. */
+typedef struct explain_probe {
+    int64_t passes, explained;
+    char bad[300];
+} explain_probe_t;
+
+static void explain_one(const ds_engine_t *e, int32_t j, int64_t now, explain_probe_t *x)
+{
+    int st = ds_engine_job(e, j)->status;
+    if (st != DS_JS_PENDING && st != DS_JS_RUNNING) return;
+    ds_buf_t b = {0};
+    e->ops->explain(e, e->pstate, j, now, &b);
+    char *text = ds_bdone(&b);
+    x->explained++;
+    int lines = 0;
+    for (const char *l = text; *l && !x->bad[0];) {
+        const char *nl = strchr(l, '\n'), *colon = strchr(l, ':');
+        if (!nl || strncmp(l, "  ", 2) || l[2] == ' ' || !colon || colon > nl)
+            snprintf(x->bad, sizeof x->bad, "%s: job %d at %lld: not a '  topic: text' line: %.200s", e->ops->name, j,
+                     (long long)now, l);
+        lines++;
+        l = nl ? nl + 1 : l + strlen(l);
+    }
+    if (!lines && !x->bad[0]) snprintf(x->bad, sizeof x->bad, "%s: job %d at %lld: no explanation", e->ops->name, j, (long long)now);
+    free(text);
+}
+
+static void explain_pass(void *ctx, const ds_engine_t *e, int64_t now)
+{
+    explain_probe_t *x = ctx;
+    int32_t head;
+    x->passes++;
+    explain_one(e, (int32_t)((x->passes * 7919) % e->trace->njobs), now, x);
+    if (ds_engine_pending_order(e, &head, 1) > 0) explain_one(e, head, now, x);
+}
+
 /* Runs one policy with invariants checked after every pass and a utilization window that covers the
- * whole run, then checks what must hold of any finished run, by the policy's declared properties. */
-static void run_and_check(const ds_trace_t *t, const ds_policy_ops_t *ops, ds_mode_t mode, const char *what)
+ * whole run, then checks what must hold of any finished run, by the policy's declared properties. With
+ * explain set, the policy explains jobs after every pass, and the schedule must be the one of the run
+ * without (explaining is read-only). */
+static void run_and_check_ex(const ds_trace_t *t, const ds_policy_ops_t *ops, ds_mode_t mode, const char *what,
+                             int explain)
 {
     ds_sim_config_t c;
     ds_sim_config_default(&c);
@@ -185,8 +227,23 @@ static void run_and_check(const ds_trace_t *t, const ds_policy_ops_t *ops, ds_mo
     ds_error_t err;
     ds_error_clear(&err);
     int rc = ds_sim_run(t, &c, &r, &err);
-    if (pc && ops->config_free) ops->config_free(pc);
     if (rc) fail_msg("%s on %s: %s", ops->name, what, err.msg);
+    if (explain) {
+        assert_non_null(ops->explain);
+        explain_probe_t x = {0};
+        c.after_pass = explain_pass;
+        c.after_pass_ctx = &x;
+        ds_sim_result_t r2;
+        rc = ds_sim_run(t, &c, &r2, &err);
+        if (rc) fail_msg("%s on %s with explain: %s", ops->name, what, err.msg);
+        if (x.bad[0]) fail_msg("%s", x.bad);
+        assert_true(x.explained > 0);
+        for (int32_t j = 0; j < t->njobs; j++)
+            if (r.start[j] != r2.start[j] || r.end[j] != r2.end[j])
+                fail_msg("%s on %s: explaining changed job %d's schedule", ops->name, what, j);
+        ds_sim_result_free(&r2);
+    }
+    if (pc && ops->config_free) ops->config_free(pc);
     assert_int_equal(r.jobs, t->njobs);
     double gpu_run = 0, gpu_work = 0;
     int64_t pre = 0;
@@ -231,6 +288,11 @@ static void run_and_check(const ds_trace_t *t, const ds_policy_ops_t *ops, ds_mo
     ds_sim_result_free(&r);
 }
 
+static void run_and_check(const ds_trace_t *t, const ds_policy_ops_t *ops, ds_mode_t mode, const char *what)
+{
+    run_and_check_ex(t, ops, mode, what, 0);
+}
+
 /* The runs each whole-trace test expects, by name: a policy that drops out of the registry, or one
  * added without being listed here, fails the test instead of going unchecked. */
 static const char *const all_policies[] = {"fifo", "sjf", "qssf", "tiresias", "lucid", "deepshare", NULL};
@@ -261,8 +323,8 @@ static void test_all_policies_synthetic(void **st)
     /* 12 runs: every policy in both modes */
     assert_registry_is(all_policies);
     for (int i = 0; all_policies[i]; i++) {
-        run_and_check(&t, ds_policy_find(all_policies[i]), DS_MODE_PARTITIONED, "synthetic/partitioned");
-        run_and_check(&t, ds_policy_find(all_policies[i]), DS_MODE_POOLED, "synthetic/pooled");
+        run_and_check_ex(&t, ds_policy_find(all_policies[i]), DS_MODE_PARTITIONED, "synthetic/partitioned", 1);
+        run_and_check_ex(&t, ds_policy_find(all_policies[i]), DS_MODE_POOLED, "synthetic/pooled", 1);
     }
     ds_trace_free(&t);
 }

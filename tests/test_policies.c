@@ -1,6 +1,7 @@
 /* test_policies.c: baseline policies on small hand-made traces whose schedules are worked out by hand. */
 #include "testutil.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "deepshare/policy.h"
@@ -338,6 +339,36 @@ static void test_job_too_big(void **st)
     ds_trace_free(&t);
 }
 
+/* FIFO explains a waiting job by its own rule: its place in the queue and the head that blocks it, with
+ * none of DeepShare's words (classes, caps). */
+static void test_fifo_explain(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:8", "1 A 6 0 100; 2 A 4 1 50; 3 A 1 2 10");
+    ds_engine_t *e = engine_for(&t, 1);
+    ds_engine_schedule(e, 2, 0);
+    assert_int_equal(e->js[0].status, DS_JS_RUNNING);
+    ds_buf_t b = {0};
+    e->ops->explain(e, e->pstate, 2, 2, &b);
+    char *x = ds_bdone(&b);
+    print_message("%s", x);
+    assert_non_null(strstr(x, "  order: first in, first out (submit time); 2 of 2 waiting\n"));
+    assert_non_null(strstr(x, "  blocked: job 2 (4 GPUs) heads the queue and does not fit yet: fifo starts no job past"));
+    assert_non_null(strstr(x, "  fit: 1 node could take it now"));
+    assert_null(strstr(x, "BE"));
+    assert_null(strstr(x, "cap"));
+    assert_null(strstr(x, "guaranteed"));
+    free(x);
+    e->ops->explain(e, e->pstate, 1, 2, &b);
+    x = ds_bdone(&b);
+    assert_non_null(strstr(x, "  head: it is next"));
+    assert_non_null(strstr(x, "  no fit: no node has 4 free GPUs with room for"));
+    free(x);
+    ds_engine_destroy(e);
+    ds_trace_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_multi_node_placement),
         cmocka_unit_test(test_cpu_aware_placement),
         cmocka_unit_test(test_job_too_big),
+        cmocka_unit_test(test_fifo_explain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -202,6 +202,62 @@ static void test_rebuild_adopts(void **state)
     assert_int_equal(fs_calls(FS_DISPATCH), 1); /* nothing more to start */
 }
 
+/* /explain speaks the policy's own words from its state and the parameters it applies (ops->explain):
+ * with no policy.m line the BE cap is DeepShare's default 4 x quota (the daemon once assumed 1 x), with
+ * policy.m = 0.5 it is half the quota; under fifo there is no G, BE or cap, only its queue. Tenant a
+ * (quota 2) holds its quota as G and one GPU as BE; its next one-GPU job can only borrow, and no GPU is
+ * free. */
+static void explain_cluster(void)
+{
+    running_on(1, "a", "prod", "G", 0);
+    running_on(2, "a", "prod", "G", 1);
+    running_on(3, "a", "batch", "BE", 2);
+    running_on(4, "b", "prod", "G", 3);
+    fs_add_job(5, "a", "staging", "gpus=1");
+}
+
+static void test_explain_from_policy(void **state)
+{
+    (void)state;
+    explain_cluster();
+    boot("deepshare");
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_int_equal(jstate(5)->status, DS_JS_PENDING);
+    assert_true(explain_has(5, "job 5: tenant a, user ua, 1 GPU, pending under policy deepshare; requeued 0 times\n"));
+    assert_true(explain_has(5, "so it can only borrow as best effort (BE cap 8 = m 4 x quota; 1 held or claimed ahead of it)"));
+    assert_true(explain_has(5, "smoothed 1.00 (served, theta 0.95), band 20 of width 0.05\n"));
+    assert_true(explain_has(5, "  free GPUs per node: n0:0\n"));
+    assert_true(explain_has(3, "  class: runs as best effort (BE)"));
+    assert_true(explain_has(3, "  runs on n0 GPU 2\n"));
+    daemon_teardown(&D);
+    fs_reset();
+    fs_add_node("n0", 32, 4);
+    explain_cluster();
+    boot_param = "m=0.5";
+    boot("deepshare");
+    boot_param = NULL;
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_true(explain_has(5, "over its quota and its BE cap (BE held or claimed ahead of it 1 + 1 > BE cap 1 = m 0.5 x quota 2)"));
+    daemon_teardown(&D);
+    fs_reset();
+    fs_add_node("n0", 32, 4);
+    explain_cluster();
+    boot("fifo");
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_true(explain_has(5, "pending under policy fifo"));
+    assert_true(explain_has(5, "  order: first in, first out (submit time); 1 of 1 waiting\n"));
+    assert_true(explain_has(5, "  no fit: no node has 1 free GPU"));
+    char *x = daemon_explain(&D, 5);
+    assert_null(strstr(x, "BE"));
+    assert_null(strstr(x, "cap"));
+    assert_null(strstr(x, "guaranteed"));
+    assert_null(strstr(x, "QAD"));
+    free(x);
+}
+
 /* Regression: a job pinned to a GPU index at its first start (Slurm 22.05 cannot re-pin) finds that GPU
  * busy. deepshared holds it out of the policy's pass (before, the policy chose it, the daemon took the
  * start back and the GPUs stayed idle for the pass): the job queued behind it gets the free GPUs in the
@@ -944,6 +1000,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_rebuild_adopts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_explain_from_policy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_start_gpus_go_to_next_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pin_busy_held, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pin_busy_moves_to_free_index, setup, teardown),

@@ -34,6 +34,7 @@
 #include <stdio.h>
 
 #include "deepshare/engine.h"
+#include "deepshare/strbuf.h"
 
 /* One named counter a policy reports (e.g. "preempt_reclaim"). */
 typedef struct ds_policy_stat {
@@ -51,7 +52,10 @@ enum {
                                         restart overheads and its finish lag: nothing more on purpose */
     DS_POLICY_NEEDS_ESTIMATES = 1u << 4, /* orders by the trace's duration estimates: a trace without
                                             them is refused */
-    DS_POLICY_TYPED = 1u << 5,     /* runs on a cluster of several GPU types: it places through the engine's
+    DS_POLICY_USES_PREDICTORS = 1u << 5, /* calls e->predictors (the report names the predictor) */
+    DS_POLICY_USES_ESTIMATES = 1u << 6,  /* ranks by job->estimate, and by the runtime predictor where that
+                                            is NAN (the report names where estimates came from) */
+    DS_POLICY_TYPED = 1u << 7,     /* runs on a cluster of several GPU types: it places through the engine's
                                       type rules (ds_engine_find_free*) or its own; without it such a cluster is
                                       refused (docs/heterogeneous.md) */
 };
@@ -127,9 +131,26 @@ typedef struct ds_policy_ops {
      * pending jobs, at most max, in the order the next schedule pass would consider them, and returns how
      * many are pending. Without it the engine lists them in arrival order. Read-only. */
     int32_t (*pending_order)(const ds_engine_t *e, const void *state, int32_t *out, int32_t max);
-    int uses_predictors;     /* 1 when the policy calls e->predictors (the report names the predictor) */
-    int uses_estimates;      /* 1 when it ranks by job->estimate, and by the runtime predictor where that is NAN */
+    /* explain (required of every registered policy; tests/test_policies.c checks it). Callers: the drivers,
+     * to tell a person what the policy makes of one job now: deepshared's /explain and its status page
+     * (deepshare explain), the simulator's --explain JOB. Appends to out lines of the form
+     * "  topic: text\n" (two spaces, a short topic such as order, class, quota, fit, colocation,
+     * preemption), each one fact, read from the policy's own state and configuration -- the parameters it
+     * really applies, never a default the driver assumes: for a pending job why it has not started (its
+     * place in the policy's order, the rule that holds it back, what would let it start), for a running
+     * one how it runs (its class, its partner, what could stop it). The driver writes the first line
+     * (the job, its tenant, its status) and its own facts (node names, Slurm's refusals, holds) after the
+     * policy's; a policy names other jobs by their trace id (e->trace->jobs[j].id), which is Slurm's job
+     * id under deepshared. A job that is not pending or running may get no line. May call the read-only
+     * engine helpers and ds_explain_fit; must not call mutators, change its state or read a clock, so
+     * that explaining never changes a schedule. Read-only (const). */
+    void (*explain)(const ds_engine_t *e, const void *state, int32_t job, int64_t now, ds_buf_t *out);
 } ds_policy_ops_t;
+
+/* Lines of an explanation every policy may use (src/core/explain.c): whether a pending job's GPUs are free
+ * now ("fit: ..." or "no fit: ..."; for a held job "held: ..."), as ds_engine_find_free would find them in
+ * its partition. Returns 1 when it could be placed on free GPUs now. */
+int ds_explain_fit(const ds_engine_t *e, int32_t job, ds_buf_t *out);
 
 const ds_policy_ops_t *ds_policy_find(const char *name);
 /* NULL-terminated list of all registered policies, in display order. */

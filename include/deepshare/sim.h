@@ -26,6 +26,10 @@ typedef struct ds_sim_config {
     uint64_t seed;
     int check_invariants;        /* run ds_engine_check after every scheduling pass */
     int keep_series;             /* record the per-cycle time series */
+    /* Called after every scheduling pass once its decisions are applied (NULL: none), read-only: the CLI's
+     * --explain JOB asks the policy about one job there (ops->explain). */
+    void (*after_pass)(void *ctx, const ds_engine_t *e, int64_t now);
+    void *after_pass_ctx;
 } ds_sim_config_t;
 
 void ds_sim_config_default(ds_sim_config_t *c);

@@ -449,7 +449,7 @@ int ds_cmd_compare(int argc, char **argv)
     for (int i = 0; i < ncmp; i++)
         if (runs[i].ok) {
             meta[nok].trace = trace.source;
-            meta[nok].predictor = runs[i].ops->uses_predictors ? pred.kind : NULL;
+            meta[nok].predictor = (runs[i].ops->props & DS_POLICY_USES_PREDICTORS) ? pred.kind : NULL;
             meta[nok].estimates =
                 ds_run_estimates(runs[i].ops, &trace, pred.kind, wo.estimates, est[nok], sizeof est[nok]);
             ok[nok++] = &runs[i].res;

@@ -236,20 +236,20 @@ int ds_run_one(const ds_trace_t *t, const ds_sim_config_t *sc, ds_run_t *r, ds_e
 int ds_runs_use_predictors(const ds_run_t *runs, int n)
 {
     for (int i = 0; i < n; i++)
-        if (runs[i].ops->uses_predictors || runs[i].ops->uses_estimates) return 1;
+        if (runs[i].ops->props & (DS_POLICY_USES_PREDICTORS | DS_POLICY_USES_ESTIMATES)) return 1;
     return 0;
 }
 
 const char *ds_run_estimates(const ds_policy_ops_t *ops, const ds_trace_t *t, const char *kind, const char *path,
                              char *buf, size_t n)
 {
-    if (!ops->uses_estimates && !ops->uses_predictors) return NULL;
+    if (!(ops->props & (DS_POLICY_USES_ESTIMATES | DS_POLICY_USES_PREDICTORS))) return NULL;
     int32_t have = 0;
     for (int32_t j = 0; j < t->njobs; j++) have += !isnan(t->jobs[j].estimate);
     /* a predicting policy reads the file only through --predictor file */
-    int file = ops->uses_estimates ? have > 0 : !strcmp(kind, "file");
+    int file = (ops->props & DS_POLICY_USES_ESTIMATES) ? have > 0 : !strcmp(kind, "file");
     if (!file) snprintf(buf, n, "%s", kind);
-    else if (ops->uses_estimates && have < t->njobs) snprintf(buf, n, "file:%s+%s", path ? path : "trace", kind);
+    else if ((ops->props & DS_POLICY_USES_ESTIMATES) && have < t->njobs) snprintf(buf, n, "file:%s+%s", path ? path : "trace", kind);
     else snprintf(buf, n, "file:%s", path ? path : "trace");
     return buf;
 }

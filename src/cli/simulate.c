@@ -81,6 +81,9 @@ static void help(FILE *f)
             "  --cycle S           metrics/QAD sampling period in seconds (60)\n"
             "  --window A:B        utilization window in trace seconds (default: whole days around submits)\n"
             "  --check-invariants  verify the invariants (docs/policy.md §7) after every scheduling pass\n"
+            "  --explain JOB       print what each policy makes of the job with trace id JOB (its own words,\n"
+            "                      as deepshared's /explain): after the pass that sees it first, then whenever\n"
+            "                      the reason changes (numbers aside), when it starts and when it ends\n"
             "\n"
             "output:\n"
             "  --json FILE|-       summary JSON (an object for one policy, an array for several)\n"
@@ -96,13 +99,60 @@ static void help(FILE *f)
     }
 }
 
+/* --explain JOB: the policy's account of one job, printed when its wording changes (digits ignored, as
+ * deepshared's log of waits does) or the job changes state. */
+typedef struct explainer {
+    const ds_trace_t *t;
+    int32_t job;             /* trace index, -1 when the id is not in the trace */
+    const char *policy;
+    int mode;
+    uint32_t last;           /* hash of the last text shown, 0 none */
+    int status;              /* status when it was shown */
+} explainer_t;
+
+static uint32_t hash_words(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9') h = (h ^ (uint8_t)*s) * 16777619u;
+    return h ? h : 1;
+}
+
+static void explain_pass(void *ctx, const ds_engine_t *e, int64_t now)
+{
+    explainer_t *x = ctx;
+    if (x->job < 0) return;
+    const ds_jstate_t *js = ds_engine_job(e, x->job);
+    if (js->status != DS_JS_PENDING && js->status != DS_JS_RUNNING) {
+        if (js->status == DS_JS_DONE && x->status != DS_JS_DONE)
+            printf("t=%lld job %lld (%s, %s): done\n", (long long)now, (long long)x->t->jobs[x->job].id, x->policy,
+                   x->mode == DS_MODE_POOLED ? "pooled" : "partitioned");
+        x->status = js->status;
+        return;
+    }
+    ds_buf_t b = {0};
+    e->ops->explain(e, e->pstate, x->job, now, &b);
+    char *text = ds_bdone(&b);
+    uint32_t h = hash_words(text);
+    /* a running job's account changes with every sample; it is shown once, when it starts */
+    if (js->status != x->status || (js->status == DS_JS_PENDING && h != x->last)) {
+        const ds_job_t *job = &x->t->jobs[x->job];
+        printf("t=%lld job %lld (%s, %s): tenant %s, %d GPU%s, %s\n%s", (long long)now, (long long)job->id, x->policy,
+               x->mode == DS_MODE_POOLED ? "pooled" : "partitioned", x->t->tenants[job->tenant].name, job->gpus,
+               job->gpus == 1 ? "" : "s", js->status == DS_JS_RUNNING ? "running" : "pending", text);
+        x->last = h;
+        x->status = js->status;
+    }
+    free(text);
+}
+
 int ds_cmd_simulate(int argc, char **argv)
 {
     ds_workload_opts_t wo;
     ds_workload_opts_default(&wo);
     ds_sim_config_t sc;
     ds_sim_config_default(&sc);
-    const char *policy = "all", *json = NULL, *out = NULL, *config_file = NULL;
+    const char *policy = "all", *json = NULL, *out = NULL, *config_file = NULL, *explain = NULL;
     int tenants = 0, quiet = 0, both = 0;
     /* Policy parameters are applied once the policies are known. */
     const char **pkeys = calloc((size_t)argc + 1, sizeof *pkeys), **pvals = calloc((size_t)argc + 1, sizeof *pvals);
@@ -130,6 +180,7 @@ int ds_cmd_simulate(int argc, char **argv)
         else if (!strcmp(name, "json")) json = val;
         else if (!strcmp(name, "out")) out = val;
         else if (!strcmp(name, "config")) config_file = val;
+        else if (!strcmp(name, "explain")) explain = val;
         else {
             pkeys[np] = strdup(name);
             pvals[np++] = val;
@@ -173,6 +224,22 @@ int ds_cmd_simulate(int argc, char **argv)
     sc.speeds = speeds.nrows ? &speeds : NULL;
     pred.speeds = sc.speeds;
     sc.seed = wo.synth.seed;
+    explainer_t ex = {.t = &trace, .job = -1};
+    if (explain) {
+        char *end;
+        long long id = strtoll(explain, &end, 10);
+        for (int32_t j = 0; !*end && j < trace.njobs && ex.job < 0; j++)
+            if (trace.jobs[j].id == id) ex.job = j;
+        if (ex.job < 0) {
+            fprintf(stderr, "deepshare simulate: --explain: no job with id '%s' in %s\n", explain, trace.source);
+            if (have_coloc) ds_coloc_free(&coloc);
+            ds_trace_free(&trace);
+            rc = 2;
+            goto done;
+        }
+        sc.after_pass = explain_pass;
+        sc.after_pass_ctx = &ex;
+    }
     if (ds_cli_predictors_setup(&pred, &trace, sc.coloc, ds_runs_use_predictors(runs, nruns), &err)) {
         ds_die_error(&err);
         if (have_coloc) ds_coloc_free(&coloc);
@@ -189,6 +256,7 @@ int ds_cmd_simulate(int argc, char **argv)
     for (int i = 0; i < nruns; i++) {
         ds_error_clear(&err);
         if (both) sc.engine.mode = i < nruns / 2 ? DS_MODE_PARTITIONED : DS_MODE_POOLED;
+        ex.policy = runs[i].ops->name, ex.mode = sc.engine.mode, ex.last = 0, ex.status = -1;
         if (ds_run_one(&trace, &sc, &runs[i], &err)) {
             char buf[1200];
             ds_error_format(&err, buf, sizeof buf);
@@ -198,7 +266,7 @@ int ds_cmd_simulate(int argc, char **argv)
             continue;
         }
         meta[nok].trace = trace.source;
-        meta[nok].predictor = runs[i].ops->uses_predictors ? pred.kind : NULL;
+        meta[nok].predictor = (runs[i].ops->props & DS_POLICY_USES_PREDICTORS) ? pred.kind : NULL;
         meta[nok].estimates = ds_run_estimates(runs[i].ops, &trace, pred.kind, wo.estimates, est[nok], sizeof est[nok]);
         ok[nok++] = &runs[i].res;
     }

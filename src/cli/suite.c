@@ -17,20 +17,29 @@
 #define VENUS_T0 13219200LL
 #define VENUS_T1 15465600LL
 
+/* Where a workload's jobs come from. */
+typedef enum { W_SYNTH = 0, W_VENUS, W_ITP } wsource_t;
+
 typedef struct workload {
     const char *name, *what;
-    int venus;             /* needs the Venus files */
+    wsource_t src;         /* W_VENUS: the Venus files (trace, tenants, colocation profile, window, estimates) */
+    const char *jobs, *tenants; /* W_ITP: the files under DATA/itp (ITP has no workload columns, so no profile) */
     double arrival_scale;  /* passed as --arrival-scale when not 1 */
     const char *synth[4];  /* extra generator options */
 } workload_t;
 
 static const workload_t workloads[] = {
-    {"venus", "Venus as given (load 0.89 over its window)", 1, 1.0, {NULL}},
-    {"venus-x1.5", "Venus, every inter-arrival gap divided by 1.5", 1, 1.5, {NULL}},
-    {"synthetic", "the built-in synthetic workload (load 1.0)", 0, 1.0, {NULL}},
-    {"noisy-neighbour", "synthetic; the smallest tenant offers 4x its quota in bursts, the others 0.8x", 0, 1.0,
-     {"--synth-noisy", "4", NULL}},
-    {"large-jobs", "synthetic; a third of GPU-time in jobs of 16-64 GPUs", 0, 1.0, {"--synth-large-share", "0.33", NULL}},
+    {"venus", "Venus as given (load 0.89 over its window)", W_VENUS, NULL, NULL, 1.0, {NULL}},
+    {"venus-x1.5", "Venus, every inter-arrival gap divided by 1.5", W_VENUS, NULL, NULL, 1.5, {NULL}},
+    {"itp", "Microsoft ITP, 60 days, 10 clusters as tenants (load 0.85; part-time tenants)", W_ITP, "itp_jobs.csv",
+     "itp_tenants.csv", 1.0, {NULL}},
+    {"itp-slice", "Microsoft ITP, days 28-42, when all ten tenants submit (load 0.85)", W_ITP, "itp_jobs_slice.csv",
+     "itp_tenants_slice.csv", 1.0, {NULL}},
+    {"synthetic", "the built-in synthetic workload (load 1.0)", W_SYNTH, NULL, NULL, 1.0, {NULL}},
+    {"noisy-neighbour", "synthetic; the smallest tenant offers 4x its quota in bursts, the others 0.8x", W_SYNTH, NULL,
+     NULL, 1.0, {"--synth-noisy", "4", NULL}},
+    {"large-jobs", "synthetic; a third of GPU-time in jobs of 16-64 GPUs", W_SYNTH, NULL, NULL, 1.0,
+     {"--synth-large-share", "0.33", NULL}},
 };
 #define NWORK ((int)(sizeof workloads / sizeof workloads[0]))
 
@@ -60,8 +69,10 @@ static void help(FILE *f)
             "                      oracle (true durations for all) or file (the trace's own estimates for all:\n"
             "                      the generator's noisy ones, Venus_Sept_ebm_weekly_updated.csv on Venus).\n"
             "                      SJF orders by true durations in every variant (its definition).\n"
-            "  --data DIR          the shared data folder with venus/ and colocation/ (default $DS_DATA_DIR or\n"
-            "                      ../shared/data); Venus workloads are skipped with a message when absent\n"
+            "  --data DIR          the shared data folder with venus/, colocation/ and itp/ (default\n"
+            "                      $DS_DATA_DIR or ../shared/data); a workload whose files are absent is\n"
+            "                      skipped with a message; the ITP workloads also with --predictor file\n"
+            "                      (the trace carries no estimates)\n"
             "  --workloads LIST    comma-separated subset of the workloads above (default: all)\n"
             "  --policies LIST     policies to run (default all)\n"
             "  --jobs N            simulations in parallel threads per report (1)\n"
@@ -189,6 +200,16 @@ int ds_cmd_suite(int argc, char **argv)
     snprintf(coloc, sizeof coloc, "%s/colocation/colocate_info.csv", data);
     snprintf(est, sizeof est, "%s/estimates/Venus_Sept_ebm_weekly_updated.csv", data);
     int have_venus = file_exists(venus) && file_exists(vc) && file_exists(coloc);
+    char itp_jobs[NWORK][1200], itp_ten[NWORK][1200];
+    int have[NWORK];
+    for (int w = 0; w < NWORK; w++) {
+        const workload_t *W = &workloads[w];
+        have[w] = W->src == W_SYNTH || (W->src == W_VENUS && have_venus);
+        if (W->src != W_ITP) continue;
+        snprintf(itp_jobs[w], sizeof itp_jobs[w], "%s/itp/%s", data, W->jobs);
+        snprintf(itp_ten[w], sizeof itp_ten[w], "%s/itp/%s", data, W->tenants);
+        have[w] = file_exists(itp_jobs[w]) && file_exists(itp_ten[w]) && strcmp(pred, "file");
+    }
     if (make_dir(out)) return 1;
 
     struct timespec t0, t1;
@@ -209,9 +230,16 @@ int ds_cmd_suite(int argc, char **argv)
     for (int w = 0; w < NWORK; w++) {
         const workload_t *W = &workloads[w];
         if (!listed(only, W->name)) continue;
-        if (W->venus && !have_venus) {
-            fprintf(stderr, "deepshare suite: %s: skipped: the Venus files are not under %s (give --data DIR)\n",
-                    W->name, data);
+        if (!have[w]) {
+            if (W->src == W_VENUS)
+                fprintf(stderr, "deepshare suite: %s: skipped: the Venus files are not under %s (give --data DIR)\n",
+                        W->name, data);
+            else if (!strcmp(pred, "file"))
+                fprintf(stderr, "deepshare suite: %s: skipped: the ITP trace has no runtime estimates for --predictor file\n",
+                        W->name);
+            else
+                fprintf(stderr, "deepshare suite: %s: skipped: %s or %s is absent (give --data DIR)\n", W->name,
+                        itp_jobs[w], itp_ten[w]);
             continue;
         }
         char wdir[1300];
@@ -236,7 +264,11 @@ int ds_cmd_suite(int argc, char **argv)
             av[ac++] = "--jobs", av[ac++] = nj;
             if (!plots) av[ac++] = "--no-plots";
             if (check) av[ac++] = "--check-invariants";
-            if (W->venus) {
+            if (W->src == W_ITP) {
+                av[ac++] = "--trace", av[ac++] = itp_jobs[w];
+                av[ac++] = "--vc-config", av[ac++] = itp_ten[w];
+            }
+            if (W->src == W_VENUS) {
                 av[ac++] = "--trace", av[ac++] = venus;
                 av[ac++] = "--vc-config", av[ac++] = vc;
                 av[ac++] = "--coloc", av[ac++] = coloc;
@@ -252,7 +284,7 @@ int ds_cmd_suite(int argc, char **argv)
             }
             for (int k = 0; W->synth[k]; k++) av[ac++] = W->synth[k];
             /* parity: with model or oracle nobody reads the generator's noisy estimates */
-            if (strcmp(pred, "file") && !W->venus) av[ac++] = "--trace-estimates", av[ac++] = "drop";
+            if (strcmp(pred, "file") && W->src != W_VENUS) av[ac++] = "--trace-estimates", av[ac++] = "drop";
             av[ac] = NULL;
             if (!quiet) fprintf(stderr, "suite: %s, %s\n", W->name, pooled ? "pooled" : "partitioned");
             int rc = ds_cmd_compare(ac, (char **)av);
@@ -343,7 +375,7 @@ int ds_cmd_suite(int argc, char **argv)
                    "<h1>Benchmark suite</h1>\n<p>Runtimes from: %s. Table and verdicts: <a href=\"suite.md\">suite.md</a>, "
                    "<a href=\"suite.json\">suite.json</a>.</p>\n<ul>\n", pred);
         for (int w = 0; w < NWORK; w++)
-            if (listed(only, workloads[w].name) && (!workloads[w].venus || have_venus))
+            if (listed(only, workloads[w].name) && have[w])
                 fprintf(h, "<li>%s: <a href=\"%s/partitioned/index.html\">partitioned</a>, "
                            "<a href=\"%s/pooled/index.html\">pooled</a></li>\n",
                         workloads[w].name, workloads[w].name, workloads[w].name);

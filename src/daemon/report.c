@@ -8,15 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Policy parameter as set in the config, or the given default. */
-static double pparam(const daemon_t *d, const char *key, double def)
-{
-    for (int i = 0; i < d->cfg.nparams; i++)
-        if (!strcmp(d->cfg.pkeys[i], key)) return atof(d->cfg.pvals[i]);
-    return def;
-}
-
-double daemon_theta(const daemon_t *d) { return pparam(d, "theta", d->cfg.qad_theta); }
+/* The compliance threshold of the reported QAD (qad_theta), as the simulator's: a daemon figure. The policy
+ * applies its own parameters and says so in its explanations (ops->explain). */
+double daemon_theta(const daemon_t *d) { return d->cfg.qad_theta; }
 
 /* Submit-to-running bucket bounds, seconds: Slurm's clock has 1 s resolution. */
 static const double s2r_bounds[D_S2R_BUCKETS] = {0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600};
@@ -67,34 +61,34 @@ static double quantile(const double *v, int64_t total, double q)
 }
 
 /* One metric's HELP and TYPE lines. */
-static void head(buf_t *b, const char *name, const char *type, const char *help)
+static void head(ds_buf_t *b, const char *name, const char *type, const char *help)
 {
-    bprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    ds_bprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void counter(buf_t *b, const char *name, const char *help, int64_t v)
+static void counter(ds_buf_t *b, const char *name, const char *help, int64_t v)
 {
     head(b, name, "counter", help);
-    bprintf(b, "%s %lld\n", name, (long long)v);
+    ds_bprintf(b, "%s %lld\n", name, (long long)v);
 }
 
-static void histogram(buf_t *b, const char *name, const char *help, const double *bounds, const int64_t *count,
+static void histogram(ds_buf_t *b, const char *name, const char *help, const double *bounds, const int64_t *count,
                       int nb, double sum)
 {
     head(b, name, "histogram", help);
     int64_t cum = 0;
     for (int i = 0; i < nb; i++) {
         cum += count[i];
-        bprintf(b, "%s_bucket{le=\"%g\"} %lld\n", name, bounds[i], (long long)cum);
+        ds_bprintf(b, "%s_bucket{le=\"%g\"} %lld\n", name, bounds[i], (long long)cum);
     }
     cum += count[nb];
-    bprintf(b, "%s_bucket{le=\"+Inf\"} %lld\n%s_sum %.9g\n%s_count %lld\n", name, (long long)cum, name, sum, name,
+    ds_bprintf(b, "%s_bucket{le=\"+Inf\"} %lld\n%s_sum %.9g\n%s_count %lld\n", name, (long long)cum, name, sum, name,
             (long long)cum);
 }
 
 /* A summary whose quantiles cover the last D_SAMPLES observations (as client libraries' sliding windows)
  * and whose sum and count cover all of them. */
-static void summary(buf_t *b, const char *name, const char *help, const double *samples, int64_t n, double sum,
+static void summary(ds_buf_t *b, const char *name, const char *help, const double *samples, int64_t n, double sum,
                     int64_t count)
 {
     head(b, name, "summary", help);
@@ -102,10 +96,10 @@ static void summary(buf_t *b, const char *name, const char *help, const double *
     for (int i = 0; i < 2; i++) {
         double v = quantile(samples, n, qs[i]);
         /* the exposition format spells it NaN (no observation yet) */
-        if (isnan(v)) bprintf(b, "%s{quantile=\"%g\"} NaN\n", name, qs[i]);
-        else bprintf(b, "%s{quantile=\"%g\"} %g\n", name, qs[i], v);
+        if (isnan(v)) ds_bprintf(b, "%s{quantile=\"%g\"} NaN\n", name, qs[i]);
+        else ds_bprintf(b, "%s{quantile=\"%g\"} %g\n", name, qs[i], v);
     }
-    bprintf(b, "%s_sum %.9g\n%s_count %lld\n", name, sum, name, (long long)count);
+    ds_bprintf(b, "%s_sum %.9g\n%s_count %lld\n", name, sum, name, (long long)count);
 }
 
 /* Prometheus names (docs/deepshared.md lists them, and the renames): base units in the name (_seconds,
@@ -113,18 +107,18 @@ static void summary(buf_t *b, const char *name, const char *help, const double *
  * labels. 'promtool check metrics' lints this text in tests/e2e_slurm.sh. */
 char *daemon_metrics(daemon_t *d)
 {
-    buf_t b = {0};
+    ds_buf_t b = {0};
     const ds_engine_t *e = d->e;
     fold_s2r(d);
     head(&b, "deepshare_build_info", "gauge", "deepshared's version.");
-    bprintf(&b, "deepshare_build_info{version=\"%s\"} 1\n", DS_VERSION);
+    ds_bprintf(&b, "deepshare_build_info{version=\"%s\"} 1\n", DS_VERSION);
     head(&b, "deepshare_policy_info", "gauge", "The scheduling policy.");
-    bprintf(&b, "deepshare_policy_info{policy=\"%s\"} 1\n", d->ops->name);
+    ds_bprintf(&b, "deepshare_policy_info{policy=\"%s\"} 1\n", d->ops->name);
     head(&b, "deepshare_slurmctld_up", "gauge", "1 while slurmctld answers, 0 while the daemon retries.");
-    bprintf(&b, "deepshare_slurmctld_up %d\n", d->slurm_up);
+    ds_bprintf(&b, "deepshare_slurmctld_up %d\n", d->slurm_up);
     head(&b, "deepshare_qad_threshold_ratio", "gauge",
-         "Smoothed policy QAD under which a tenant is under-served (policy.theta, else qad_theta).");
-    bprintf(&b, "deepshare_qad_threshold_ratio %g\n", pparam(d, "theta", d->cfg.qad_theta));
+         "Smoothed reported QAD under which a tenant counts as not compliant (qad_theta).");
+    ds_bprintf(&b, "deepshare_qad_threshold_ratio %g\n", daemon_theta(d));
     int nt = d->cfg.ntenants;
     int64_t unused = 0, borrowed = 0;
     for (int i = 0; e && i < nt; i++) {
@@ -138,7 +132,7 @@ char *daemon_metrics(daemon_t *d)
                                         "qad_reported_smoothed_ratio"};
     static const char *const help[] = {
         "Quota Assurance Degree this cycle counting guaranteed (G) GPUs only: the policy's signal.",
-        "Policy QAD smoothed over cycles (qad_lambda); under-served below deepshare_qad_threshold_ratio.",
+        "G-only QAD smoothed over cycles with qad_lambda (the policy keeps its own smoothing: /explain).",
         "GPUs held by the tenant's guaranteed (G) jobs.", "GPUs held by the tenant's best-effort (BE) jobs.",
         "Unused quota GPUs that other tenants borrow (shared in proportion to unused quota).",
         "GPUs held beyond quota.", "GPUs asked by pending jobs.", "Quota in GPUs.",
@@ -166,25 +160,25 @@ char *daemon_metrics(daemon_t *d)
             case 10: v = d->ten[i].Qr; break;
             case 11: v = d->ten[i].Sr; break;
             }
-            bprintf(&b, "%s{tenant=\"%s\"} %g\n", name, d->cfg.tenants[i].name, v);
+            ds_bprintf(&b, "%s{tenant=\"%s\"} %g\n", name, d->cfg.tenants[i].name, v);
         }
     }
     int64_t busy = 0, shared = 0;
     for (int32_t g = 0; e && g < e->ngpus; g++) busy += e->gpus[g].nres > 0, shared += e->gpus[g].nres > 1;
     head(&b, "deepshare_gpus", "gauge", "GPUs of the cluster by state (total, busy: holding a job, shared: two).");
-    bprintf(&b, "deepshare_gpus{state=\"total\"} %d\ndeepshare_gpus{state=\"busy\"} %lld\ndeepshare_gpus{state=\"shared\"} %lld\n",
+    ds_bprintf(&b, "deepshare_gpus{state=\"total\"} %d\ndeepshare_gpus{state=\"busy\"} %lld\ndeepshare_gpus{state=\"shared\"} %lld\n",
             e ? e->ngpus : 0, (long long)busy, (long long)shared);
     head(&b, "deepshare_gpus_shardless", "gauge",
          "GPUs Slurm reports with fewer than 2 shards (lost in a slurmctld restart): no shard job is placed there.");
-    bprintf(&b, "deepshare_gpus_shardless %d\n", d->nshardless);
+    ds_bprintf(&b, "deepshare_gpus_shardless %d\n", d->nshardless);
     head(&b, "deepshare_gpus_leftover_shards", "gauge",
          "GPUs where Slurm counts shards allocated to no job (after a slurmctld restart): no job goes there.");
-    bprintf(&b, "deepshare_gpus_leftover_shards %d\n", d->nleftover);
+    ds_bprintf(&b, "deepshare_gpus_leftover_shards %d\n", d->nleftover);
     if (d->nshardless) {
         head(&b, "deepshare_gpu_shardless", "gauge", "1 for each GPU that lost its shards, by node and GPU type.");
         for (int i = 0; i < d->nnodes * d->gpn; i++)
             if (d->shardless[i])
-                bprintf(&b, "deepshare_gpu_shardless{node=\"%s\",gpu=\"g%d\"} 1\n", d->nodes[i / d->gpn].name, i % d->gpn);
+                ds_bprintf(&b, "deepshare_gpu_shardless{node=\"%s\",gpu=\"g%d\"} 1\n", d->nodes[i / d->gpn].name, i % d->gpn);
     }
     counter(&b, "deepshare_dispatch_bounces_total",
             "Dispatches taken back to staging without a start (past dispatch_timeout, onto lost shards or a held GPU).",
@@ -211,10 +205,10 @@ char *daemon_metrics(daemon_t *d)
     head(&b, "deepshare_jobs_held", "gauge",
          "Pending jobs deepshared cannot start yet (requeued seconds ago; pinned GPU indices busy), kept out of "
          "the policy's pass.");
-    bprintf(&b, "deepshare_jobs_held %d\n", d->nheld);
+    ds_bprintf(&b, "deepshare_jobs_held %d\n", d->nheld);
     counter(&b, "deepshare_cycles_total", "Periodic cycles run (QAD update, promotion, reclaim).", d->cycles);
     head(&b, "deepshare_journal_records", "gauge", "Finished jobs in the journal the runtime predictor learns from.");
-    bprintf(&b, "deepshare_journal_records %lld\n", (long long)d->hist.records);
+    ds_bprintf(&b, "deepshare_journal_records %lld\n", (long long)d->hist.records);
     histogram(&b, "deepshare_pass_latency_seconds", "Time of one pass: read Slurm, run the engine, apply.",
               d->lat_bounds, d->lat_count, D_LAT_BUCKETS, d->lat_sum);
     summary(&b, "deepshare_pass_latency_recent_seconds",
@@ -230,7 +224,7 @@ char *daemon_metrics(daemon_t *d)
         ds_policy_stat_t st[64];
         int n = d->ops->stats(e, e->pstate, st, 64);
         head(&b, "deepshare_policy_stat", "gauge", "The policy's own counters since the last rebuild.");
-        for (int i = 0; i < n; i++) bprintf(&b, "deepshare_policy_stat{name=\"%s\"} %g\n", st[i].name, st[i].value);
+        for (int i = 0; i < n; i++) ds_bprintf(&b, "deepshare_policy_stat{name=\"%s\"} %g\n", st[i].name, st[i].value);
     }
     return b.s;
 }
@@ -241,119 +235,72 @@ static const char *status_name(int s)
     return s >= 0 && s <= 3 ? n[s] : "?";
 }
 
-char *daemon_explain(daemon_t *d, uint32_t id)
+/* deepshared's own facts about a job it schedules, after the policy's (Slurm-side: where it runs, the GPUs
+ * Slurm will not take it on, notes of dispatches taken back). */
+static void slurm_facts(daemon_t *d, int32_t j, ds_buf_t *b)
 {
-    int32_t j = daemon_slot_of(d, id);
-    buf_t b = {0};
     const ds_engine_t *e = d->e;
-    if (j < 0 || !e) {
-        for (int i = 0; i < d->nsj; i++) {
-            if (d->sj[i].id != id) continue;
-            bprintf(&b, "job %u: not scheduled by deepshared: Slurm state %s in partition '%s', account '%s'.\n", id,
-                    d->sj[i].state == SL_PENDING ? "pending" : d->sj[i].state == SL_RUNNING ? "running" : "ended",
-                    d->sj[i].partition, d->sj[i].account);
-            if (ds_trace_find_tenant(&d->trace, d->sj[i].account) < 0)
-                bprintf(&b, "  account '%s' is not a tenant in %s.\n", d->sj[i].account, d->cfg.path);
-            if (strcmp(d->sj[i].partition, d->cfg.staging))
-                bprintf(&b, "  deepshared schedules jobs submitted to partition '%s'.\n", d->cfg.staging);
-            return b.s;
-        }
-        return NULL;
-    }
     const ds_job_t *job = &d->trace.jobs[j];
     const ds_jstate_t *js = &e->js[j];
-    int t = job->tenant;
-    int q = d->cfg.tenants[t].quota;
-    int64_t A = e->tenant_g_gpus[t], BE = e->tenant_be_gpus[t], P = e->tenant_pending_gpus[t];
-    double theta = pparam(d, "theta", d->cfg.qad_theta);
-    bprintf(&b, "job %u: tenant %s, user %s, %d GPU%s, %s%s\n", id, d->trace.tenants[t].name,
-            job->user >= 0 ? d->trace.users.s[job->user] : "?", job->gpus, job->gpus == 1 ? "" : "s",
-            status_name(js->status),
-            js->status == DS_JS_RUNNING ? (js->klass == DS_CLASS_BE ? " as best effort (BE)" : " as guaranteed (G)") : "");
-    bprintf(&b, "  predicted run time %.0f s (learned from %lld finished jobs); requeued %d time%s\n",
-            hist_predict(&d->hist, d->trace.tenants[t].name, job->user >= 0 ? d->trace.users.s[job->user] : ""),
-            (long long)d->hist.records, js->preemptions, js->preemptions == 1 ? "" : "s");
-    bprintf(&b, "  tenant: quota %d GPUs, G %lld, BE %lld, pending %lld; QAD %.2f, smoothed %.2f (%s, threshold %.2f), band %d\n",
-            q, (long long)A, (long long)BE, (long long)P, d->ten[t].Q, d->ten[t].S,
-            d->ten[t].S < theta ? "under-served" : "served", theta, (int)floor(d->ten[t].S / 0.05));
     if (js->status == DS_JS_RUNNING) {
         const int32_t *g = &e->jgpus[e->jgpu_off[j]];
         int32_t node = e->gpus[g[0]].node;
-        bprintf(&b, "  runs on %s GPU", d->nodes[node].name);
-        for (int32_t i = 0; i < js->nplaced; i++) bprintf(&b, " %d", g[i] - e->nodes[node].gpu0);
-        if (js->shared && js->partner >= 0) bprintf(&b, ", sharing with job %u (shard)", d->slot[js->partner].id);
-        bprintf(&b, "\n");
-        if (d->slot[j].whole && d->slot[j].why[0]) bprintf(&b, "  note: %s\n", d->slot[j].why);
-        return b.s;
+        ds_bprintf(b, "  runs on %s GPU", d->nodes[node].name);
+        for (int32_t i = 0; i < js->nplaced; i++) ds_bprintf(b, " %d", g[i] - e->nodes[node].gpu0);
+        if (js->shared && js->partner >= 0) ds_bprintf(b, ", sharing with job %u (shard)", d->slot[js->partner].id);
+        ds_bprintf(b, "\n");
+        if (d->slot[j].whole && d->slot[j].why[0]) ds_bprintf(b, "  note: %s\n", d->slot[j].why);
+        return;
     }
-    if (js->status != DS_JS_PENDING) return b.s;
-    double m = pparam(d, "m", 1.0);
-    if (job->klass == DS_CLASS_BE) bprintf(&b, "  submitted as best effort: runs only on idle or shared GPUs\n");
-    else if (A + job->gpus <= q) bprintf(&b, "  within quota: eligible as guaranteed (G)\n");
-    else if (BE + job->gpus <= m * q)
-        bprintf(&b, "  quota: %lld + %d > %d GPUs, so it can only borrow as best effort (BE cap %.0f)\n", (long long)A, job->gpus, q, m * q);
-    else bprintf(&b, "  quota: over its quota and its BE cap (%lld + %d > %.0f): waits for its own jobs to finish\n",
-                 (long long)BE, job->gpus, m * q);
-    int fits = 0, free_total = 0;
-    for (int32_t n = 0; n < e->nnodes; n++) {
-        free_total += e->nodes[n].nfree;
-        fits += e->nodes[n].nfree >= job->gpus && ds_engine_node_fits(e, n, j);
-    }
-    if (fits) bprintf(&b, "  fit: %d node%s could take it now (it waits for the next pass)\n", fits, fits == 1 ? "" : "s");
-    else {
-        bprintf(&b, "  no fit: no node has %d free GPU%s with room for %d CPUs (free GPUs per node:", job->gpus,
-                job->gpus == 1 ? "" : "s", job->cpus);
-        for (int32_t n = 0; n < e->nnodes; n++) bprintf(&b, " %s:%d", d->nodes[n].name, e->nodes[n].nfree);
-        bprintf(&b, ")\n");
-    }
-    if (!fits && job->gpus == 1) {
-        /* colocation admission as docs/policy.md §5 states it, with the daemon's retention predictor */
-        double rho_min = pparam(d, "rho-min", 0.7), gamma = pparam(d, "gamma", 0.5);
-        double pending = 0;
-        for (int i = 0; i < d->cfg.ntenants; i++) pending += (double)e->tenant_pending_gpus[i];
-        double press = pow(pending / ((double)free_total + pparam(d, "eps", 1e-6)), gamma);
-        double tau = DS_MIN(1.0, rho_min + (1 - rho_min) * press / (1 + press));
-        double tau_j = d->ten[t].S < theta ? DS_MIN(1.0, tau + (1 - tau) * (theta - d->ten[t].S) / theta) : tau;
-        double best = -1;
-        int32_t bp = -1;
-        for (int32_t g = 0; g < e->ngpus; g++) {
-            const ds_gpu_t *gp = &e->gpus[g];
-            if (gp->nres != 1) continue;
-            int32_t r = gp->res[0];
-            if (e->js[r].nplaced != 1) continue;
-            double a = d->ip.predict(d->ip.ctx, &d->trace, j, r), c = d->ip.predict(d->ip.ctx, &d->trace, r, j);
-            double lo = DS_MIN(a, c);
-            if (lo > best) best = lo, bp = r;
-        }
-        if (!d->slot[j].shareable)
-            bprintf(&b, "  colocation: not possible in Slurm for this job (submitted with --gres; share needs --comment=gpus=1)\n");
-        else if (bp < 0) bprintf(&b, "  colocation: no running one-GPU job to share with\n");
-        else bprintf(&b, "  colocation: best partner job %u, predicted retention %.2f %s threshold %.2f (pressure %.2f)%s\n",
-                     d->slot[bp].id, best, best >= tau_j ? ">=" : "<", tau_j, press,
-                     best >= tau_j ? "" : ": rejected");
-        if (bp >= 0 && job->klass != DS_CLASS_BE && e->js[bp].klass != DS_CLASS_BE && A + job->gpus <= q)
-            bprintf(&b, "  colocation needs a best-effort job in the pair\n");
-    }
-    if (!fits) {
-        if (job->klass == DS_CLASS_BE)
-            bprintf(&b, "  preemption: none, best-effort work never preempts\n");
-        else if (A + job->gpus <= q && d->ten[t].S < theta)
-            bprintf(&b, "  preemption: its tenant is under-served, so best-effort jobs may be requeued for it\n");
-        else if (A + job->gpus <= q)
-            bprintf(&b, "  preemption: none, its tenant is served (smoothed QAD %.2f >= %.2f)\n", d->ten[t].S, theta);
-        else bprintf(&b, "  preemption: none, best-effort work never preempts\n");
-    }
+    if (js->status != DS_JS_PENDING) return;
+    ds_bputs(b, "  free GPUs per node:");
+    for (int32_t n = 0; n < e->nnodes; n++) ds_bprintf(b, " %s:%d", d->nodes[n].name, e->nodes[n].nfree);
+    ds_bputs(b, "\n");
+    if (job->gpus == 1 && !d->slot[j].shareable && (d->ops->props & DS_POLICY_COLOCATES) && d->cfg.k > 1)
+        ds_bputs(b, "  colocation: not possible in Slurm for this job (submitted with --gres; share needs --comment=gpus=1)\n");
     if (d->slot[j].shareable && d->nshardless) {
         /* Slurm 22.05 can lose a GPU's shards in a slurmctld restart (docs/deepshared.md, Known limits) */
         int shown = 0;
         for (int i = 0; i < d->nnodes * d->gpn; i++) {
             if (!d->shardless[i]) continue;
-            if (shown++ < 8) bprintf(&b, "%s %s:g%d", shown == 1 ? "  shards: GPU" : ",", d->nodes[i / d->gpn].name, i % d->gpn);
+            if (shown++ < 8) ds_bprintf(b, "%s %s:g%d", shown == 1 ? "  shards: GPU" : ",", d->nodes[i / d->gpn].name, i % d->gpn);
         }
-        if (shown > 8) bprintf(&b, " and %d more", shown - 8);
-        bprintf(&b, " lost %s shards after a slurmctld restart: no shard jobs placed there%s\n", shown == 1 ? "its" : "their",
-                d->slot[j].npin ? "" : " (a one-GPU job may take such a GPU whole, never to share)");
+        if (shown > 8) ds_bprintf(b, " and %d more", shown - 8);
+        ds_bprintf(b, " lost %s shards after a slurmctld restart: no shard jobs placed there%s\n", shown == 1 ? "its" : "their",
+                   d->slot[j].npin ? "" : " (a one-GPU job may take such a GPU whole, never to share)");
     }
-    if (d->slot[j].why[0]) bprintf(&b, "  note: %s\n", d->slot[j].why);
-    return b.s;
+    if (d->slot[j].why[0]) ds_bprintf(b, "  note: %s\n", d->slot[j].why);
+}
+
+char *daemon_explain(daemon_t *d, uint32_t id)
+{
+    int32_t j = daemon_slot_of(d, id);
+    ds_buf_t b = {0};
+    const ds_engine_t *e = d->e;
+    if (j < 0 || !e) {
+        for (int i = 0; i < d->nsj; i++) {
+            if (d->sj[i].id != id) continue;
+            ds_bprintf(&b, "job %u: not scheduled by deepshared: Slurm state %s in partition '%s', account '%s'.\n", id,
+                       d->sj[i].state == SL_PENDING ? "pending" : d->sj[i].state == SL_RUNNING ? "running" : "ended",
+                       d->sj[i].partition, d->sj[i].account);
+            if (ds_trace_find_tenant(&d->trace, d->sj[i].account) < 0)
+                ds_bprintf(&b, "  account '%s' is not a tenant in %s.\n", d->sj[i].account, d->cfg.path);
+            if (strcmp(d->sj[i].partition, d->cfg.staging))
+                ds_bprintf(&b, "  deepshared schedules jobs submitted to partition '%s'.\n", d->cfg.staging);
+            return ds_bdone(&b);
+        }
+        return NULL;
+    }
+    const ds_job_t *job = &d->trace.jobs[j];
+    const ds_jstate_t *js = &e->js[j];
+    ds_bprintf(&b, "job %u: tenant %s, user %s, %d GPU%s, %s under policy %s; requeued %d time%s\n", id,
+               d->trace.tenants[job->tenant].name, job->user >= 0 ? d->trace.users.s[job->user] : "?", job->gpus,
+               job->gpus == 1 ? "" : "s", status_name(js->status), d->ops->name, js->preemptions,
+               js->preemptions == 1 ? "" : "s");
+    /* the policy's own account, from its state and the parameters it applies */
+    d->ops->explain(e, e->pstate, j, d->now, &b);
+    if (d->ops->props & DS_POLICY_USES_PREDICTORS)
+        ds_bprintf(&b, "  runtime predictor: deepshared's journal, %lld finished jobs\n", (long long)d->hist.records);
+    slurm_facts(d, j, &b);
+    return ds_bdone(&b);
 }

@@ -1,4 +1,4 @@
-/* sbuf.c: the growing string of sbuf.h and its escapes. */
+/* sbuf.c: the HTML and JSON escapes of sbuf.h. */
 #include "daemon/sbuf.h"
 
 #include <stdarg.h>
@@ -7,34 +7,10 @@
 
 #include "deepshare/common.h"
 
-void bprintf(buf_t *b, const char *fmt, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0) return;
-        if (b->s && b->n + (size_t)k < b->cap) { b->n += (size_t)k; return; }
-        b->cap = (b->cap + (size_t)k + 1) * 2;
-        b->s = ds_xrealloc(b->s, b->cap);
-    }
-}
+/* escapes write byte runs */
+static void put(ds_buf_t *b, const char *s, size_t len) { ds_bput(b, s, len); }
 
-static void put(buf_t *b, const char *s, size_t len)
-{
-    if (!b->s || b->n + len + 1 > b->cap) {
-        b->cap = (b->cap + len + 1) * 2;
-        b->s = ds_xrealloc(b->s, b->cap);
-    }
-    memcpy(b->s + b->n, s, len);
-    b->n += len;
-    b->s[b->n] = 0;
-}
-
-void bputs(buf_t *b, const char *s) { put(b, s, strlen(s)); }
-
-void bput_html(buf_t *b, const char *s)
+void bput_html(ds_buf_t *b, const char *s)
 {
     for (const char *p = s; *p; p++) {
         switch (*p) {
@@ -59,7 +35,7 @@ static int utf8_len(const unsigned char *p)
     return n;
 }
 
-void bput_json(buf_t *b, const char *s)
+void bput_json(ds_buf_t *b, const char *s)
 {
     put(b, "\"", 1);
     for (const unsigned char *p = (const unsigned char *)s; *p;) {
@@ -78,13 +54,4 @@ void bput_json(buf_t *b, const char *s)
         }
     }
     put(b, "\"", 1);
-}
-
-char *bdone(buf_t *b)
-{
-    if (!b->s) put(b, "", 0);
-    char *s = b->s;
-    b->s = NULL;
-    b->n = b->cap = 0;
-    return s;
 }

@@ -121,6 +121,7 @@ static void first_seen(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
 {
     s->seen[j] = 1;
     s->nactive++;
+    s->min_gmem = DS_MIN(s->min_gmem, e->trace->jobs[j].gmem_mib);
     const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
     s->pred[j] = rp ? rp->predict(rp->ctx, e->trace, j, now) : (double)e->trace->jobs[j].duration;
     if (!(s->pred[j] >= 1.0)) s->pred[j] = 1.0; /* NaN or nonpositive predictions */
@@ -246,6 +247,7 @@ static int dsp_init(ds_engine_t *e, const void *config, void **state, ds_error_t
     s->S = ds_xcalloc((size_t)s->nt, sizeof *s->S);
     s->q_last = ds_xcalloc((size_t)s->nt, sizeof *s->q_last);
     for (int32_t i = 0; i < s->nt; i++) s->S[i] = s->q_last[i] = 1.0;
+    s->min_gmem = INT64_MAX;
     s->pend = ds_xcalloc((size_t)e->nparts, sizeof *s->pend);
     s->ppend_gpus = ds_xcalloc((size_t)e->nparts, sizeof *s->ppend_gpus);
     s->mon_base = ds_xcalloc((size_t)e->nparts, sizeof *s->mon_base);
@@ -395,7 +397,7 @@ const ds_policy_ops_t ds_policy_deepshare = {
     .name = "deepshare",
     .summary = "QAD-driven: elastic G/BE borrowing, QAD-first order, cost-aware BE preemption, "
                "interference-aware colocation",
-    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_COLOCATES | DS_POLICY_CLASSES,
+    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_COLOCATES | DS_POLICY_CLASSES | DS_POLICY_USES_PREDICTORS,
     .init = dsp_init,
     .fini = dsp_fini,
     .enqueue = dsp_enqueue,
@@ -411,5 +413,5 @@ const ds_policy_ops_t ds_policy_deepshare = {
     .check = dsp_check,
     .stats = dsp_stats,
     .pending_order = dsp_pending_order,
-    .uses_predictors = 1,
+    .explain = dsp_explain,
 };

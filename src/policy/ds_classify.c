@@ -6,31 +6,60 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A tenant's budgets as classification walks its pending jobs in its order. */
+static void budget_init(const ds_engine_t *e, const dsp_t *s, int32_t ten, dsp_budget_t *b)
+{
+    b->q = e->tenant_quota[ten];
+    b->becap = s->cfg.borrowing ? (int64_t)floor(s->cfg.m * (double)b->q + 1e-9) : 0;
+    /* Hard quotas: a tenant's colocated (BE) jobs count against its quota too. */
+    b->gbud = b->q - e->tenant_g_gpus[ten] - (s->cfg.borrowing ? 0 : e->tenant_be_gpus[ten]);
+    /* a run that yielded its G class borrows nothing: it holds GPUs its own quota once gave it */
+    b->be_now = e->tenant_be_gpus[ten] - s->ygpus[ten];
+    b->bbud = b->becap - b->be_now;
+    b->be_taken = 0;
+    b->prefix = 0;
+}
+
+/* The class the tenant's next job in order gets (DS_CLASS_G, DS_CLASS_BE, or 0: it waits), taken from b. */
+static inline int budget_take(const dsp_t *s, dsp_budget_t *b, const ds_job_t *job)
+{
+    int32_t g = job->gpus;
+    /* Without borrowing there is no BE class: explicit BE submissions queue as G. */
+    int explicit_be = s->cfg.borrowing && job->klass == DS_CLASS_BE;
+    /* A job larger than both caps could never be classified: it may run as the tenant's only BE
+     * job, so nothing starves (it stays reclaimable). */
+    int oversize = g > (explicit_be ? b->becap : DS_MAX(b->q, b->becap)) && b->be_now == 0 && !b->be_taken;
+    /* with borrowing, jobs passed over still run as BE; without it a prefix would be head-of-line blocking */
+    if (!explicit_be && g > b->gbud && g <= b->q && s->cfg.g_prefix && s->cfg.borrowing) b->gbud = 0, b->prefix = 1;
+    if (!explicit_be && g <= b->gbud) {
+        b->gbud -= g;
+        return DS_CLASS_G;
+    }
+    if (g <= b->bbud || oversize) {
+        b->bbud -= g;
+        b->be_taken = 1;
+        return DS_CLASS_BE;
+    }
+    return 0;
+}
+
 /* v[0..n) holds the partition's pending jobs grouped by tenant, each in the tenant's order.
  * Writes G jobs to s->qg and BE jobs to s->qb; the rest wait for a later pass. */
 void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t *ng, int32_t *nb)
 {
     const ds_trace_t *t = e->trace;
     int32_t g_n = 0, b_n = 0;
-    int64_t gbud = 0, bbud = 0, q = 0, becap = 0, be_now = 0;
+    dsp_budget_t b = {0};
     int32_t cur = -1;
-    int be_taken = 0;
     for (int32_t k = 0; k < n; k++) {
-        int32_t j = v[k], ten = t->jobs[j].tenant, g = t->jobs[j].gpus;
+        int32_t j = v[k], ten = t->jobs[j].tenant;
         /* held by the driver: not a candidate this pass, and it takes no share of its tenant's budgets */
         if (e->js[j].held) continue;
         if (ten != cur) {
             cur = ten;
-            q = e->tenant_quota[ten];
-            becap = s->cfg.borrowing ? (int64_t)floor(s->cfg.m * (double)q + 1e-9) : 0;
-            /* Hard quotas: a tenant's colocated (BE) jobs count against its quota too. */
-            gbud = q - e->tenant_g_gpus[ten] - (s->cfg.borrowing ? 0 : e->tenant_be_gpus[ten]);
-            /* a run that yielded its G class borrows nothing: it holds GPUs its own quota once gave it */
-            be_now = e->tenant_be_gpus[ten] - s->ygpus[ten];
-            bbud = becap - be_now;
-            be_taken = 0;
+            budget_init(e, s, ten, &b);
         }
-        if (gbud <= 0 && bbud <= 0 && (be_taken || be_now > 0)) {
+        if (b.gbud <= 0 && b.bbud <= 0 && (b.be_taken || b.be_now > 0)) {
             /* nothing more of this tenant can be classified: skip to the next tenant's run */
             int32_t lo = k, hi = n;
             while (lo < hi) {
@@ -41,21 +70,12 @@ void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t
             k = lo - 1;
             continue;
         }
-        /* Without borrowing there is no BE class: explicit BE submissions queue as G. */
-        int explicit_be = s->cfg.borrowing && t->jobs[j].klass == DS_CLASS_BE;
-        /* A job larger than both caps could never be classified: it may run as the tenant's only BE
-         * job, so nothing starves (it stays reclaimable). */
-        int oversize = g > (explicit_be ? becap : DS_MAX(q, becap)) && be_now == 0 && !be_taken;
-        /* with borrowing, jobs passed over still run as BE; without it a prefix would be head-of-line blocking */
-        if (!explicit_be && g > gbud && g <= q && s->cfg.g_prefix && s->cfg.borrowing) gbud = 0;
-        if (!explicit_be && g <= gbud) {
-            gbud -= g;
+        int cls = budget_take(s, &b, &t->jobs[j]);
+        if (cls == DS_CLASS_G) {
             ds_engine_set_class(e, j, DS_CLASS_G);
             s->cls_pass[j] = s->st.passes;
             s->qg[g_n++] = j;
-        } else if (g <= bbud || oversize) {
-            bbud -= g;
-            be_taken = 1;
+        } else if (cls == DS_CLASS_BE) {
             ds_engine_set_class(e, j, DS_CLASS_BE);
             s->cls_pass[j] = s->st.passes;
             s->qb[b_n++] = j;
@@ -63,6 +83,26 @@ void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t
     }
     *ng = g_n;
     *nb = b_n;
+}
+
+int dsp_class_now(const ds_engine_t *e, const dsp_t *s, int32_t j, dsp_budget_t *before)
+{
+    const ds_trace_t *t = e->trace;
+    const dsp_list_t *pl = &s->pend[e->js[j].part];
+    int32_t ten = t->jobs[j].tenant;
+    dsp_budget_t b;
+    budget_init(e, s, ten, &b);
+    for (int32_t k = 0; k < pl->n; k++) {
+        int32_t x = pl->v[k];
+        if (t->jobs[x].tenant != ten || (e->js[x].held && x != j)) continue;
+        if (x == j) {
+            *before = b;
+            return budget_take(s, &b, &t->jobs[j]);
+        }
+        budget_take(s, &b, &t->jobs[x]);
+    }
+    *before = b;
+    return 0;
 }
 
 static _Thread_local const ds_trace_t *cmp_t;

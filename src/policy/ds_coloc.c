@@ -4,11 +4,17 @@
 
 #include <math.h>
 
-double dsp_tau_base(const ds_engine_t *e, const dsp_t *s, int32_t part)
+double dsp_pressure(const ds_engine_t *e, const dsp_t *s, int32_t part)
 {
     const dsp_config_t *c = &s->cfg;
     double gp = (double)s->ppend_gpus[part], gf = (double)e->parts[part].gpus_free;
-    double P = gp > 0 ? pow(gp / (gf + c->eps), c->gamma) : 0.0;
+    return gp > 0 ? pow(gp / (gf + c->eps), c->gamma) : 0.0;
+}
+
+double dsp_tau_base(const ds_engine_t *e, const dsp_t *s, int32_t part)
+{
+    const dsp_config_t *c = &s->cfg;
+    double P = dsp_pressure(e, s, part);
     return DS_MIN(c->tau_max, c->rho_min + (1.0 - c->rho_min) * (isinf(P) ? 1.0 : P / (1.0 + P)));
 }
 
@@ -36,6 +42,11 @@ int dsp_try_colocate_min(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, doubl
     int32_t g = job->gpus, part = e->js[j].part;
     if (g > s->maxg) return 0;
     s->st.coloc_attempts++;
+    /* no running job is small enough to share a GPU with this one: spare the candidate walk */
+    if (job->gmem_mib > e->cfg.gmem_per_gpu - s->min_gmem) {
+        s->st.coloc_no_candidate++;
+        return 0;
+    }
     /* A pair keeps a BE member, the one the monitor stops. Without borrowing the joining job becomes
      * that member: it is revocable until it runs alone and is promoted. */
     dsp_list_t *lists[2];

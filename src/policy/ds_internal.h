@@ -106,6 +106,8 @@ typedef struct dsp {
     double *pred;
     uint8_t *seen;
     int64_t nactive;        /* arrived and not finished */
+    int64_t min_gmem;       /* least GPU memory of any job seen: a job needing more than the GPU's less
+                               this can have no partner (traces without footprints: none can) */
     /* QAD */
     double *S;
     double *q_last;         /* Q after the last pass: the value of cycles skipped while idle */
@@ -178,7 +180,16 @@ double dsp_retention(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b)
 double dsp_retention_admit(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b, double *bound, int *probe);
 
 /* ds_classify.c (docs/policy.md §2) */
+/* A tenant's classification budgets in a pass: quota, BE cap (m x quota), G and BE GPUs left, BE GPUs that
+ * count against the cap, whether a BE job was taken, and whether the G prefix rule closed G. */
+typedef struct dsp_budget {
+    int64_t q, becap, gbud, bbud, be_now;
+    int be_taken, prefix;
+} dsp_budget_t;
 void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t *ng, int32_t *nb);
+/* The class pending job j would get from a pass now (DS_CLASS_G, DS_CLASS_BE, 0: none), with its tenant's
+ * budgets as its turn comes in *before (for explain; as if j were not held). Read-only. */
+int dsp_class_now(const ds_engine_t *e, const dsp_t *s, int32_t j, dsp_budget_t *before);
 /* Running unshared BE jobs become G, oldest first, where their tenant's quota has room; a job that
  * yielded only while its tenant has nothing waiting (dsp_waiting_gpus). */
 void dsp_promote(ds_engine_t *e, dsp_t *s);
@@ -225,8 +236,12 @@ void dsp_merge_qb(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n);
  * breaks the pending list's order) */
 void dsp_sort_qg(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t now);
 int32_t dsp_pending_order(const ds_engine_t *e, const void *state, int32_t *out, int32_t max);
+/* The status page's order of two pending jobs: QAD band, then (rem, submit, id); negative when a goes first. */
+int dsp_cmp_band(const dsp_t *s, int32_t a, int32_t b);
 
 /* ds_coloc.c (docs/policy.md §5) */
+/* the partition's contention pressure P (pending GPU demand over free GPUs, to the power gamma) */
+double dsp_pressure(const ds_engine_t *e, const dsp_t *s, int32_t part);
 /* tau of docs/policy.md §5 from the partition's contention pressure, then a tenant's tau_i */
 double dsp_tau_base(const ds_engine_t *e, const dsp_t *s, int32_t part);
 double dsp_tau_tenant(const dsp_t *s, double tau, int32_t tenant);
@@ -238,6 +253,9 @@ int dsp_try_colocate_min(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, doubl
 /* ds_preempt.c (docs/policy.md §4.1) */
 int dsp_try_preempt(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
 void dsp_preempt_memo_reset(dsp_t *s);
+
+/* ds_explain.c: the policy's account of one job (ops->explain) */
+void dsp_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now, ds_buf_t *out);
 
 /* ds_monitor.c (docs/policy.md §6) */
 void dsp_monitor(ds_engine_t *e, dsp_t *s, int64_t now);

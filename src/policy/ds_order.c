@@ -125,14 +125,15 @@ void dsp_sort_qg(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t 
 
 /* The queue as the status page shows it: every pending job in QG's order (QAD band, then predicted
  * remaining time, submit, id), whatever class the next pass gives it. */
-static _Thread_local const dsp_t *po_s;
-static int qcmp_band(const void *x, const void *y)
+int dsp_cmp_band(const dsp_t *s, int32_t a, int32_t b)
 {
-    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-    int ba = dsp_band(po_s, po_s->t->jobs[a].tenant), bb = dsp_band(po_s, po_s->t->jobs[b].tenant);
+    int ba = dsp_band(s, s->t->jobs[a].tenant), bb = dsp_band(s, s->t->jobs[b].tenant);
     if (ba != bb) return ba < bb ? -1 : 1;
-    return cmp_rem(po_s, a, b);
+    return cmp_rem(s, a, b);
 }
+
+static _Thread_local const dsp_t *po_s;
+static int qcmp_band(const void *x, const void *y) { return dsp_cmp_band(po_s, *(const int32_t *)x, *(const int32_t *)y); }
 
 int32_t dsp_pending_order(const ds_engine_t *e, const void *state, int32_t *out, int32_t max)
 {
@@ -142,6 +143,7 @@ int32_t dsp_pending_order(const ds_engine_t *e, const void *state, int32_t *out,
     for (int32_t p = 0; p < s->nparts; p++) n += s->pend[p].n;
     int32_t *v = ds_xmalloc((size_t)(n ? n : 1) * sizeof *v), k = 0;
     for (int32_t p = 0; p < s->nparts; p++) {
+        if (!s->pend[p].n) continue; /* a list never used has no array */
         memcpy(v + k, s->pend[p].v, (size_t)s->pend[p].n * sizeof *v);
         k += s->pend[p].n;
     }

@@ -15,6 +15,12 @@ static int fifo_init(ds_engine_t *e, const void *config, void **state, ds_error_
     return ds_pqueue_policy_new(e, cmp_fifo, state);
 }
 
+static void fifo_explain(const ds_engine_t *e, const void *state, int32_t job, int64_t now, ds_buf_t *out)
+{
+    (void)now;
+    ds_pqueue_explain(state, e, job, "fifo", "first in, first out (submit time)", out);
+}
+
 const ds_policy_ops_t ds_policy_fifo = {
     .name = "fifo",
     .summary = "first in, first out; no preemption; stops at the first job that does not fit",
@@ -23,4 +29,5 @@ const ds_policy_ops_t ds_policy_fifo = {
     .fini = ds_pqueue_policy_fini,
     .enqueue = ds_pqueue_policy_enqueue,
     .schedule = ds_pqueue_policy_schedule,
+    .explain = fifo_explain,
 };

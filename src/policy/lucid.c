@@ -820,10 +820,48 @@ static int lucid_stats(const ds_engine_t *e, const void *state, ds_policy_stat_t
     return n;
 }
 
+static void lucid_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now, ds_buf_t *out)
+{
+    const lucid_t *s = state;
+    const ds_jstate_t *js = &e->js[j];
+    const ds_job_t *job = &e->trace->jobs[j];
+    if (js->status != DS_JS_PENDING && js->status != DS_JS_RUNNING) return;
+    if (js->part == s->prof_part) {
+        ds_bprintf(out, "  profiler: finishes inside the profiler (%lld s or less), started there at t=%lld\n",
+                   (long long)s->cfg.prof_time, (long long)s->prof.start[j]);
+        return;
+    }
+    if (s->prof.start[j] >= 0)
+        ds_bprintf(out, "  profiler: profiled for %lld s from t=%lld, then queued in its tenant's partition\n",
+                   (long long)s->cfg.prof_time, (long long)s->prof.start[j]);
+    int on = sharing_at(s, now);
+    if (js->status == DS_JS_RUNNING) {
+        if (s->host[j] >= 0) ds_bprintf(out, "  packing: runs as the guest of job %lld\n", (long long)e->trace->jobs[s->host[j]].id);
+        else if (s->guest[j] >= 0) ds_bprintf(out, "  packing: hosts job %lld on its GPUs\n", (long long)e->trace->jobs[s->guest[j]].id);
+        else ds_bprintf(out, "  packing: runs alone%s\n", s->excl[j] ? "; a job of its GPU count may be packed beside it" : "");
+        ds_bputs(out, "  preemption: none, lucid never stops a running job\n");
+        return;
+    }
+    const ilist_t *q = &s->pend[js->part];
+    int32_t ahead = 0;
+    for (int32_t i = 0; i < q->n; i++) ahead += q->a[i] != j && cmp_pending(s, e, q->a[i], j) < 0;
+    if (isnan(s->prio[j])) ds_bprintf(out, "  order: smallest estimated GPU-time first (estimated when it arrives)\n");
+    else
+        ds_bprintf(out, "  order: smallest estimated GPU-time first: %.0f GPU-s; %d of %d waiting in its partition\n",
+                   s->prio[j], ahead + 1, q->n);
+    ds_bprintf(out, "  sharing: %s now (predicted throughput)%s\n", on ? "on" : "off",
+               on ? ": jobs behind it may start where it does not fit" : ": it waits behind the first job that does not fit");
+    if (on && e->cfg.k >= 2 && job->gpus <= s->gpn)
+        ds_bprintf(out, "  packing: onto a running job of %d GPU%s whose sharing score plus its own (%d) is at most %d and "
+                   "whose GPU-time is at least its own / %g\n", job->gpus, job->gpus == 1 ? "" : "s", s->score[j],
+                   s->cfg.score_limit, s->cfg.prio_factor);
+    ds_explain_fit(e, j, out);
+}
+
 const ds_policy_ops_t ds_policy_lucid = {
     .name = "lucid",
     .summary = "Lucid: profiler for small jobs, packing by sharing score, throughput-driven sharing switch",
-    .props = DS_POLICY_COLOCATES | DS_POLICY_TYPED,
+    .props = DS_POLICY_COLOCATES | DS_POLICY_USES_ESTIMATES | DS_POLICY_TYPED,
     .setup = lucid_setup,
     .init = lucid_init,
     .fini = lucid_fini,
@@ -836,5 +874,5 @@ const ds_policy_ops_t ds_policy_lucid = {
     .config_set = ds_lucid_config_set,
     .config_help = ds_lucid_config_help,
     .stats = lucid_stats,
-    .uses_estimates = 1,
+    .explain = lucid_explain,
 };

@@ -6,6 +6,7 @@
 #include "deepshare/predictor.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct qssf {
@@ -133,16 +134,32 @@ static int64_t qssf_next_timer(const ds_engine_t *e, const void *state, int64_t 
     return t;
 }
 
+static void qssf_explain(const ds_engine_t *e, const void *state, int32_t job, int64_t now, ds_buf_t *out)
+{
+    const qssf_t *s = state;
+    char order[200];
+    if (isnan(s->est[job]))
+        snprintf(order, sizeof order, "smallest estimated GPU-time first (its estimate is made when it arrives)");
+    else
+        snprintf(order, sizeof order, "smallest estimated GPU-time first: %.0f GPU-s (estimate %.0f s x %d GPU%s)",
+                 service(s, job), s->est[job], e->trace->jobs[job].gpus, e->trace->jobs[job].gpus == 1 ? "" : "s");
+    ds_pqueue_explain(&s->q, e, job, "qssf", order, out);
+    const ds_jstate_t *js = &e->js[job];
+    if (js->status == DS_JS_PENDING && s->arr_time[js->part] == now && s->q.heaps[js->part].n <= s->arr_count[js->part])
+        ds_bputs(out, "  fresh: only this second's arrivals wait, so they go in GPU-count order; the estimate order "
+                      "takes over a second later\n");
+}
+
 const ds_policy_ops_t ds_policy_qssf = {
     .name = "qssf",
     .summary = "quasi-shortest-service-first on estimated GPU-time (--estimates FILE, else the runtime predictor); "
                "head-of-line blocking",
-    .props = DS_POLICY_EXACT_HOLD | DS_POLICY_NEEDS_ESTIMATES | DS_POLICY_TYPED,
+    .props = DS_POLICY_EXACT_HOLD | DS_POLICY_NEEDS_ESTIMATES | DS_POLICY_USES_ESTIMATES | DS_POLICY_TYPED,
     .init = qssf_init,
     .fini = qssf_fini,
     .enqueue = qssf_enqueue,
     .on_finish = qssf_on_finish,
     .schedule = qssf_schedule,
     .next_timer = qssf_next_timer,
-    .uses_estimates = 1,
+    .explain = qssf_explain,
 };

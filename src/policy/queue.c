@@ -35,6 +35,31 @@ int32_t ds_pqueue_place_blocking(ds_pqueue_t *q, ds_engine_t *e, int32_t part, i
     return n;
 }
 
+void ds_pqueue_explain(const ds_pqueue_t *q, const ds_engine_t *e, int32_t j, const char *name, const char *order,
+                       ds_buf_t *out)
+{
+    const ds_jstate_t *js = &e->js[j];
+    if (js->status == DS_JS_RUNNING) {
+        ds_bprintf(out, "  order: started in its turn (%s); %s never preempts a running job\n", order, name);
+        return;
+    }
+    if (js->status != DS_JS_PENDING) return;
+    const ds_jheap_t *h = &q->heaps[js->part];
+    int32_t ahead = 0, head = ds_jheap_top(h);
+    for (int32_t i = 0; i < h->n; i++) ahead += h->a[i] != j && h->cmp(h->ctx, h->a[i], j) < 0;
+    ds_bprintf(out, "  order: %s; %d of %d waiting%s\n", order, ahead + 1, h->n, e->nparts > 1 ? " in its partition" : "");
+    if (head >= 0 && head != j) {
+        const ds_job_t *hj = &e->trace->jobs[head];
+        ds_bprintf(out, "  blocked: job %lld (%d GPU%s) heads the queue and %s: %s starts no job past the first that "
+                   "does not fit (no backfill)\n", (long long)hj->id, hj->gpus, hj->gpus == 1 ? "" : "s",
+                   e->js[head].held ? "is held by the driver, which blocks like a job that does not fit" : "does not fit yet",
+                   name);
+    } else if (head == j) {
+        ds_bprintf(out, "  head: it is next; it starts once GPUs for it are free\n");
+    }
+    ds_explain_fit(e, j, out);
+}
+
 int ds_pqueue_policy_new(ds_engine_t *e, ds_jheap_cmp cmp, void **state)
 {
     ds_pqueue_t *q = ds_xmalloc(sizeof *q);

@@ -18,14 +18,18 @@ void ds_pqueue_push(ds_pqueue_t *q, const ds_engine_t *e, int32_t job);
  * no backfill): the reference semantics of FIFO, SJF and QSSF. Returns how many started. */
 int32_t ds_pqueue_place_blocking(ds_pqueue_t *q, ds_engine_t *e, int32_t part, int64_t now);
 
+/* The explanation of a job of a blocking queue policy (ops->explain): its place in its partition's queue
+ * (order: the order's words, e.g. "first in, first out"), the head that blocks it, and the fit line.
+ * name is the policy's. */
+void ds_pqueue_explain(const ds_pqueue_t *q, const ds_engine_t *e, int32_t job, const char *name, const char *order,
+                       ds_buf_t *out);
+
 /* Compares two keys, then arrival order: the stable tie-break all reference policies share. */
 static inline int ds_cmp_keys(double ka, double kb, int64_t sa, int64_t sb)
 {
     if (ka != kb) return ka < kb ? -1 : 1;
     return (sa > sb) - (sa < sb);
 }
-
-
 
 /* Ops building blocks for a blocking policy whose only difference is its order (FIFO, SJF). */
 int ds_pqueue_policy_new(ds_engine_t *e, ds_jheap_cmp cmp, void **state);

@@ -227,6 +227,25 @@ static int replay_stats(const ds_engine_t *e, const void *state, ds_policy_stat_
     return n;
 }
 
+static void replay_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now, ds_buf_t *out)
+{
+    (void)now;
+    const rstate_t *s = state;
+    const ds_jstate_t *js = &e->js[j];
+    int64_t k = s->cur[j], a = s->sc->first[j], b = s->sc->first[j + 1];
+    if (k < a || k >= b) return;
+    const ds_spell_t *x = &s->sc->spells[k];
+    if (js->status == DS_JS_RUNNING)
+        ds_bprintf(out, "  replay: run %lld of %lld of the observed schedule, as %s%s\n", (long long)(k - a + 1),
+                   (long long)(b - a), x->klass == DS_CLASS_BE ? "BE" : "G",
+                   x->last ? ", the run that completes it" : "; stopped when that run stopped");
+    else if (js->status == DS_JS_PENDING) {
+        ds_bprintf(out, "  replay: run %lld of %lld of the observed schedule starts at t=%lld, as it did\n",
+                   (long long)(k - a + 1), (long long)(b - a), (long long)x->start);
+        ds_explain_fit(e, j, out);
+    }
+}
+
 const ds_policy_ops_t ds_policy_replay = {
     .name = "replay",
     .summary = "replays an observed schedule (a live run): starts, preemptions, nodes and classes as observed",
@@ -238,4 +257,5 @@ const ds_policy_ops_t ds_policy_replay = {
     .schedule = replay_schedule,
     .next_timer = replay_next_timer,
     .stats = replay_stats,
+    .explain = replay_explain,
 };

@@ -15,6 +15,12 @@ static int sjf_init(ds_engine_t *e, const void *config, void **state, ds_error_t
     return ds_pqueue_policy_new(e, cmp_sjf, state);
 }
 
+static void sjf_explain(const ds_engine_t *e, const void *state, int32_t job, int64_t now, ds_buf_t *out)
+{
+    (void)now;
+    ds_pqueue_explain(state, e, job, "sjf", "shortest true duration first", out);
+}
+
 const ds_policy_ops_t ds_policy_sjf = {
     .name = "sjf",
     .summary = "shortest job first on true durations (oracle); no preemption; head-of-line blocking",
@@ -23,4 +29,5 @@ const ds_policy_ops_t ds_policy_sjf = {
     .fini = ds_pqueue_policy_fini,
     .enqueue = ds_pqueue_policy_enqueue,
     .schedule = ds_pqueue_policy_schedule,
+    .explain = sjf_explain,
 };

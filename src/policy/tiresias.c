@@ -302,6 +302,51 @@ static int64_t tiresias_next_timer(const ds_engine_t *e, const void *state, int6
     return now - r + TIRESIAS_PERIOD;
 }
 
+/* GPUs that the round's walk grants before job j: the live running and waiting (not held) jobs of higher
+ * queues, and of j's queue those submitted earlier (running jobs first on a tie, as the walk merges). */
+static int64_t gpus_ahead(const tiresias_t *s, const ds_engine_t *e, int32_t j, int level)
+{
+    const tpart_t *tp = &s->parts[e->js[j].part];
+    int64_t sum = 0, sub = e->trace->jobs[j].submit, seq = e->js[j].arrival_seq;
+    for (int l = 0; l <= level; l++)
+        for (int pend = 0; pend < 2; pend++) {
+            const elist_t *L = pend ? &tp->pend[l] : &tp->run[l];
+            for (int32_t i = 0; i < L->n; i++) {
+                const entry_t *x = &L->a[i];
+                if (x->stamp != s->stamp[x->job] || x->job == j || e->js[x->job].held) continue;
+                if (l == level && !(x->submit < sub || (x->submit == sub && (!pend || x->seq < seq)))) continue;
+                sum += e->trace->jobs[x->job].gpus;
+            }
+        }
+    return sum;
+}
+
+static void tiresias_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now, ds_buf_t *out)
+{
+    const tiresias_t *s = state;
+    const ds_jstate_t *js = &e->js[j];
+    if (js->status != DS_JS_PENDING && js->status != DS_JS_RUNNING) return;
+    double a = attained(e, j, now);
+    int level = s->where[j] ? (s->where[j] - 1) % 2 : a > TIRESIAS_THRESHOLD;
+    ds_bprintf(out, "  order: least attained service in two queues: %.0f GPU-s attained, so the %s queue (split at %.0f "
+               "GPU-s); the high queue first, each in submit order, every %d s\n", a, level ? "low" : "high",
+               TIRESIAS_THRESHOLD, TIRESIAS_PERIOD);
+    int64_t ahead = gpus_ahead(s, e, j, level), cap = e->parts[js->part].gpus_total;
+    int32_t g = e->trace->jobs[j].gpus;
+    int64_t next = tiresias_next_timer(e, s, now);
+    if (js->status == DS_JS_RUNNING) {
+        ds_bprintf(out, "  preemption: jobs ahead of it in the walk hold or ask for %lld of %lld GPUs; it is stopped at a "
+                   "round when they need its %d\n", (long long)ahead, (long long)cap, g);
+        return;
+    }
+    if (next != DS_TIME_NEVER)
+        ds_bprintf(out, "  round: the next at t=%lld\n", (long long)next);
+    ds_bprintf(out, "  capacity: jobs ahead of it in the walk hold or ask for %lld of %lld GPUs; it is granted when its %d "
+               "fit beside them%s\n", (long long)ahead, (long long)cap, g,
+               ahead + g <= cap ? " (they do: it starts at the next round where GPUs for it are free)" : "");
+    ds_explain_fit(e, j, out);
+}
+
 const ds_policy_ops_t ds_policy_tiresias = {
     .name = "tiresias",
     .summary = "discretized 2D-LAS: two queues split at 18,000 GPU-s, 60 s rounds, preemptive",
@@ -316,4 +361,5 @@ const ds_policy_ops_t ds_policy_tiresias = {
     .config_free = tiresias_config_free,
     .config_set = tiresias_config_set,
     .config_help = tiresias_config_help,
+    .explain = tiresias_explain,
 };

@@ -527,6 +527,7 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
         int timer = ds_engine_next_timer(e, t - 1) <= t;
         ds_engine_schedule(e, t, timer);
         apply(&s, res, t);
+        if (cfg->after_pass) cfg->after_pass(cfg->after_pass_ctx, e, t);
         if (cfg->check_invariants) {
             char msg[200];
             if (ds_engine_check(e, msg, sizeof msg) || (e->ops->check && e->ops->check(e, e->pstate, msg, sizeof msg))) {
