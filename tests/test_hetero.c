@@ -165,6 +165,15 @@ static void test_cluster_and_typed_quotas(void **st)
     assert_int_equal(t.jobs[1].gtype, -1);
     assert_int_equal(t.jobs[2].gtype, -1);
     assert_int_equal(t.jobs[3].gtype, 1); /* names are case-insensitive */
+    assert_int_equal(t.jobs[3].gmask, 2);
+    assert_int_equal(t.jobs[1].gmask, 0);
+    ds_trace_free(&t);
+    /* a set of types (Alibaba's gpu_spec "V100M16|V100M32"): any of them */
+    read_typed(&t, "gpu_type\nv100\nt4\nk80\n", "tenant,quota_v100,quota_t4,quota_k80\na,8,8,8\n",
+               "job_id,tenant,gpus,submit,duration,gpu_type\n1,a,2,0,10,v100|k80\n");
+    assert_int_equal(t.jobs[0].gtype, -1);
+    assert_int_equal(t.jobs[0].gmask, 5);
+    assert_int_equal(t.jobs[0].ref_gtype, -1);
     ds_trace_free(&t);
     /* types from the tenant file's columns alone, with the run's default shape */
     read_typed(&t, NULL, "tenant,quota_gpus,quota_a100,quota_t4\nx,12,8,4\n",
@@ -209,6 +218,11 @@ static void test_typed_read_errors(void **st)
                       "jb.csv", 2, "gpu_type", "unknown GPU type 'h100'");
     expect_read_error(NULL, "tenant,quota_gpus\na,8\n", "job_id,tenant,gpus,submit,duration,gpu_type\n1,a,1,0,5,v100\n",
                       "jb.csv", 2, "gpu_type", "no node types");
+    expect_read_error(NULL, "tenant,quota_v100,quota_k80\na,8,8\n", "job_id,tenant,gpus,submit,duration,gpu_type\n1,a,1,0,5,v100|\n",
+                      "jb.csv", 2, "gpu_type", "unknown GPU type ''");
+    expect_read_error(NULL, "tenant,quota_v100,quota_k80\na,8,8\n",
+                      "job_id,tenant,gpus,submit,duration,ref_gpu_type\n1,a,1,0,5,v100|k80\n", "jb.csv", 2, "ref_gpu_type",
+                      "one GPU type expected");
 }
 
 static void test_speed_of_a_job(void **st)
@@ -338,6 +352,31 @@ static void test_typed_placement(void **st)
     assert_int_equal(type_of(e, 3), 1);
     const int32_t *g = ds_engine_job_gpus(e, 3);
     for (int32_t i = 0; i < 6; i++) assert_int_equal(ds_engine_gpu_type(e, g[i]), 1);
+    assert_int_equal(ds_engine_check(e, msg, sizeof msg), 0);
+    ds_engine_destroy(e);
+    ds_trace_free(&t);
+}
+
+static void test_type_set(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    read_typed(&t, "gpu_type,gpus_per_node\nv100,8\nt4,4\nk80,4\n", "tenant,quota_v100,quota_t4,quota_k80\na,8,4,4\n",
+               "job_id,tenant,gpus,submit,duration,gpu_type\n1,a,4,0,10,v100|k80\n2,a,4,0,10,v100|k80\n3,a,4,0,10,v100|k80\n"
+               "4,a,4,0,10,v100|k80\n");
+    ds_engine_t *e = engine(&t, DS_MODE_POOLED, DS_TYPES_BLIND, NULL);
+    for (int32_t j = 0; j < t.njobs; j++) ds_engine_arrive(e, j, 0);
+    /* the fullest node that fits of the two types it accepts: the K80 node (4 GPUs), never the T4 one */
+    assert_true(ds_engine_place(e, 0, 0));
+    assert_int_equal(type_of(e, 0), 2);
+    assert_true(ds_engine_place(e, 1, 0));
+    assert_int_equal(type_of(e, 1), 0);
+    assert_true(ds_engine_place(e, 2, 0));
+    assert_int_equal(type_of(e, 2), 0);
+    assert_false(ds_engine_place(e, 3, 0)); /* the T4 node is free but not one of its types */
+    /* a job of several types waits as work of any type (the QAD's P_any): entitled to 12 + 4 */
+    assert_true(fabs(ds_engine_qad(e, 0, DS_QAD_ALL) - 12.0 / 16.0) < 1e-12);
+    char msg[200];
     assert_int_equal(ds_engine_check(e, msg, sizeof msg), 0);
     ds_engine_destroy(e);
     ds_trace_free(&t);
@@ -571,6 +610,7 @@ int main(void)
         cmocka_unit_test(test_typed_layout),
         cmocka_unit_test(test_typed_placement),
         cmocka_unit_test(test_fastest_first),
+        cmocka_unit_test(test_type_set),
         cmocka_unit_test(test_never_runs_on_its_type),
         cmocka_unit_test(test_typed_qad),
         cmocka_unit_test(test_sim_speed),

@@ -285,8 +285,8 @@ static inline int32_t ds_engine_type_gpus_per_node(const ds_engine_t *e, int32_t
 /* Whether job j may run on GPU type t: it asks for t or for any type. */
 static inline int ds_engine_type_ok(const ds_engine_t *e, int32_t j, int32_t t)
 {
-    int32_t want = e->trace->jobs[j].gtype;
-    return want < 0 || want == t;
+    uint32_t m = e->trace->jobs[j].gmask;
+    return !m || ((m >> t) & 1u);
 }
 /* The type of the GPUs a running job holds (a job runs on one type); -1 when it holds none. */
 int32_t ds_engine_job_type(const ds_engine_t *e, int32_t j);

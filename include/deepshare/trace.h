@@ -38,7 +38,8 @@ typedef struct ds_job {
     float gmem_util;   /* percent, exclusive */
     int32_t gmem_mib;  /* GPU memory per GPU */
     uint8_t klass;     /* ds_class_t as submitted */
-    int8_t gtype;      /* GPU type it asks for (index into trace->gtypes), -1: any type */
+    int8_t gtype;      /* the one GPU type it asks for (index into trace->gtypes), -1: any type, or several */
+    uint8_t gmask;     /* the GPU types it may run on (bit t: trace->gtypes[t]), 0: any type */
     int8_t ref_gtype;  /* GPU type its duration was measured on, -1: the trace's reference type */
     double estimate;   /* duration estimate in seconds (QSSF/Lucid); NAN when none */
     long line;         /* line in the source file, for messages */

@@ -34,6 +34,7 @@ ds_job_t *ds_trace_add_job(ds_trace_t *t)
     memset(j, 0, sizeof *j);
     j->model = j->dataset = -1;
     j->gtype = j->ref_gtype = -1;
+    j->gmask = 0;
     j->gpu_util = 100.0f;
     j->gmem_util = 100.0f;
     j->estimate = NAN;

@@ -149,7 +149,10 @@ static int typed_job_check(ds_engine_t *e, int32_t j, ds_error_t *err)
         if (job->gpus / gpn > 4096) continue; /* ds_engine_find_free places at most 4096 whole nodes */
         return 0;
     }
-    const char *tn = job->gtype >= 0 ? trace->gtypes[job->gtype].name : NULL;
+    char tnb[DS_MAX_GPU_TYPES * DS_GTYPE_NAME] = "";
+    for (int32_t t = 0; t < e->ntypes && job->gmask; t++)
+        if ((job->gmask >> t) & 1) snprintf(tnb + strlen(tnb), sizeof tnb - strlen(tnb), "%s%s", tnb[0] ? "|" : "", trace->gtypes[t].name);
+    const char *tn = tnb[0] ? tnb : NULL;
     if (what)
         ds_error_set(err, trace->source, job->line, what[0] == 'C' ? "cpus" : "mem_mib",
                      "job %lld could never run: it needs %lld %s on one node, a node of %s has %lld%s", (long long)job->id,
@@ -744,7 +747,7 @@ static int check_typed(const ds_engine_t *e, char *msg, size_t n)
                 return -1;
             }
         if (!ds_engine_type_ok(e, j, t)) {
-            snprintf(msg, n, "job %lld asks for type %d and runs on type %d", (long long)job->id, job->gtype, t);
+            snprintf(msg, n, "job %lld may run on the types of mask 0x%x, runs on type %d", (long long)job->id, job->gmask, t);
             free(g);
             return -1;
         }

@@ -263,11 +263,11 @@ static int find_blind(const ds_engine_t *e, const ds_job_t *job, int32_t part, c
     const ds_part_t *p = &e->parts[part];
     int32_t need = job->gpus, maxg = 0;
     for (int32_t t = 0; t < e->ntypes; t++)
-        if ((job->gtype < 0 || job->gtype == t) && need <= ds_engine_type_gpus_per_node(e, t))
+        if ((!job->gmask || ((job->gmask >> t) & 1)) && need <= ds_engine_type_gpus_per_node(e, t))
             maxg = DS_MAX(maxg, ds_engine_type_gpus_per_node(e, t));
     for (int32_t c = need; c <= maxg; c++)
         for (int32_t t = 0; t < e->ntypes; t++) {
-            if ((job->gtype >= 0 && job->gtype != t) || p->tgpus_free[t] < need || c > ds_engine_type_gpus_per_node(e, t))
+            if ((job->gmask && !((job->gmask >> t) & 1)) || p->tgpus_free[t] < need || c > ds_engine_type_gpus_per_node(e, t))
                 continue;
             part_index_t *pi = index_of(e, part, t);
             uint64_t *b = bucket(pi, c);
@@ -280,7 +280,7 @@ static int find_blind(const ds_engine_t *e, const ds_job_t *job, int32_t part, c
                 }
         }
     for (int32_t t = 0; t < e->ntypes; t++)
-        if ((job->gtype < 0 || job->gtype == t) && need > ds_engine_type_gpus_per_node(e, t) &&
+        if ((!job->gmask || ((job->gmask >> t) & 1)) && need > ds_engine_type_gpus_per_node(e, t) &&
             find_on_type(e, job, part, t, blocked, out))
             return 1;
     return 0;

@@ -640,7 +640,7 @@ static void tenant_pass(lucid_t *s, ds_engine_t *e, int32_t part, int64_t now)
                 started = 1;
             } else {
                 /* a job that asks for one type failing says nothing of jobs that may take any */
-                if (freeable && found == 0 && (e->ntypes < 2 || e->trace->jobs[j].gtype < 0)) {
+                if (freeable && found == 0 && (e->ntypes < 2 || !e->trace->jobs[j].gmask)) {
                     if (g <= gpn) fail_free = DS_MIN(fail_free, g);
                     else fail_big = DS_MIN(fail_big, g);
                 }

@@ -401,6 +401,7 @@ int ds_synth_generate(ds_trace_t *t, const ds_synth_config_t *c, ds_error_t *err
                 w = &one;
                 /* a pinned user's habits are timed on the hardware it pins to: its trace durations are there */
                 j->gtype = j->ref_gtype = (int8_t)u->gtype;
+                j->gmask = u->gtype >= 0 ? (uint8_t)(1u << u->gtype) : 0;
             } else {
                 w = &types[similar ? u->type : (int32_t)(unif(&r) * NTYPES)];
             }

@@ -41,7 +41,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (rc == DS_OK && t.njobs <= 64) {
         for (int32_t j = 0; j < t.njobs; j++)
-            if (t.jobs[j].gtype >= t.ngtypes || t.jobs[j].ref_gtype >= t.ngtypes) abort();
+            if (t.jobs[j].gtype >= t.ngtypes || t.jobs[j].ref_gtype >= t.ngtypes || (t.jobs[j].gmask >> t.ngtypes) ||
+                (t.jobs[j].gtype >= 0 && t.jobs[j].gmask != 1u << t.jobs[j].gtype))
+                abort();
         static const char *const pols[] = {"fifo", "tiresias"};
         for (int p = 0; p < 2; p++) {
             ds_sim_config_t sc;
