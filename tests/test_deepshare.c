@@ -9,7 +9,7 @@
 #include "deepshare/policy.h"
 #include "deepshare/qad.h"
 #include "deepshare/synth.h"
-#include "policy/ds_internal.h"
+#include "policy/deepshare/ds_internal.h"
 
 static const ds_policy_ops_t *ops(void)
 {

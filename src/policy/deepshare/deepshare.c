@@ -1,131 +1,13 @@
-/* deepshare.c: the DeepShare policy (docs/policy.md): its ops, the per-job bookkeeping its parts share, and
- * the scheduling pass: QAD cycle, monitoring and promotion, classification, QG then QB placement. */
+/* deepshare.c: the DeepShare policy (docs/policy.md), on top of its folder: its ops, its state's life cycle,
+ * and the scheduling pass (QAD cycle, monitoring, demotion, yield and promotion, classification, QG then QB
+ * placement, work conservation). The stages (ds_classify.c ... ds_workcons.c) and the bookkeeping under
+ * them (ds_track.c, ds_estimate.c, ds_order.c, ds_reserve.c, ds_observed.c, ds_qad.c, ds_lists.c) never
+ * call back into this file. */
 #include "ds_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-void dsp_list_push(dsp_list_t *l, int32_t *pos, int32_t j)
-{
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 16;
-        l->v = ds_xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
-    }
-    pos[j] = l->n;
-    l->v[l->n++] = j;
-}
-
-void dsp_list_remove(dsp_list_t *l, int32_t *pos, int32_t j)
-{
-    int32_t i = pos[j];
-    if (i < 0) return;
-    DS_ASSERT(i < l->n && l->v[i] == j);
-    int32_t last = l->v[--l->n];
-    l->v[i] = last;
-    pos[last] = i;
-    pos[j] = -1;
-}
-
-static dsp_list_t *solo_of(dsp_t *s, const ds_engine_t *e, int32_t j)
-{
-    return dsp_solo(s, e->js[j].part, e->js[j].klass == DS_CLASS_BE, e->trace->jobs[j].gpus);
-}
-
-double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now)
-{
-    /* A job that yielded (outlived its prediction, §2) is expected to run about as long again as it
-     * has: its prediction no longer says anything, and ranking it as almost done would put it back at
-     * the head of its tenant's order. */
-    if (s->yielded[j]) {
-        double el = (double)ds_engine_elapsed(e, j, now), r = s->pred[j] - el;
-        return r > el ? r : el > 1.0 ? el : 1.0;
-    }
-    /* The predictor's estimate given the elapsed time when it has one (learned models: conditional on
-     * having run that long), else max(predicted total - elapsed wall time, 1), docs/predictors.md. */
-    const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
-    if (rp && rp->remaining) return rp->remaining(rp->ctx, e->trace, j, s->pred[j], ds_engine_elapsed(e, j, now));
-    double r = s->pred[j] - (double)ds_engine_elapsed(e, j, now);
-    return r > 1.0 ? r : 1.0;
-}
-
-double dsp_retention(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b)
-{
-    double seen;
-    if (s->cfg.learn_retention && dsp_observed_get(s, e->trace, a, b, &seen)) return seen;
-    const ds_interference_predictor_t *p = e->predictors ? e->predictors->interference : NULL;
-    return p ? p->predict(p->ctx, e->trace, a, b) : 1.0;
-}
-
-double dsp_retention_admit(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b, double *bound, int *probe)
-{
-    double r = dsp_retention(e, s, a, b);
-    const ds_interference_predictor_t *p = e->predictors ? e->predictors->interference : NULL;
-    /* Optimism under uncertainty: a model's guess about a pair nobody has measured is only a prior, and
-     * a pair never admitted is never measured, so a pessimistic guess would stand for good. How far to
-     * trust it is the model's own doubt (the forest's trees agree within ~0.03 on pairs like those it
-     * learned from, and spread ~0.1 on others). A probe is cheap to take back: the monitor samples it
-     * every cycle, revokes it if it falls short, and admission then reads the measurement. */
-    *probe = 0;
-    *bound = r;
-    if (s->cfg.learn_retention && s->cfg.probe_z > 0 && p && p->uncertainty && dsp_observed_probe_ok(s, e->trace, a, b)) {
-        double u = p->uncertainty(p->ctx, e->trace, a, b);
-        if (u > 0) *bound = r + s->cfg.probe_z * u, *probe = 1;
-    }
-    return r;
-}
-
-void dsp_start(ds_engine_t *e, dsp_t *s, int32_t j, const int32_t *gpus, int32_t partner, int64_t now)
-{
-    int32_t part = e->js[j].part, g = e->trace->jobs[j].gpus;
-    if (partner >= 0) dsp_list_remove(solo_of(s, e, partner), s->spos, partner);
-    if (s->nresv && dsp_resv_backfilled(e, s, j, gpus, g)) s->st.backfills++;
-    ds_engine_start(e, j, gpus, now);
-    dsp_pend_remove(s, part, j);
-    s->ppend_gpus[part] -= g;
-    dsp_list_push(&s->run, s->rpos, j);
-    if (partner >= 0) {
-        s->pair[j] = partner, s->pair[partner] = j;
-        s->low[j] = s->low[partner] = 0;
-        s->mon[j] = s->mon[partner] = (dsp_mon_t){0};
-    } else if (g <= s->maxg) {
-        dsp_list_push(solo_of(s, e, j), s->spos, j);
-    }
-    if (e->js[j].klass == DS_CLASS_BE) s->st.lent_jobs++, s->st.lent_gpus += g;
-}
-
-/* j stopped running (finished or preempted): its partner, if any, is alone again. */
-static void stopped(ds_engine_t *e, dsp_t *s, int32_t j)
-{
-    dsp_list_remove(&s->run, s->rpos, j);
-    if (s->yielded[j] == DSP_YIELDED) {
-        s->yielded[j] = DSP_YIELD_ENDED;
-        s->ygpus[e->trace->jobs[j].tenant] -= e->trace->jobs[j].gpus;
-    }
-    if (s->spos[j] >= 0) dsp_list_remove(solo_of(s, e, j), s->spos, j);
-    int32_t p = s->pair[j];
-    if (p >= 0) {
-        /* a probe that ended before its first sample leaves the pair to the next one */
-        if (s->mon[j].n == 0) {
-            dsp_observed_set_probe(s, e->trace, j, p, 0);
-            dsp_observed_set_probe(s, e->trace, p, j, 0);
-        }
-        s->pair[j] = s->pair[p] = -1;
-        if (e->js[p].status == DS_JS_RUNNING && e->trace->jobs[p].gpus <= s->maxg)
-            dsp_list_push(solo_of(s, e, p), s->spos, p);
-    }
-}
-
-/* First sight of a job: count it and predict its run time from what is known now. */
-static void first_seen(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
-{
-    s->seen[j] = 1;
-    s->nactive++;
-    s->min_gmem = DS_MIN(s->min_gmem, e->trace->jobs[j].gmem_mib);
-    const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
-    s->pred[j] = rp ? rp->predict(rp->ctx, e->trace, j, now) : (double)e->trace->jobs[j].duration;
-    if (!(s->pred[j] >= 1.0)) s->pred[j] = 1.0; /* NaN or nonpositive predictions */
-}
 
 /* A running job the driver adopted without it ever being pending here (deepshared rebuilding its state
  * from Slurm after a restart): tracked as running, paired with its co-resident when that one is known
@@ -133,17 +15,17 @@ static void first_seen(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
 static void dsp_adopt(ds_engine_t *e, void *state, int32_t j, int64_t now)
 {
     dsp_t *s = state;
-    if (!s->seen[j]) first_seen(e, s, j, now);
+    if (!s->seen[j]) dsp_first_seen(e, s, j, now);
     dsp_list_push(&s->run, s->rpos, j);
     int32_t p = e->js[j].partner;
     if (p >= 0 && s->rpos[p] >= 0 && s->pair[p] < 0) {
-        if (s->spos[p] >= 0) dsp_list_remove(solo_of(s, e, p), s->spos, p);
+        if (s->spos[p] >= 0) dsp_list_remove(dsp_solo_of(s, e, p), s->spos, p);
         s->pair[j] = p, s->pair[p] = j;
         s->low[j] = s->low[p] = 0;
         s->mon[j] = s->mon[p] = (dsp_mon_t){0};
         s->admit_tau[j] = s->admit_tau[p] = (float)s->cfg.rho_min;
     } else if (p < 0 && e->trace->jobs[j].gpus <= s->maxg) {
-        dsp_list_push(solo_of(s, e, j), s->spos, j);
+        dsp_list_push(dsp_solo_of(s, e, j), s->spos, j);
     }
 }
 
@@ -151,11 +33,11 @@ static void dsp_enqueue(ds_engine_t *e, void *state, int32_t j, int64_t now)
 {
     dsp_t *s = state;
     if (!s->seen[j]) {
-        first_seen(e, s, j, now);
+        dsp_first_seen(e, s, j, now);
     } else if (s->rpos[j] >= 0) {
         /* a preemption: G jobs are never victims (checked as an invariant) */
         if (e->js[j].klass != DS_CLASS_BE) s->st.g_preempted++;
-        stopped(e, s, j);
+        dsp_stopped(e, s, j);
         s->wc[j] = 0;
     }
     int32_t part = e->js[j].part;
@@ -170,7 +52,7 @@ static void dsp_cancel_start(ds_engine_t *e, void *state, int32_t j, int64_t now
 {
     dsp_t *s = state;
     int32_t part = e->js[j].part, g = e->trace->jobs[j].gpus;
-    stopped(e, s, j);
+    dsp_stopped(e, s, j);
     if (e->js[j].klass == DS_CLASS_BE) s->st.lent_jobs--, s->st.lent_gpus -= g;
     dsp_set_key(e, s, j, now);
     dsp_pend_insert(s, part, j);
@@ -180,7 +62,7 @@ static void dsp_cancel_start(ds_engine_t *e, void *state, int32_t j, int64_t now
 static void dsp_on_finish(ds_engine_t *e, void *state, int32_t j, int64_t now)
 {
     dsp_t *s = state;
-    stopped(e, s, j);
+    dsp_stopped(e, s, j);
     s->nactive--;
     const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
     if (rp && rp->observe_finish) rp->observe_finish(rp->ctx, e->trace, j, now);

@@ -1,4 +1,5 @@
-/* ds_internal.h: the DeepShare policy's state, parameters and the functions its files share (docs/policy.md). */
+/* ds_internal.h: the DeepShare policy's state, parameters and the functions its files share (docs/policy.md),
+ * internal to src/policy/deepshare/: the bookkeeping first, bottom up, then the stages, then what sits on top. */
 #ifndef DS_POLICY_DS_INTERNAL_H
 #define DS_POLICY_DS_INTERNAL_H
 
@@ -98,72 +99,88 @@ typedef struct dsp_stats {
     int64_t g_preempted;    /* must stay 0: a G job was preempted */
 } dsp_stats_t;
 
+/* The policy's state, its fields grouped by the file that owns them (writes them); others only read them. */
 typedef struct dsp {
+    /* ---- all: the parameters, the trace's sizes, the counters of stats */
     dsp_config_t cfg;
     const ds_trace_t *t;
     int32_t nj, nt, nparts, maxg;
-    /* runtime prediction: total exclusive seconds, predicted once at arrival */
-    double *pred;
+    dsp_stats_t st;
+    /* ---- ds_track.c: first sight, start and stop of jobs */
+    double *pred;           /* runtime prediction: total exclusive seconds, predicted once at first sight */
     uint8_t *seen;
     int64_t nactive;        /* arrived and not finished */
     int64_t min_gmem;       /* least GPU memory of any job seen: a job needing more than the GPU's less
                                this can have no partner (traces without footprints: none can) */
-    /* QAD */
+    dsp_list_t run;         /* running jobs */
+    int32_t *rpos;
+    dsp_list_t *solo;       /* running unshared jobs per (partition, class, GPU count): colocation partners
+                               (dsp_solo); ds_classify.c moves jobs between classes */
+    int32_t *spos;
+    int32_t *pair;          /* co-resident partner while colocated, -1 */
+    int64_t *ppend_gpus;    /* pending GPU demand per partition (and deepshare.c's enqueue) */
+    /* ---- ds_qad.c: the QAD signal */
     double *S;
     double *q_last;         /* Q after the last pass: the value of cycles skipped while idle */
     int s_init;
     int64_t last_cycle;
-    /* pending jobs per partition, sorted by (tenant, krem, submit, id) */
+    /* ---- ds_order.c: pending jobs per partition, sorted by (tenant, krem, submit, id) */
     dsp_list_t *pend;
     double *krem;           /* a pending job's predicted remaining time (0 without prediction) */
-    /* running jobs; running unshared jobs per (partition, class, GPU count): colocation partners */
-    dsp_list_t run;
-    int32_t *rpos;
-    dsp_list_t *solo;       /* see dsp_solo: per partition, class and GPU count */
-    int32_t *spos;
-    int32_t *pair;          /* co-resident partner while colocated, -1 */
-    int32_t *low;           /* consecutive low retention samples of j's pair */
-    dsp_mon_t *mon;         /* j's samples (ln retention) since its colocation began */
-    double mon_m2;          /* pooled within-pair squared deviations of ln retention: the measurement noise */
-    int64_t mon_dof;
-    float *admit_tau;       /* threshold j was admitted with */
-    int32_t *banned;        /* partner whose colocation with j was revoked, -1 */
-    /* pass scratch */
-    int32_t *order, *qg, *qb;
+    /* ---- ds_classify.c: classes, promotion, demotion, yield */
     int64_t *cls_pass;      /* the pass that last classified a job (its G/BE queue this pass) */
-    uint8_t *wc;            /* 1 while a job runs as BE from the work-conserving stage */
     uint8_t *yielded;       /* dsp_yield_t: nonzero once a job gave up its G class by outliving its
                                prediction (§2) */
     int64_t *ygpus;         /* per tenant: GPUs of its running jobs that yielded (yielded == DSP_YIELDED) */
     int64_t *waits;         /* per tenant scratch: GPUs of its waiting work (dsp_waiting_gpus) */
-    int32_t *wcv, *wc_end;  /* work-conserving stage: candidates, and its tenant runs' ends */
-    int32_t *run_at, *heap, *cursor;  /* merge of tenant runs, one entry per tenant (+1) */
-    int64_t *ppend_gpus;    /* pending GPU demand per partition */
+    /* ---- ds_coloc.c and ds_monitor.c: pairs, admission and retention monitoring */
+    float *admit_tau;       /* threshold j was admitted with (ds_coloc.c) */
+    int32_t *low;           /* consecutive low retention samples of j's pair */
+    dsp_mon_t *mon;         /* j's samples (ln retention) since its colocation began */
+    double mon_m2;          /* pooled within-pair squared deviations of ln retention: the measurement noise */
+    int64_t mon_dof;
+    int32_t *banned;        /* partner whose colocation with j was revoked, -1 */
     double *mon_base;       /* per partition: tau at the start of the monitoring round */
-    /* per pass: a reclamation that failed for (gpus, cpus, mem) fails for any job needing at least as
-     * much, since within the G placement stage evictable capacity only shrinks */
+    /* ---- ds_observed.c: observed retention by workload pair (open addressing) */
+    dsp_obs_t *obs;
+    size_t obs_cap, obs_n;
+    /* ---- ds_preempt.c: per pass, a reclamation that failed for (gpus, cpus, mem) fails for any job needing
+     * at least as much, since within the G placement stage evictable capacity only shrinks */
     int32_t *pre_fail_cpus; /* by GPU count; INT32_MAX: no failure yet */
     int64_t *pre_fail_mem;
-    /* reservations (reserve_after > 0), oldest first; node_resv: a node's reservation or -1 */
+    /* ---- ds_reserve.c: reservations (reserve_after > 0), oldest first; node_resv: a node's reservation or -1 */
     dsp_resv_t *resv;
     int32_t nresv, capresv, resv_new;
     int32_t *node_resv, *resv_node;
     double *resv_time;
     uint8_t *blocked;       /* nodes the job being placed must keep off */
     int64_t *resv_fail;     /* the pass in which a job found nothing to reserve */
-    dsp_obs_t *obs;         /* observed retention by workload pair (open addressing) */
-    size_t obs_cap, obs_n;
-    dsp_stats_t st;
+    /* ---- ds_workcons.c: the work-conserving stage */
+    uint8_t *wc;            /* 1 while a job runs as BE from the work-conserving stage */
+    int32_t *wcv, *wc_end;  /* candidates, and its tenant runs' ends */
+    /* ---- pass scratch, one user at a time: the pass's G and BE queues, a job array (classification,
+     * monitoring, preemption), the merge of tenant runs (ds_order.c, ds_workcons.c; one entry per tenant + 1) */
+    int32_t *order, *qg, *qb;
+    int32_t *run_at, *heap, *cursor;
 } dsp_t;
 
+/* The bookkeeping under the stages, bottom first; a file calls only files listed before it (and the
+ * stages call the bookkeeping, deepshare.c everything), so the policy has no call cycle
+ * (tests/check_cycles.sh). */
+
+/* ds_lists.c: unordered lists with positions (pos[j] = -1 when absent) */
+void dsp_list_push(dsp_list_t *l, int32_t *pos, int32_t j);
+void dsp_list_remove(dsp_list_t *l, int32_t *pos, int32_t j);
 /* running unshared jobs of a partition, class (be: 1 for BE) and GPU count: colocation partners */
 static inline dsp_list_t *dsp_solo(dsp_t *s, int32_t part, int be, int32_t gpus)
 {
     return &s->solo[((size_t)part * 2 + (size_t)(be != 0)) * (size_t)(s->maxg + 1) + (size_t)gpus];
 }
-/* unordered lists with positions (pos[j] = -1 when absent) */
-void dsp_list_push(dsp_list_t *l, int32_t *pos, int32_t j);
-void dsp_list_remove(dsp_list_t *l, int32_t *pos, int32_t j);
+/* the solo list running job j belongs in, by its partition, class and GPU count */
+static inline dsp_list_t *dsp_solo_of(dsp_t *s, const ds_engine_t *e, int32_t j)
+{
+    return dsp_solo(s, e->js[j].part, e->js[j].klass == DS_CLASS_BE, e->trace->jobs[j].gpus);
+}
 
 /* ds_qad.c (docs/policy.md §1) */
 double dsp_qad_now(const ds_engine_t *e, int32_t tenant);
@@ -171,13 +188,56 @@ void dsp_qad_cycle(ds_engine_t *e, dsp_t *s, int64_t now);
 int dsp_band(const dsp_t *s, int32_t tenant);
 int dsp_underserved(const dsp_t *s, int32_t tenant);
 
-/* predictions */
+/* ds_observed.c: the monitor's measurements by workload pair, used before the model's prediction */
+void dsp_observed_add(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, double rho);
+int dsp_observed_get(const dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, double *rho);
+/* Whether a probe of the pair may start: it can be learned (both jobs have a workload), nothing has been
+ * measured of it, and no probe of it runs. */
+int dsp_observed_probe_ok(const dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b);
+/* Marks (on) or clears a probe of the pair; the first sample clears it too. */
+void dsp_observed_set_probe(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, int on);
+
+/* ds_estimate.c: predictions */
 double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now);
 double dsp_retention(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b);
 /* What admission weighs for a at b's side: the estimate above, and (*bound) the value it must clear the
  * threshold with, the estimate raised by probe_z x the predictor's uncertainty while the pair is unmeasured and
  * no probe of it runs (*probe = 1 then), else the estimate itself. */
 double dsp_retention_admit(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b, double *bound, int *probe);
+
+/* ds_order.c (docs/policy.md §3) */
+void dsp_set_key(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
+void dsp_pend_insert(dsp_t *s, int32_t part, int32_t j);
+void dsp_pend_remove(dsp_t *s, int32_t part, int32_t j);
+/* v: runs of one tenant each in (rem, submit, id) order, as classification writes them */
+void dsp_merge_qg(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n);
+void dsp_merge_qb(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n);
+/* any v: sets the keys as of now and sorts it into QG order (tests only: re-keying a pending job
+ * breaks the pending list's order) */
+void dsp_sort_qg(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t now);
+int32_t dsp_pending_order(const ds_engine_t *e, const void *state, int32_t *out, int32_t max);
+/* The status page's order of two pending jobs: QAD band, then (rem, submit, id); negative when a goes first. */
+int dsp_cmp_band(const dsp_t *s, int32_t a, int32_t b);
+
+/* ds_reserve.c: reservations with backfill */
+void dsp_resv_refresh(ds_engine_t *e, dsp_t *s, int32_t part, int64_t now);
+void dsp_resv_try(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
+/* marks in s->blocked the nodes j must keep off now; 1 when any (then call dsp_resv_unmask) */
+int dsp_resv_mask(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
+void dsp_resv_unmask(dsp_t *s);
+/* whether starting j on these GPUs uses another job's reservation (a backfill) */
+int dsp_resv_backfilled(const ds_engine_t *e, const dsp_t *s, int32_t j, const int32_t *gpus, int32_t n);
+void dsp_resv_free(dsp_t *s);
+
+/* ds_track.c: first sight, start and stop of a job, below every stage */
+/* First sight of a job: counts it and predicts its run time from what is known now. */
+void dsp_first_seen(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
+/* starts j on the given GPUs (partner: the resident it joins, or -1) and updates the policy's lists */
+void dsp_start(ds_engine_t *e, dsp_t *s, int32_t j, const int32_t *gpus, int32_t partner, int64_t now);
+/* j stopped running (finished or preempted): its partner, if any, is alone again */
+void dsp_stopped(ds_engine_t *e, dsp_t *s, int32_t j);
+
+/* ---- the stages (docs/policy.md §2-§6): each calls the bookkeeping above, none calls deepshare.c */
 
 /* ds_classify.c (docs/policy.md §2) */
 /* A tenant's classification budgets in a pass: quota, BE cap (m x quota), G and BE GPUs left, BE GPUs that
@@ -203,42 +263,6 @@ void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now);
  * first, until its G GPUs fit the quota again (no G job is ever preempted; BE ones may be). */
 void dsp_demote(ds_engine_t *e, dsp_t *s);
 
-/* ds_workcons.c: idle GPUs to the jobs classification left over, as BE */
-void dsp_work_conserve(ds_engine_t *e, dsp_t *s, int32_t part, int64_t now);
-
-/* ds_reserve.c: reservations with backfill */
-void dsp_resv_refresh(ds_engine_t *e, dsp_t *s, int32_t part, int64_t now);
-void dsp_resv_try(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
-/* marks in s->blocked the nodes j must keep off now; 1 when any (then call dsp_resv_unmask) */
-int dsp_resv_mask(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
-void dsp_resv_unmask(dsp_t *s);
-/* whether starting j on these GPUs uses another job's reservation (a backfill) */
-int dsp_resv_backfilled(const ds_engine_t *e, const dsp_t *s, int32_t j, const int32_t *gpus, int32_t n);
-void dsp_resv_free(dsp_t *s);
-
-/* ds_observed.c: the monitor's measurements by workload pair, used before the model's prediction */
-void dsp_observed_add(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, double rho);
-int dsp_observed_get(const dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, double *rho);
-/* Whether a probe of the pair may start: it can be learned (both jobs have a workload), nothing has been
- * measured of it, and no probe of it runs. */
-int dsp_observed_probe_ok(const dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b);
-/* Marks (on) or clears a probe of the pair; the first sample clears it too. */
-void dsp_observed_set_probe(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, int on);
-
-/* ds_order.c (docs/policy.md §3) */
-void dsp_set_key(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
-void dsp_pend_insert(dsp_t *s, int32_t part, int32_t j);
-void dsp_pend_remove(dsp_t *s, int32_t part, int32_t j);
-/* v: runs of one tenant each in (rem, submit, id) order, as classification writes them */
-void dsp_merge_qg(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n);
-void dsp_merge_qb(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n);
-/* any v: sets the keys as of now and sorts it into QG order (tests only: re-keying a pending job
- * breaks the pending list's order) */
-void dsp_sort_qg(const ds_engine_t *e, dsp_t *s, int32_t *v, int32_t n, int64_t now);
-int32_t dsp_pending_order(const ds_engine_t *e, const void *state, int32_t *out, int32_t max);
-/* The status page's order of two pending jobs: QAD band, then (rem, submit, id); negative when a goes first. */
-int dsp_cmp_band(const dsp_t *s, int32_t a, int32_t b);
-
 /* ds_coloc.c (docs/policy.md §5) */
 /* the partition's contention pressure P (pending GPU demand over free GPUs, to the power gamma) */
 double dsp_pressure(const ds_engine_t *e, const dsp_t *s, int32_t part);
@@ -254,18 +278,21 @@ int dsp_try_colocate_min(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, doubl
 int dsp_try_preempt(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
 void dsp_preempt_memo_reset(dsp_t *s);
 
-/* ds_explain.c: the policy's account of one job (ops->explain) */
-void dsp_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now, ds_buf_t *out);
+/* ds_place.c: placement escalation of one job (docs/policy.md §4); 1 when it started */
+int dsp_place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
+int dsp_try_cpu_reclaim(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
+/* the lowest-index free GPUs of a node (n of them), written to out; returns how many */
+int32_t dsp_free_gpus(const ds_engine_t *e, int32_t node, int32_t n, int32_t *out);
 
 /* ds_monitor.c (docs/policy.md §6) */
 void dsp_monitor(ds_engine_t *e, dsp_t *s, int64_t now);
 
-/* ds_place.c: placement escalation of one job (docs/policy.md §4); 1 when it started */
-int dsp_place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
-int dsp_try_cpu_reclaim(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
-/* starts j on the given GPUs (partner: the resident it joins, or -1) and updates the policy's lists */
-void dsp_start(ds_engine_t *e, dsp_t *s, int32_t j, const int32_t *gpus, int32_t partner, int64_t now);
-/* the lowest-index free GPUs of a node (n of them), written to out; returns how many */
-int32_t dsp_free_gpus(const ds_engine_t *e, int32_t node, int32_t n, int32_t *out);
+/* ds_workcons.c: idle GPUs to the jobs classification left over, as BE */
+void dsp_work_conserve(ds_engine_t *e, dsp_t *s, int32_t part, int64_t now);
+
+/* ---- on top, beside deepshare.c (the ops and the pass) */
+
+/* ds_explain.c: the policy's account of one job (ops->explain) */
+void dsp_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now, ds_buf_t *out);
 
 #endif
