@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "deepshare/policy_config.h"
 #include "deepshare/coloc.h"
 #include "deepshare/models.h"
 #include "deepshare/policy.h"
@@ -96,12 +97,12 @@ static void child(const opts_t *o, const job_spec_t *js, int fd)
         /* Venus inputs some policies take as parameters (a policy that does not know a name ignores it) */
         static const char *const venus_params[][2] = {{"lucid-single", "colocation/single_data.csv"},
                                                       {"lucid-throughput", "venus/Venus_throughput_pred.csv"}};
-        for (size_t k = 0; o->venus && pc && c.policy->config_set && k < sizeof venus_params / sizeof *venus_params; k++) {
+        for (size_t k = 0; o->venus && pc && k < sizeof venus_params / sizeof *venus_params; k++) {
             char p[1024];
             snprintf(p, sizeof p, "%s/%s", o->data, venus_params[k][1]);
             ds_error_t e2;
             ds_error_clear(&e2);
-            int r2 = access(p, R_OK) == 0 ? c.policy->config_set(pc, venus_params[k][0], p, &e2) : DS_ENOTFOUND;
+            int r2 = access(p, R_OK) == 0 ? ds_policy_config_set(c.policy, pc, venus_params[k][0], p, &e2) : DS_ENOTFOUND;
             if (r2 != DS_OK && r2 != DS_ENOTFOUND && rc == DS_OK) {
                 err = e2;
                 rc = r2;

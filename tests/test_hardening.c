@@ -105,13 +105,13 @@ static void test_narrowing_refused(void **st)
     assert_int_equal(ds_trace_read_estimates(&t, p, 1000, NULL, &err), DS_EPARSE);
     assert_int_equal(err.line, 2);
     ds_trace_free(&t);
-    ds_lucid_config_t *lc = ds_lucid_config_new();
+    ds_lucid_series_t ls;
     p = tu_write_temp("h_series.csv", "time,pred_gpu_job,pred_gpu_num\n0,1e300,2\n");
-    assert_int_equal(ds_lucid_read_series(lc, p, &err), DS_EPARSE);
+    assert_int_equal(ds_lucid_read_series(p, &ls, &err), DS_EPARSE);
+    ds_lucid_labels_t ll;
     p = tu_write_temp("h_labels.csv", "model,dataset,batchsize,amp,label\nm,d,32,7,1\n");
-    assert_int_equal(ds_lucid_read_labels(lc, p, &err), DS_EPARSE);
+    assert_int_equal(ds_lucid_read_labels(p, &ll, &err), DS_EPARSE);
     assert_string_equal(err.field, "amp");
-    ds_lucid_config_free(lc);
 }
 
 /* Class 2 (exhaustion): durations up to 2^40 s and submit spans up to 2^50 s made the series endless. */
@@ -156,14 +156,13 @@ static void test_infeasible_job(void **st)
     assert_int_equal(read_both(&t, generic_tenants,
                                "job_id,tenant,gpus,cpus,submit,duration\n1,A,1,4,0,10\n2,A,1,500,5,10\n3,B,8,800,6,10\n",
                                &err), DS_OK);
-    static const char *const pols[] = {"fifo", "tiresias", "sjf", "deepshare", "lucid", "qssf"};
-    for (size_t i = 0; i < sizeof pols / sizeof pols[0]; i++) {
+    /* every registered policy (src/policy/registry.c) */
+    for (const ds_policy_ops_t *const *p = ds_policy_list(); *p; p++) {
         ds_sim_config_t c;
         ds_sim_config_default(&c);
-        c.policy = ds_policy_find(pols[i]);
-        assert_non_null(c.policy);
+        c.policy = *p;
         void *pc = c.policy->config_new ? c.policy->config_new() : NULL;
-        if (!strcmp(pols[i], "lucid")) assert_int_equal(ds_lucid_config_set(pc, "lucid-profiler", "0", &err), DS_OK);
+        if (!strcmp(c.policy->name, "lucid")) assert_int_equal(ds_lucid_config_set(pc, "lucid-profiler", "0", &err), DS_OK);
         c.policy_config = pc;
         ds_sim_result_t r;
         ds_error_clear(&err);
@@ -171,7 +170,7 @@ static void test_infeasible_job(void **st)
         ds_sim_result_free(&r);
         if (pc) c.policy->config_free(pc);
         if (rc == DS_OK || err.line != 3 || strcmp(err.field, "cpus") || !strstr(err.msg, "job 2 could never run"))
-            fail_msg("%s: rc %d line %ld field '%s' msg '%s'", pols[i], rc, err.line, err.field, err.msg);
+            fail_msg("%s: rc %d line %ld field '%s' msg '%s'", c.policy->name, rc, err.line, err.field, err.msg);
         assert_non_null(strstr(err.file, "h_jobs.csv"));
     }
     ds_trace_free(&t);

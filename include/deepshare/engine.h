@@ -295,6 +295,9 @@ int32_t ds_engine_job_type(const ds_engine_t *e, int32_t j);
  * fullest node that fits, ties lowest index; larger: whole free nodes, the remainder on the next
  * node with most free GPUs). Writes GPU indices to out (size >= job gpus). Returns 1 if found. */
 int ds_engine_find_free(const ds_engine_t *e, int32_t job, int32_t part, int32_t *out);
+/* The lowest-index free GPUs of a node, at most want of them, written to out; returns how many (the GPUs
+ * every consolidated placement takes on a node it chose). */
+int32_t ds_engine_node_free_gpus(const ds_engine_t *e, int32_t node, int32_t want, int32_t *out);
 /* The same, never using a node n with blocked[n] set (a policy's reservations); blocked may be NULL. */
 int ds_engine_find_free_masked(const ds_engine_t *e, int32_t job, int32_t part, const uint8_t *blocked, int32_t *out);
 /* The same on nodes of GPU type t only (a type the job may run on): how type-aware policies choose. */

@@ -5,6 +5,8 @@
 #define DS_LUCID_H
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "deepshare/common.h"
 #include "deepshare/trace.h"
@@ -16,6 +18,12 @@ typedef struct ds_lucid_label {
     int32_t label;
 } ds_lucid_label_t;
 
+/* All the sharing scores of a file. */
+typedef struct ds_lucid_labels {
+    ds_lucid_label_t *v;
+    int32_t n;
+} ds_lucid_labels_t;
+
 /* Predicted cluster throughput per time bin (Venus_throughput_pred.csv). Times are Unix seconds when
  * the file holds date-times (is_datetime), otherwise already in the trace clock. */
 typedef struct ds_lucid_series {
@@ -26,8 +34,18 @@ typedef struct ds_lucid_series {
     int is_datetime;
 } ds_lucid_series_t;
 
+/* Frees a series' arrays and empties it. */
+static inline void ds_lucid_series_free(ds_lucid_series_t *s)
+{
+    free(s->time);
+    free(s->pred_jobs);
+    free(s->pred_gpus);
+    memset(s, 0, sizeof *s);
+}
+
 typedef struct ds_lucid_config {
-    /* inputs (read by the driver side, see ds_lucid_config_set); n == 0: absent */
+    /* inputs (the policy's inputs "lucid-single" and "lucid-throughput", read by the driver through
+     * ds_input_set, deepshare/inputs.h); n == 0: absent */
     ds_lucid_label_t *labels;
     int32_t nlabels;
     ds_lucid_series_t series;
@@ -59,17 +77,20 @@ typedef struct ds_lucid_config {
     double prof_scale_down_factor; /* ... and predicted GPUs per bin <= factor x gpu limit: 5 */
 } ds_lucid_config_t;
 
-/* Parameter object (the policy's config_new/config_free/config_set/config_help). config_set reads
- * the files named by "lucid-single" and "lucid-throughput" at once: it runs on the driver side
- * (CLI, daemon start-up), never inside a scheduling pass. */
+/* Parameter object (the policy's config_new/config_free/config_set/config_help, src/policy/lucid_config.c).
+ * The two tables arrive parsed through config_input (the policy's inputs, ds_input_set reads them);
+ * config_set refuses their keys. */
 void *ds_lucid_config_new(void);
 void ds_lucid_config_free(void *config);
 int ds_lucid_config_set(void *config, const char *key, const char *value, ds_error_t *err);
+/* Takes a ds_lucid_labels_t for "lucid-single" or a ds_lucid_series_t for "lucid-throughput" (malloc'd;
+ * it replaces the config's table, and is freed here whatever the outcome). */
+int ds_lucid_config_input(void *config, const char *key, void *table, ds_error_t *err);
 void ds_lucid_config_help(FILE *f);
 
-/* Readers (replace any previous table in c). */
-int ds_lucid_read_labels(ds_lucid_config_t *c, const char *path, ds_error_t *err);
-int ds_lucid_read_series(ds_lucid_config_t *c, const char *path, ds_error_t *err);
+/* Readers of the io layer (src/trace/lucid_inputs.c): fill *out (freed again on error). */
+int ds_lucid_read_labels(const char *path, ds_lucid_labels_t *out, ds_error_t *err);
+int ds_lucid_read_series(const char *path, ds_lucid_series_t *out, ds_error_t *err);
 
 /* Trace-clock time of series bin i. */
 int64_t ds_lucid_series_time(const ds_lucid_config_t *c, int32_t i);

@@ -203,6 +203,8 @@ typedef struct ds_wdesc {
 } ds_wdesc_t;
 
 void ds_interference_features(const ds_wdesc_t *a, const ds_wdesc_t *b, float *x);
+/* A profiled workload's descriptor (single_data.csv's figures). */
+void ds_wdesc_of(const ds_workload_t *w, ds_wdesc_t *d);
 
 typedef struct ds_interference_model ds_interference_model_t;
 

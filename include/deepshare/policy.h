@@ -34,6 +34,7 @@
 #include <stdio.h>
 
 #include "deepshare/engine.h"
+#include "deepshare/inputs.h"
 #include "deepshare/strbuf.h"
 
 /* One named counter a policy reports (e.g. "preempt_reclaim"). */
@@ -119,6 +120,13 @@ typedef struct ds_policy_ops {
     void (*config_free)(void *config);
     int (*config_set)(void *config, const char *key, const char *value, ds_error_t *err);
     void (*config_help)(FILE *f);
+    /* Inputs (optional): tables the policy reads besides the trace, each a parameter that names a file
+     * (deepshare/inputs.h), ended by a NULL key. The policy never opens them: a driver sets such a parameter
+     * with ds_policy_config_set (deepshare/policy_config.h), which reads the file through the io layer and
+     * hands the parsed table to config_input (the policy's from then on; no engine involved). config_help
+     * lists them like the other parameters. */
+    const ds_policy_input_t *inputs;
+    int (*config_input)(void *config, const char *key, void *table, ds_error_t *err);
 
     /* check (optional). Caller: drivers that check invariants after a pass (the simulator with
      * check_invariants, tests). Policy-specific invariants; returns 0, or nonzero with msg filled.

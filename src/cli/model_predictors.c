@@ -12,6 +12,7 @@
 
 typedef struct inst {
     ds_runtime_model_t *rm;
+    ds_runtime_predictor_t rp;        /* rm as a predictor (ds_runtime_model_as_predictor) */
     ds_interference_model_t *im;
     ds_interference_predictor_t ip;
 } inst_t;
@@ -52,6 +53,7 @@ static inst_t *mine(ds_model_predictors_t *s)
     if (tl_owner == s && tl_inst) return tl_inst;
     inst_t *in = ds_xcalloc(1, sizeof *in);
     in->rm = ds_runtime_model_create(s->t, &s->rc);
+    ds_runtime_model_as_predictor(in->rm, &in->rp);
     if (s->rf) {
         ds_error_t err;
         /* the bytes were produced by this process a moment ago: failing here is a bug */
@@ -70,27 +72,29 @@ static inst_t *mine(ds_model_predictors_t *s)
     return in;
 }
 
+/* The hooks policies call: each forwards to the calling thread's own instance. */
 static double rt_predict(void *ctx, const ds_trace_t *t, int32_t job, int64_t now)
 {
-    (void)t;
-    return ds_runtime_model_predict(mine(ctx)->rm, job, now);
+    const ds_runtime_predictor_t *p = &mine(ctx)->rp;
+    return p->predict(p->ctx, t, job, now);
 }
 
 static void rt_observe(void *ctx, const ds_trace_t *t, int32_t job, int64_t now)
 {
-    (void)t;
-    ds_runtime_model_observe(mine(ctx)->rm, job, now);
+    const ds_runtime_predictor_t *p = &mine(ctx)->rp;
+    p->observe_finish(p->ctx, t, job, now);
 }
 
 static double rt_remaining(void *ctx, const ds_trace_t *t, int32_t job, double pred, int64_t elapsed)
 {
-    (void)t, (void)job;
-    return ds_runtime_model_remaining(mine(ctx)->rm, pred, elapsed);
+    const ds_runtime_predictor_t *p = &mine(ctx)->rp;
+    return p->remaining(p->ctx, t, job, pred, elapsed);
 }
 
 static double rt_beyond(void *ctx, double pred, int64_t elapsed)
 {
-    return ds_runtime_model_beyond(mine(ctx)->rm, pred, elapsed);
+    const ds_runtime_predictor_t *p = &mine(ctx)->rp;
+    return p->beyond(p->ctx, pred, elapsed);
 }
 
 static double if_predict(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)

@@ -137,15 +137,6 @@ static int parse_workload(const ds_single_profile_t *s, const char *spec, int32_
     return 0;
 }
 
-static void desc_of(const ds_workload_t *w, ds_wdesc_t *d)
-{
-    d->batch = (float)w->batch;
-    d->amp = (float)w->amp;
-    d->gpu_util = (float)w->gpu_util;
-    d->gmem_util = (float)w->gmem_util;
-    d->gmem = (float)w->gmem;
-}
-
 static int predict_interference(int argc, char **argv)
 {
     const char *model = NULL, *single_path = NULL, *pair = NULL, *coloc_path = NULL, *out = NULL;
@@ -201,8 +192,8 @@ static int predict_interference(int argc, char **argv)
         int32_t ia, ib;
         if (parse_workload(&s, a, &ia) || parse_workload(&s, b, &ib)) goto done;
         ds_wdesc_t da, db;
-        desc_of(&s.w[ia], &da);
-        desc_of(&s.w[ib], &db);
+        ds_wdesc_of(&s.w[ia], &da);
+        ds_wdesc_of(&s.w[ib], &db);
         printf("rho_a,rho_b\n%.4f,%.4f\n", ds_interference_model_predict(m, &da, &db),
                ds_interference_model_predict(m, &db, &da));
         status = 0;
@@ -228,8 +219,8 @@ static int predict_interference(int argc, char **argv)
         int32_t ib = ds_single_find(&s, p->model2, p->dataset2, p->batch2, p->amp2);
         if (ia < 0 || ib < 0) continue;
         ds_wdesc_t da, db;
-        desc_of(&s.w[ia], &da);
-        desc_of(&s.w[ib], &db);
+        ds_wdesc_of(&s.w[ia], &da);
+        ds_wdesc_of(&s.w[ib], &db);
         double pa = ds_interference_model_predict(m, &da, &db), pb = ds_interference_model_predict(m, &db, &da);
         fprintf(f, "%s,%s,%d,%d,%s,%s,%d,%d,%.4f,%.4f,%.4f,%.4f\n", p->model1, p->dataset1, p->batch1, p->amp1,
                 p->model2, p->dataset2, p->batch2, p->amp2, p->speed1, pa, p->speed2, pb);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "deepshare/strbuf.h"
 #include "cli/observed.h"
 #include "cli/runner.h"
 #include "deepshare/idmap.h"
@@ -98,25 +99,9 @@ static void sleep_until(double t)
     }
 }
 
-typedef struct buf {
-    char *s;
-    size_t n, cap;
-} buf_t;
-
-static void buf_add(buf_t *b, const char *p, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        b->cap = (b->n + n + 1) * 2;
-        b->s = ds_xrealloc(b->s, b->cap);
-    }
-    memcpy(b->s + b->n, p, n);
-    b->n += n;
-    b->s[b->n] = '\0';
-}
-
 /* Runs argv (looked up in PATH) with stdin from /dev/null; stdout into out (may be NULL), stderr into
  * err. Returns its exit status, 127 when it cannot run, 128 + N when killed by signal N. */
-static int run_cmd(char *const argv[], buf_t *out, buf_t *err)
+static int run_cmd(char *const argv[], ds_buf_t *out, ds_buf_t *err)
 {
     int po[2], pe[2];
     if (pipe(po)) return 127;
@@ -141,7 +126,7 @@ static int run_cmd(char *const argv[], buf_t *out, buf_t *err)
         if (err) {
             char m[300];
             int k = snprintf(m, sizeof m, "cannot run %s: %s", argv[0], strerror(rc));
-            buf_add(err, m, (size_t)k);
+            ds_bput(err, m, (size_t)k);
         }
         return 127;
     }
@@ -157,8 +142,8 @@ static int run_cmd(char *const argv[], buf_t *out, buf_t *err)
             if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             ssize_t k = read(fds[i].fd, tmp, sizeof tmp);
             if (k > 0) {
-                buf_t *b = i == 0 ? out : err;
-                if (b) buf_add(b, tmp, (size_t)k);
+                ds_buf_t *b = i == 0 ? out : err;
+                if (b) ds_bput(b, tmp, (size_t)k);
             } else if (k == 0 || errno != EINTR) {
                 close(fds[i].fd);
                 fds[i].fd = -1;
@@ -175,7 +160,7 @@ static int run_cmd(char *const argv[], buf_t *out, buf_t *err)
 }
 
 /* The first line of a command's stderr, for messages. */
-static const char *first_line(buf_t *b)
+static const char *first_line(ds_buf_t *b)
 {
     if (!b->s) return "";
     char *nl = strchr(b->s, '\n');
@@ -305,7 +290,7 @@ static int count_active(const char *name, int *pending, int *running)
     char arg[160];
     snprintf(arg, sizeof arg, "--name=%s", name);
     char *argv[] = {"squeue", "-h", arg, "-o", "%T", NULL};
-    buf_t out = {0}, err = {0};
+    ds_buf_t out = {0}, err = {0};
     int rc = run_cmd(argv, &out, &err);
     int n = -1;
     *pending = *running = 0;
@@ -327,17 +312,17 @@ static int read_sacct(const opts_t *o, lj_t *J, int32_t n, ds_idmap_t *byid, FIL
 {
     int final = 0;
     for (int32_t a = 0; a < n; a += 200) {
-        buf_t ids = {0};
+        ds_buf_t ids = {0};
         for (int32_t j = a; j < n && j < a + 200; j++) {
             if (!J[j].slurm_id) continue;
             char x[32];
             int k = snprintf(x, sizeof x, "%s%lld", ids.n ? "," : "", (long long)J[j].slurm_id);
-            buf_add(&ids, x, (size_t)k);
+            ds_bput(&ids, x, (size_t)k);
         }
         if (!ids.n) continue;
         char *argv[] = {"sacct", "-n", "-P", "-D", "-X", "-j", ids.s, "-o",
                         "JobIDRaw,State,Submit,Start,End,NodeList,QOS,Partition", NULL};
-        buf_t out = {0}, err = {0};
+        ds_buf_t out = {0}, err = {0};
         int rc = run_cmd(argv, &out, &err);
         if (rc) {
             fprintf(stderr, "deepshare replay-live: sacct failed: %s\n", first_line(&err));
@@ -655,7 +640,7 @@ static int live(const opts_t *o, const ds_trace_t *t, const ds_sim_config_t *sc)
             }
     }
     /* ---- the cluster answers, has the accounts, and is free */
-    buf_t out = {0}, err = {0};
+    ds_buf_t out = {0}, err = {0};
     char *sq[] = {"squeue", "-h", "-o", "%i %u %T", NULL};
     if (run_cmd(sq, &out, &err)) {
         fprintf(stderr, "deepshare replay-live: Slurm does not answer (squeue: %s); start the cluster: "
@@ -675,7 +660,7 @@ static int live(const opts_t *o, const ds_trace_t *t, const ds_sim_config_t *sc)
     char ucond[128];
     snprintf(ucond, sizeof ucond, "user=%s", pw ? pw->pw_name : "root");
     char *sa[] = {"sacctmgr", "-n", "-P", "show", "assoc", "where", ucond, "format=account", NULL};
-    out = (buf_t){0}, err = (buf_t){0};
+    out = (ds_buf_t){0}, err = (ds_buf_t){0};
     if (run_cmd(sa, &out, &err)) {
         fprintf(stderr, "deepshare replay-live: no accounting (sacctmgr: %s): replays read outcomes from sacct; start "
                         "the cluster with a variant: deploy/slurm/start.sh --variant %s\n", first_line(&err), o->variant);
@@ -683,10 +668,10 @@ static int live(const opts_t *o, const ds_trace_t *t, const ds_sim_config_t *sc)
         return 1;
     }
     /* the accounts, one per line, each wrapped in newlines for an exact search */
-    buf_t accts = {0};
-    buf_add(&accts, "\n", 1);
-    if (out.s) buf_add(&accts, out.s, out.n);
-    buf_add(&accts, "\n", 1);
+    ds_buf_t accts = {0};
+    ds_bput(&accts, "\n", 1);
+    if (out.s) ds_bput(&accts, out.s, out.n);
+    ds_bput(&accts, "\n", 1);
     for (int32_t i = 0; i < t->ntenants; i++) {
         char acct[80];
         snprintf(acct, sizeof acct, "\n%s\n", t->tenants[i].name);
@@ -814,7 +799,7 @@ static int live(const opts_t *o, const ds_trace_t *t, const ds_sim_config_t *sc)
         argv[k] = NULL;
         int ok = 0;
         for (int attempt = 0; attempt < 3 && !ok && !g_stop; attempt++) {
-            buf_t so = {0}, se = {0};
+            ds_buf_t so = {0}, se = {0};
             int r = run_cmd(argv, &so, &se);
             long long id = so.s ? strtoll(so.s, NULL, 10) : 0;
             if (r == 0 && id > 0) {

@@ -11,15 +11,16 @@
 
 #include "cli/cli.h"
 #include "cli/predictors.h"
+#include "deepshare/policy_config.h"
 
 int ds_runs_set_param(ds_run_t *runs, int n, const char *key, const char *val, const char *where)
 {
     int taken = 0;
     for (int i = 0; i < n; i++) {
-        if (!runs[i].ops->config_set) continue;
+        if (!runs[i].ops->config_set && !runs[i].ops->inputs) continue;
         ds_error_t err;
         ds_error_clear(&err);
-        int rc = runs[i].ops->config_set(runs[i].config, key, val, &err);
+        int rc = ds_policy_config_set(runs[i].ops, runs[i].config, key, val, &err);
         if (rc == DS_OK) taken = 1;
         else if (rc != DS_ENOTFOUND) {
             if (!err.file[0] && where) snprintf(err.file, sizeof err.file, "%s", where);

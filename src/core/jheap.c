@@ -1,5 +1,5 @@
 /* jheap.c: indexed binary heap of job indices (sift up/down with a position table). */
-#include "deepshare/jheap.h"
+#include "jheap.h"
 
 #include <stdlib.h>
 

@@ -177,8 +177,7 @@ void ds_engine_set_cpu_scale(ds_engine_t *e, int32_t j, double scale)
     ds_placement_charge(e, j, +1);
 }
 
-/* Lowest-index free GPUs of a node, written to out. */
-static int32_t take_free_gpus(const ds_engine_t *e, int32_t node, int32_t want, int32_t *out)
+int32_t ds_engine_node_free_gpus(const ds_engine_t *e, int32_t node, int32_t want, int32_t *out)
 {
     const ds_node_t *nd = &e->nodes[node];
     int32_t n = 0;
@@ -209,7 +208,7 @@ static inline __attribute__((always_inline)) int find_on_type(const ds_engine_t 
                 for (uint64_t m = b[w]; m; m &= m - 1) {
                     int32_t node = node0 + w * 64 + __builtin_ctzll(m);
                     if ((blocked && blocked[node]) || !fits_share(e, node, job, need)) continue;
-                    take_free_gpus(e, node, need, out);
+                    ds_engine_node_free_gpus(e, node, need, out);
                     return 1;
                 }
             }
@@ -225,7 +224,7 @@ static inline __attribute__((always_inline)) int find_on_type(const ds_engine_t 
             int32_t node = node0 + w * 64 + __builtin_ctzll(m);
             if ((blocked && blocked[node]) || !fits_share(e, node, job, gpn)) continue;
             taken[got++] = node;
-            n += take_free_gpus(e, node, gpn, out + n);
+            n += ds_engine_node_free_gpus(e, node, gpn, out + n);
         }
     }
     if (got < whole) return 0;
@@ -241,7 +240,7 @@ static inline __attribute__((always_inline)) int find_on_type(const ds_engine_t 
                 if (dup) continue;
                 /* The reference tries only this one node: if it does not fit, placement fails. */
                 if (!fits_share(e, node, job, rem)) return 0;
-                take_free_gpus(e, node, rem, out + n);
+                ds_engine_node_free_gpus(e, node, rem, out + n);
                 return 1;
             }
         }

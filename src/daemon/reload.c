@@ -2,6 +2,7 @@
  * again, checked as start checks it, and applied where that is safe while running -- tenants and quotas,
  * timing, logging, the read token -- with a warning naming the keys that wait for a restart. */
 #include "daemon/daemon.h"
+#include "deepshare/policy_config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@ int daemon_policy_config(const dconfig_t *c, const ds_policy_ops_t **ops, void *
     for (int i = 0; i < c->nparams; i++) {
         char key[80];
         snprintf(key, sizeof key, "policy.%s", c->pkeys[i]);
-        int rc = o->config_set ? o->config_set(*pconfig, c->pkeys[i], c->pvals[i], err) : DS_ENOTFOUND;
+        int rc = ds_policy_config_set(o, *pconfig, c->pkeys[i], c->pvals[i], err);
         if (rc) {
             if (rc == DS_ENOTFOUND)
                 ds_error_set(err, c->path, c->plines[i], key, "policy '%s' has no parameter of that name", o->name);

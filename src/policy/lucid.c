@@ -424,15 +424,6 @@ static int32_t nodes_in_order(const lucid_t *s, const ds_engine_t *e, int32_t pa
     return part == s->scale_part ? s->order.n : e->parts[part].nnodes;
 }
 
-static int32_t take_gpus(const ds_engine_t *e, int32_t node, int32_t want, int32_t *out)
-{
-    const ds_node_t *nd = &e->nodes[node];
-    int32_t n = 0;
-    for (int32_t g = nd->gpu0; g < nd->gpu0 + nd->ngpus && n < want; g++)
-        if (e->gpus[g].nres == 0) out[n++] = g;
-    return n;
-}
-
 /* Consolidated placement as the reference's: up to a node, the fullest node that fits (ties: placement
  * order); beyond, whole free nodes then the remainder on the next node by free GPUs. Returns 1 when
  * placed; 0 when no node has the GPUs; -1 when some node had them but not the CPUs or memory. */
@@ -505,7 +496,7 @@ static int find_free(lucid_t *s, const ds_engine_t *e, int32_t j, int32_t part, 
             best = node;
         }
         if (best < 0) return host_full ? -1 : 0;
-        take_gpus(e, best, need, out);
+        ds_engine_node_free_gpus(e, best, need, out);
         return 1;
     }
     int32_t m = 0, freeall = 0;
@@ -524,7 +515,7 @@ static int find_free(lucid_t *s, const ds_engine_t *e, int32_t j, int32_t part, 
         int32_t node = s->nbuf[i], f = e->nodes[node].nfree;
         if (f < ((rem == 0 || left > 1) ? gpn : rem)) return 0;
         if (!ds_engine_node_fits(e, node, j)) return -1;
-        n += take_gpus(e, node, (rem == 0 || left > 1) ? gpn : rem, out + n);
+        n += ds_engine_node_free_gpus(e, node, (rem == 0 || left > 1) ? gpn : rem, out + n);
         left--;
     }
     return left == 0;
@@ -662,14 +653,14 @@ static void profiler_pass(lucid_t *s, ds_engine_t *e, int32_t part, int64_t now)
         DS_ASSERT(e->js[j].status == DS_JS_PENDING);
         int32_t node = e->parts[part].node0 + s->prof.slot[j];
         if (e->nodes[node].nfree >= need) {
-            take_gpus(e, node, need, s->gbuf);
+            ds_engine_node_free_gpus(e, node, need, s->gbuf);
         } else {
             s->prof_misplaced++; /* cannot happen: a subset of what fitted there; kept as a counter */
             node = -1;
             for (int32_t k = 0; k < e->parts[part].nnodes && node < 0; k++)
                 if (e->nodes[e->parts[part].node0 + k].nfree >= need) node = e->parts[part].node0 + k;
             if (node < 0) continue;
-            take_gpus(e, node, need, s->gbuf);
+            ds_engine_node_free_gpus(e, node, need, s->gbuf);
         }
         start_job(s, e, j, s->gbuf, now);
     }
@@ -858,6 +849,13 @@ static void lucid_explain(const ds_engine_t *e, const void *state, int32_t j, in
     ds_explain_fit(e, j, out);
 }
 
+/* the two tables the driver reads for it (src/trace/lucid_inputs.c) */
+static const ds_policy_input_t lucid_inputs[] = {
+    {"lucid-single", DS_INPUT_LUCID_LABELS},
+    {"lucid-throughput", DS_INPUT_LUCID_SERIES},
+    {NULL, 0},
+};
+
 const ds_policy_ops_t ds_policy_lucid = {
     .name = "lucid",
     .summary = "Lucid: profiler for small jobs, packing by sharing score, throughput-driven sharing switch",
@@ -873,6 +871,8 @@ const ds_policy_ops_t ds_policy_lucid = {
     .config_free = ds_lucid_config_free,
     .config_set = ds_lucid_config_set,
     .config_help = ds_lucid_config_help,
+    .inputs = lucid_inputs,
+    .config_input = ds_lucid_config_input,
     .stats = lucid_stats,
     .explain = lucid_explain,
 };

@@ -2,7 +2,7 @@
 #ifndef DS_POLICY_QUEUE_H
 #define DS_POLICY_QUEUE_H
 
-#include "deepshare/jheap.h"
+#include "jheap.h"
 #include "deepshare/policy.h"
 
 typedef struct ds_pqueue {

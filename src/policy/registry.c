@@ -1,21 +1,27 @@
-/* registry.c: the list of scheduling policies, by name, in display order. */
+/* registry.c: the scheduling policies, by name, in display order. One line of DS_POLICIES adds a policy to
+ * every place that lists them -- the CLI (simulate, compare, suite, --help), deepshared's 'policy' key, the
+ * benchmarks and the tests (test_invariants runs every registered policy) -- since they all read
+ * ds_policy_list(). */
 #include "deepshare/policy.h"
 
 #include <string.h>
 
-extern const ds_policy_ops_t ds_policy_fifo, ds_policy_sjf, ds_policy_qssf, ds_policy_tiresias;
-extern const ds_policy_ops_t ds_policy_lucid;
-extern const ds_policy_ops_t ds_policy_deepshare;
+/* X(id): the policy whose ops are ds_policy_<id> (its name, "slurm-quota" say, is the ops' own). */
+#define DS_POLICIES(X) \
+    X(fifo)            \
+    X(sjf)             \
+    X(qssf)            \
+    X(tiresias)        \
+    X(lucid)           \
+    X(deepshare)
 
-static const ds_policy_ops_t *const policies[] = {
-    &ds_policy_fifo,
-    &ds_policy_sjf,
-    &ds_policy_qssf,
-    &ds_policy_tiresias,
-    &ds_policy_lucid,
-    &ds_policy_deepshare,
-    NULL,
-};
+#define DECLARE(id) extern const ds_policy_ops_t ds_policy_##id;
+DS_POLICIES(DECLARE)
+#undef DECLARE
+
+#define ENTRY(id) &ds_policy_##id,
+static const ds_policy_ops_t *const policies[] = {DS_POLICIES(ENTRY) NULL};
+#undef ENTRY
 
 const ds_policy_ops_t *const *ds_policy_list(void) { return policies; }
 

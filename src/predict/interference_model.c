@@ -45,7 +45,7 @@ void ds_interference_features(const ds_wdesc_t *a, const ds_wdesc_t *b, float *x
     x[2 * DS_IF_NDESC + 2] = a->gmem + b->gmem;
 }
 
-static void desc_of(const ds_workload_t *w, ds_wdesc_t *d)
+void ds_wdesc_of(const ds_workload_t *w, ds_wdesc_t *d)
 {
     d->batch = (float)w->batch;
     d->amp = (float)w->amp;
@@ -70,8 +70,8 @@ int ds_interference_model_train(ds_interference_model_t **out, const ds_coloc_t 
         int32_t ib = ds_single_find(single, p->model2, p->dataset2, p->batch2, p->amp2);
         if (ia < 0 || ib < 0) continue;
         ds_wdesc_t a, b;
-        desc_of(&single->w[ia], &a);
-        desc_of(&single->w[ib], &b);
+        ds_wdesc_of(&single->w[ia], &a);
+        ds_wdesc_of(&single->w[ib], &b);
         ds_interference_features(&a, &b, &x[n * DS_IF_NFEAT]);
         y[n++] = (float)p->speed1;
         ds_interference_features(&b, &a, &x[n * DS_IF_NFEAT]);

@@ -1,5 +1,7 @@
 /* fuzz_lucid.c: libFuzzer target for Lucid's inputs (sharing scores, throughput series) and single_data.csv;
  * the first byte picks the reader so one corpus covers the three. */
+#include <stdlib.h>
+
 #include "deepshare/lucid.h"
 #include "deepshare/models.h"
 #include "fuzz_util.h"
@@ -17,7 +19,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     ds_lucid_config_t *c = ds_lucid_config_new();
-    int rc = which == 0 ? ds_lucid_read_labels(c, path, &err) : ds_lucid_read_series(c, path, &err);
+    int rc;
+    if (which == 0) {
+        ds_lucid_labels_t *l = ds_xcalloc(1, sizeof *l);
+        rc = ds_lucid_read_labels(path, l, &err);
+        if (rc == DS_OK) rc = ds_lucid_config_input(c, "lucid-single", l, &err);
+        else free(l);
+    } else {
+        ds_lucid_series_t *s = ds_xcalloc(1, sizeof *s);
+        rc = ds_lucid_read_series(path, s, &err);
+        if (rc == DS_OK) rc = ds_lucid_config_input(c, "lucid-throughput", s, &err);
+        else free(s);
+    }
     if (rc == DS_OK && which == 1) {
         for (int32_t i = 1; i < c->series.n; i++)
             if (c->series.time[i] <= c->series.time[i - 1]) abort();

@@ -281,8 +281,6 @@ void dsp_preempt_memo_reset(dsp_t *s);
 /* ds_place.c: placement escalation of one job (docs/policy.md §4); 1 when it started */
 int dsp_place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
 int dsp_try_cpu_reclaim(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
-/* the lowest-index free GPUs of a node (n of them), written to out; returns how many */
-int32_t dsp_free_gpus(const ds_engine_t *e, int32_t node, int32_t n, int32_t *out);
 
 /* ds_monitor.c (docs/policy.md §6) */
 void dsp_monitor(ds_engine_t *e, dsp_t *s, int64_t now);

@@ -6,15 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-int32_t dsp_free_gpus(const ds_engine_t *e, int32_t node, int32_t n, int32_t *out)
-{
-    const ds_node_t *nd = &e->nodes[node];
-    int32_t k = 0;
-    for (int32_t g = nd->gpu0; g < nd->gpu0 + nd->ngpus && k < n; g++)
-        if (e->gpus[g].nres == 0) out[k++] = g;
-    return k;
-}
-
 /* BE jobs with GPUs on a node, each once. */
 static int32_t be_on_node(const ds_engine_t *e, int32_t node, int32_t *out, int32_t max)
 {
@@ -76,7 +67,7 @@ int dsp_try_cpu_reclaim(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
         be[nshrink++] = be[k];
     }
     int32_t gpus[DS_MAX_GPUS_PER_NODE];
-    if (!ds_engine_node_fits_after(e, best, j, g, cs, ms) || dsp_free_gpus(e, best, g, gpus) < g) return 0;
+    if (!ds_engine_node_fits_after(e, best, j, g, cs, ms) || ds_engine_node_free_gpus(e, best, g, gpus) < g) return 0;
     for (int32_t k = 0; k < nshrink; k++) ds_engine_set_cpu_scale(e, be[k], s->cfg.cpu_floor);
     s->st.cpu_shrunk_jobs += nshrink;
     DS_ASSERT(ds_engine_node_fits(e, best, j));

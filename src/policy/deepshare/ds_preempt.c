@@ -134,7 +134,7 @@ static void evict(ds_engine_t *e, dsp_t *s, const unit_t *u, int32_t nu, int64_t
 
 /* What evicting a choice really frees on its node: a GPU only when every resident is a victim (a unit
  * counts a GPU it shares with a job of another unit), CPUs and memory once per victim. Writes the GPUs
- * j would get (the lowest free after eviction, as dsp_free_gpus picks them); returns 1 when j fits. */
+ * j would get (the lowest free after eviction, as ds_engine_node_free_gpus picks them); returns 1 when j fits. */
 static int choice_fits(const ds_engine_t *e, int32_t j, const choice_t *c, int32_t *gpus)
 {
     int32_t v[2 * MAX_UNITS], nv = 0, g = e->trace->jobs[j].gpus, k = 0, cpus = 0;

@@ -1,11 +1,7 @@
 /* jheap.h: an indexed binary min-heap of job indices with a caller-supplied order, supporting
- * removal of any member (policies keep one per partition). */
+ * removal of any member (policies keep one per partition); internal to the engine (src/core, src/policy). */
 #ifndef DS_JHEAP_H
 #define DS_JHEAP_H
-/* layering (CMakeLists.txt): the engine layer's header, out of reach of the layers below it */
-#if defined(DS_LAYER_BASE) || defined(DS_LAYER_IO)
-#error "deepshare/jheap.h belongs to the engine layer: this layer may not include it (see CMakeLists.txt)"
-#endif
 
 #include "deepshare/common.h"
 
