@@ -274,7 +274,7 @@ static int find_blind(const ds_engine_t *e, const ds_job_t *job, int32_t part, c
                 for (uint64_t m = b[w]; m; m &= m - 1) {
                     int32_t node = p->tnode0[t] + w * 64 + __builtin_ctzll(m);
                     if ((blocked && blocked[node]) || !fits_share(e, node, job, need)) continue;
-                    take_free_gpus(e, node, need, out);
+                    ds_engine_node_free_gpus(e, node, need, out);
                     return 1;
                 }
         }

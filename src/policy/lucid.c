@@ -456,7 +456,7 @@ static int find_free_typed(lucid_t *s, const ds_engine_t *e, int32_t j, int32_t 
         best = node;
     }
     if (best >= 0) {
-        take_gpus(e, best, need, out);
+        ds_engine_node_free_gpus(e, best, need, out);
         return 1;
     }
     for (int32_t t = 0; t < e->ntypes; t++) {
@@ -474,7 +474,7 @@ static int find_free_typed(lucid_t *s, const ds_engine_t *e, int32_t j, int32_t 
             int32_t node = s->nbuf[i], want = (rem == 0 || left > 1) ? gpn : rem;
             if (e->nodes[node].nfree < want) ok = 0;
             else if (!ds_engine_node_fits(e, node, j)) ok = 0, host_full = 1;
-            else n += take_gpus(e, node, want, out + n), left--;
+            else n += ds_engine_node_free_gpus(e, node, want, out + n), left--;
         }
         if (ok && left == 0) return 1;
     }
