@@ -2,7 +2,6 @@
  * per-partition bookkeeping every policy relies on. */
 #include "deepshare/engine.h"
 #include "deepshare/policy.h"
-#include "deepshare/predictor.h"
 #include "placement.h"
 
 #include <stdlib.h>
@@ -59,29 +58,6 @@ int32_t ds_engine_gpu_gmem(const ds_engine_t *e, int32_t gpu)
 int32_t ds_engine_job_type(const ds_engine_t *e, int32_t j)
 {
     return e->js[j].nplaced > 0 ? ds_engine_gpu_type(e, e->jgpus[e->jgpu_off[j]]) : -1;
-}
-
-double ds_engine_speed(const ds_engine_t *e, int32_t j, int32_t t)
-{
-    const ds_speed_predictor_t *sp = e->predictors ? e->predictors->speed : NULL;
-    if (!sp || e->ntypes < 2) return 1.0;
-    double r = sp->rate(sp->ctx, e->trace, j, t);
-    return r > 0 && r < 1e6 ? r : 1.0;
-}
-
-int32_t ds_engine_type_order(const ds_engine_t *e, int32_t j, int32_t *types)
-{
-    int32_t n = 0;
-    double rate[DS_MAX_GPU_TYPES];
-    for (int32_t t = 0; t < e->ntypes; t++) {
-        if (!ds_engine_type_ok(e, j, t)) continue;
-        double r = e->cfg.type_order == DS_TYPES_FASTEST ? ds_engine_speed(e, j, t) : 0;
-        int32_t k = n++;
-        /* insertion: faster first, ties in type order */
-        while (k > 0 && rate[k - 1] < r) types[k] = types[k - 1], rate[k] = rate[k - 1], k--;
-        types[k] = t, rate[k] = r;
-    }
-    return n;
 }
 
 /* Typed clusters: each tenant's quota of a type in whole nodes of that type; pooled, the per-type node

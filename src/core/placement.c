@@ -2,6 +2,8 @@
  * GPU type, so finding "the fullest node that fits" costs a few word scans instead of a walk of all nodes. */
 #include "placement.h"
 
+#include "deepshare/predictor.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,6 +248,29 @@ static inline __attribute__((always_inline)) int find_on_type(const ds_engine_t 
         }
     }
     return 0;
+}
+
+double ds_engine_speed(const ds_engine_t *e, int32_t j, int32_t t)
+{
+    const ds_speed_predictor_t *sp = e->predictors ? e->predictors->speed : NULL;
+    if (!sp || e->ntypes < 2) return 1.0;
+    double r = sp->rate(sp->ctx, e->trace, j, t);
+    return r > 0 && r < 1e6 ? r : 1.0;
+}
+
+int32_t ds_engine_type_order(const ds_engine_t *e, int32_t j, int32_t *types)
+{
+    int32_t n = 0;
+    double rate[DS_MAX_GPU_TYPES];
+    for (int32_t t = 0; t < e->ntypes; t++) {
+        if (!ds_engine_type_ok(e, j, t)) continue;
+        double r = e->cfg.type_order == DS_TYPES_FASTEST ? ds_engine_speed(e, j, t) : 0;
+        int32_t k = n++;
+        /* insertion: faster first, ties in type order */
+        while (k > 0 && rate[k - 1] < r) types[k] = types[k - 1], rate[k] = rate[k - 1], k--;
+        types[k] = t, rate[k] = r;
+    }
+    return n;
 }
 
 int ds_engine_find_free_on(const ds_engine_t *e, int32_t j, int32_t part, int32_t t, const uint8_t *blocked, int32_t *out)
