@@ -65,8 +65,9 @@ void dsp_monitor(ds_engine_t *e, dsp_t *s, int64_t now)
         if (b < 0 || e->js[a].status != DS_JS_RUNNING) continue;
         double ra = e->hooks.observe_retention(e->hooks.ctx, a, now);
         double rb = e->hooks.observe_retention(e->hooks.ctx, b, now);
-        dsp_observed_add(s, e->trace, a, b, ra);
-        dsp_observed_add(s, e->trace, b, a, rb);
+        int32_t ty = dsp_pair_type(e, s, a);
+        dsp_observed_add(s, e->trace, a, b, ty, ra);
+        dsp_observed_add(s, e->trace, b, a, ty, rb);
         mon_add(s, a, ra);
         mon_add(s, b, rb);
         double ta = pair_threshold(e, s, a), tb = pair_threshold(e, s, b);
