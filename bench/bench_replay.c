@@ -32,6 +32,7 @@ typedef struct opts {
     ds_synth_config_t synth;
     int venus;
     const char *only;       /* comma-separated policies, NULL: all */
+    ds_mode_t mode;         /* partitioned (default) or pooled */
 } opts_t;
 
 typedef struct child_out {
@@ -91,6 +92,7 @@ static void child(const opts_t *o, const job_spec_t *js, int fd)
         ds_sim_config_t c;
         ds_sim_config_default(&c);
         c.policy = ds_policy_find(js->policy);
+        c.engine.mode = o->mode;
         c.coloc = have_coloc ? &coloc : NULL;
         void *pc = c.policy->config_new ? c.policy->config_new() : NULL;
         c.policy_config = pc;
@@ -190,8 +192,9 @@ static void run_one(const opts_t *o, const job_spec_t *js)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: bench_replay venus DATA_DIR [--policy LIST]\n"
+            "usage: bench_replay venus DATA_DIR [--policy LIST] [--mode partitioned|pooled]\n"
             "       bench_replay synth [--jobs N] [--nodes N] [--tenants N] [--load X] [--seed N] [--policy LIST]\n"
+            "                          [--mode partitioned|pooled]\n"
             "Replays the workload once per policy, each in its own process; prints load and simulation wall\n"
             "seconds, the process's CPU seconds (load + replay) and its peak resident memory (ru_maxrss).\n");
 }
@@ -221,6 +224,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--tenants")) o.synth.tenants = atoi(v);
         else if (!strcmp(a, "--load")) o.synth.load = atof(v);
         else if (!strcmp(a, "--seed")) o.synth.seed = (uint64_t)atoll(v);
+        else if (!strcmp(a, "--mode") && (!strcmp(v, "pooled") || !strcmp(v, "partitioned")))
+            o.mode = !strcmp(v, "pooled") ? DS_MODE_POOLED : DS_MODE_PARTITIONED;
         else { usage(); return 2; }
         i++;
     }
@@ -231,11 +236,11 @@ int main(int argc, char **argv)
             printf("Venus data not found under %s: skipping the Venus replay\n", o.data);
             return 0;
         }
-        printf("Venus September trace, partitioned, from %s\n", o.data);
+        printf("Venus September trace, %s, from %s\n", o.mode == DS_MODE_POOLED ? "pooled" : "partitioned", o.data);
     } else {
-        printf("synthetic: %lld jobs, %d tenants, %d nodes (%d GPUs), load %.2f, seed %llu\n",
+        printf("synthetic: %lld jobs, %d tenants, %d nodes (%d GPUs), load %.2f, seed %llu, %s\n",
                (long long)o.synth.jobs, o.synth.tenants, o.synth.nodes, o.synth.nodes * o.synth.gpus_per_node,
-               o.synth.load, (unsigned long long)o.synth.seed);
+               o.synth.load, (unsigned long long)o.synth.seed, o.mode == DS_MODE_POOLED ? "pooled" : "partitioned");
     }
     printf("%-24s %8s %6s %9s %9s %9s %9s %11s %10s %8s\n", "policy", "jobs", "gpus", "load_s", "sim_s", "cpu_s",
            "peak_MB", "avg_jct", "avg_queue", "preempt");

@@ -346,6 +346,22 @@ static void test_all_policies_venus(void **st)
     ds_trace_free(&t);
 }
 
+/* The production models in the setting that matters for them: pooled, one shared cluster, quotas enforced by
+ * the model (docs/peers.md). */
+static void test_production_models_venus_pooled(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    if (!tu_venus(&t)) { skip(); return; }
+    static const char *const prod[] = {"kai", "kueue", "kueue-fs"};
+    for (size_t i = 0; i < sizeof prod / sizeof *prod; i++) {
+        const ds_policy_ops_t *ops = ds_policy_find(prod[i]);
+        if (!ops) fail_msg("policy %s is not registered", prod[i]);
+        run_and_check_ex(&t, ops, DS_MODE_POOLED, "venus/pooled", 1);
+    }
+    ds_trace_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_bookkeeping_mismatch),
         cmocka_unit_test(test_all_policies_synthetic),
         cmocka_unit_test(test_all_policies_venus),
+        cmocka_unit_test(test_production_models_venus_pooled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,6 +31,9 @@ int tu_remove_dir(const char *dir);
 void tu_expect_error(const ds_error_t *err, const char *file_part, long line, const char *field, const char *needle);
 /* Runs c (invariants checked) on t; asserts success. */
 void tu_sim(const ds_trace_t *t, ds_sim_config_t *c, ds_sim_result_t *r);
+/* Runs one policy in mode with parameters kv ("name", "value", ..., NULL; may be NULL), invariants checked;
+ * asserts that every parameter is taken and the run succeeds. */
+void tu_run_kv(const ds_trace_t *t, const char *policy, ds_mode_t mode, const char *const *kv, ds_sim_result_t *r);
 /* Runs one policy with invariants checked; asserts success. */
 void tu_run(const ds_trace_t *t, const char *policy, ds_mode_t mode, ds_sim_result_t *r);
 

@@ -309,6 +309,9 @@ int32_t ds_engine_type_order(const ds_engine_t *e, int32_t job, int32_t *types);
 /* Job j's predicted progress rate on type t relative to its duration's reference type (the speed predictor,
  * 1 without one). */
 double ds_engine_speed(const ds_engine_t *e, int32_t job, int32_t t);
+/* The most free GPUs on one node of the partition, and (when whole_free is not NULL) how many of its
+ * nodes have every GPU free: bounds that let a policy skip jobs no placement could take. */
+int32_t ds_engine_max_node_free(const ds_engine_t *e, int32_t part, int32_t *whole_free);
 /* Whether a policy may start the job now: pending and not held by the driver (ds_engine_hold). */
 static inline int ds_engine_startable(const ds_engine_t *e, int32_t job)
 {

@@ -188,6 +188,28 @@ int32_t ds_engine_node_free_gpus(const ds_engine_t *e, int32_t node, int32_t wan
     return n;
 }
 
+int32_t ds_engine_max_node_free(const ds_engine_t *e, int32_t part, int32_t *whole_free)
+{
+    int32_t best = 0, n = 0;
+    /* per type: its whole free nodes, and its fullest bucket with a node */
+    for (int32_t t = 0; t < e->ntypes; t++) {
+        part_index_t *pi = index_of(e, part, t);
+        int32_t gpn = ds_engine_type_gpus_per_node(e, t), top = 0;
+        if (whole_free) {
+            const uint64_t *b = bucket(pi, gpn);
+            for (int32_t w = 0; w < pi->words; w++) n += __builtin_popcountll(b[w]);
+        }
+        for (int32_t c = gpn; c > 0 && !top; c--) {
+            const uint64_t *b = bucket(pi, c);
+            for (int32_t w = 0; w < pi->words; w++)
+                if (b[w]) { top = c; break; }
+        }
+        best = DS_MAX(best, top);
+    }
+    if (whole_free) *whole_free = n;
+    return best;
+}
+
 int ds_engine_find_free(const ds_engine_t *e, int32_t j, int32_t part, int32_t *out)
 {
     return ds_engine_find_free_masked(e, j, part, NULL, out);

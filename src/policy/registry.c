@@ -13,7 +13,10 @@
     X(qssf)            \
     X(tiresias)        \
     X(lucid)           \
-    X(deepshare)
+    X(deepshare)       \
+    X(kai)             \
+    X(kueue)           \
+    X(kueue_fs)
 
 #define DECLARE(id) extern const ds_policy_ops_t ds_policy_##id;
 DS_POLICIES(DECLARE)
