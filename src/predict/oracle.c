@@ -19,6 +19,8 @@ void ds_runtime_oracle(ds_runtime_predictor_t *p)
     p->ctx = NULL;
     p->predict = oracle_runtime;
     p->observe_finish = NULL;
+    p->remaining = NULL;
+    p->beyond = NULL;
 }
 
 static double estimate_runtime(void *ctx, const ds_trace_t *t, int32_t job, int64_t now)
@@ -35,6 +37,8 @@ void ds_runtime_from_estimates(ds_runtime_predictor_t *p)
     p->ctx = NULL;
     p->predict = estimate_runtime;
     p->observe_finish = NULL;
+    p->remaining = NULL;
+    p->beyond = NULL;
 }
 
 static double oracle_interference(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)
