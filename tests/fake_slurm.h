@@ -1,5 +1,5 @@
 /* fake_slurm.h: an in-memory Slurm behind src/slurm/slurm_io.h, linked in place of slurm_io.c, so that
- * tests drive deepshared's state.c through restarts, pins, requeues and slurmctld errors. */
+ * tests drive deepshared's core (the ds_daemon library) through restarts, pins, requeues and slurmctld errors. */
 #ifndef DS_FAKE_SLURM_H
 #define DS_FAKE_SLURM_H
 

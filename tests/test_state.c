@@ -1,4 +1,5 @@
-/* test_state.c: deepshared's core (src/daemon/state.c) against the in-memory Slurm of fake_slurm.c:
+/* test_state.c: deepshared's core (the ds_daemon library: mirror.c, dispatch.c, gpumap.c, ...) against the
+ * in-memory Slurm of fake_slurm.c: explain in the policy's words, squeue priorities in its order,
  * rebuilding after a restart, a pinned GPU that is busy and the start taken back, requeue then restage,
  * slurmctld errors, GPUs that lost their shards or keep shards of no job after a slurmctld restart, and
  * pinned shard jobs the policy would pair where Slurm cannot run them. */
@@ -256,6 +257,23 @@ static void test_explain_from_policy(void **state)
     assert_null(strstr(x, "guaranteed"));
     assert_null(strstr(x, "QAD"));
     free(x);
+}
+
+/* squeue shows the policy's order, whatever the policy: the first pending jobs get priorities 2000, 1999,
+ * ... in the order the policy's next pass considers them (under fifo: submit order), the others keep 1000. */
+static void test_priorities_follow_policy_order(void **state)
+{
+    (void)state;
+    explain_cluster();
+    fs_add_job(6, "b", "staging", "gpus=1");
+    fs_add_job(7, "a", "staging", "gpus=2");
+    boot("fifo");
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    daemon_cycle_figures(&D);
+    assert_int_equal(fs_job(5)->priority, 2000);
+    assert_int_equal(fs_job(6)->priority, 1999);
+    assert_int_equal(fs_job(7)->priority, 1998);
 }
 
 /* Regression: a job pinned to a GPU index at its first start (Slurm 22.05 cannot re-pin) finds that GPU
@@ -1001,6 +1019,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_rebuild_adopts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_explain_from_policy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_priorities_follow_policy_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_start_gpus_go_to_next_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pin_busy_held, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pin_busy_moves_to_free_index, setup, teardown),

@@ -618,11 +618,22 @@ static int64_t to_trace(double w, double t0, double c, int64_t origin)
     return origin + (int64_t)llround((w - t0) * c);
 }
 
-static int live(const opts_t *o, const ds_trace_t *t, const ds_sim_config_t *sc)
+/* One live replay, as its sections share it. */
+typedef struct live {
+    const opts_t *o;
+    const ds_trace_t *t;
+    char name[96];                              /* the jobs' name: dsr-VARIANT-PID, unique per replay */
+    char run_dir[1000], events[1100], script[1100];
+    lj_t *J;                                    /* per trace job: its Slurm job */
+    ds_idmap_t byid;                            /* Slurm id -> trace job */
+    int64_t origin;                             /* trace time of the first submit */
+    double t0, span_wall, last_note;            /* wall time of the first submit, the span, the last note */
+} live_t;
+
+/* Checks that need no cluster: every job fits a node, every tenant can be a Slurm account. 0 or 2. */
+static int live_check_workload(const live_t *L, int32_t gpn)
 {
-    int32_t gpn = sc->engine.gpus_per_node;
-    char path[1200], name[96];
-    /* ---- checks that need no cluster */
+    const ds_trace_t *t = L->t;
     for (int32_t j = 0; j < t->njobs; j++) {
         if (t->jobs[j].gpus > gpn) {
             fprintf(stderr,
@@ -639,7 +650,14 @@ static int live(const opts_t *o, const ds_trace_t *t, const ds_sim_config_t *sc)
                 return 2;
             }
     }
-    /* ---- the cluster answers, has the accounts, and is free */
+    return 0;
+}
+
+/* The cluster answers, has the tenants' accounts, and is free. 0 or 1. */
+static int live_check_cluster(const live_t *L)
+{
+    const opts_t *o = L->o;
+    const ds_trace_t *t = L->t;
     ds_buf_t out = {0}, err = {0};
     char *sq[] = {"squeue", "-h", "-o", "%i %u %T", NULL};
     if (run_cmd(sq, &out, &err)) {
@@ -686,45 +704,56 @@ static int live(const opts_t *o, const ds_trace_t *t, const ds_sim_config_t *sc)
     }
     free(accts.s);
     free(out.s), free(err.s);
-    /* ---- the folder, the job script */
+    return 0;
+}
+
+/* The replay's folder (DIR/run, its progress checkpoints emptied, open to the jobs) and the job script. */
+static int live_prepare(live_t *L)
+{
+    const opts_t *o = L->o;
+    char path[1200];
     snprintf(path, sizeof path, "%s/run/progress", o->out);
     if (mkdir_p(path)) {
         fprintf(stderr, "deepshare replay-live: %s: cannot create: %s\n", path, strerror(errno));
         return 1;
     }
-    char run_dir[1000], events[1100], script[1100];
     snprintf(path, sizeof path, "%s/run", o->out);
     char *abs = realpath(path, NULL);
-    if (!abs || strlen(abs) >= sizeof run_dir - 1) {
+    if (!abs || strlen(abs) >= sizeof L->run_dir - 1) {
         fprintf(stderr, "deepshare replay-live: %s: cannot resolve, or its path is too long\n", path);
         free(abs);
         return 1;
     }
-    snprintf(run_dir, sizeof run_dir, "%s", abs);
+    snprintf(L->run_dir, sizeof L->run_dir, "%s", abs);
     free(abs);
-    snprintf(events, sizeof events, "%s/events", run_dir);
-    unlink(events);
+    snprintf(L->events, sizeof L->events, "%s/events", L->run_dir);
+    unlink(L->events);
     {
         char cmd[1100];
-        snprintf(cmd, sizeof cmd, "%s/progress", run_dir);
+        snprintf(cmd, sizeof cmd, "%s/progress", L->run_dir);
         /* a previous replay's checkpoints must not feed this one (Slurm reuses ids after a clean start) */
         char *rm[] = {"find", cmd, "-mindepth", "1", "-delete", NULL};
         run_cmd(rm, NULL, NULL);
     }
-    snprintf(script, sizeof script, "%s/job.sh", run_dir);
-    FILE *f = fopen(script, "w");
-    if (!f || fputs(job_script, f) < 0 || fclose(f) || chmod(script, 0755)) {
-        fprintf(stderr, "deepshare replay-live: %s: cannot write\n", script);
+    snprintf(L->script, sizeof L->script, "%s/job.sh", L->run_dir);
+    FILE *f = fopen(L->script, "w");
+    if (!f || fputs(job_script, f) < 0 || fclose(f) || chmod(L->script, 0755)) {
+        fprintf(stderr, "deepshare replay-live: %s: cannot write\n", L->script);
         return 1;
     }
-    chmod(run_dir, 0777);
+    chmod(L->run_dir, 0777);
     {
         char pd[1100];
-        snprintf(pd, sizeof pd, "%s/progress", run_dir);
+        snprintf(pd, sizeof pd, "%s/progress", L->run_dir);
         chmod(pd, 0777);
     }
-    snprintf(name, sizeof name, "dsr-%s-%ld", o->variant, (long)getpid());
-    /* ---- signals: cancel what was submitted */
+    snprintf(L->name, sizeof L->name, "dsr-%s-%ld", o->variant, (long)getpid());
+    return 0;
+}
+
+/* Signals stop the replay: what was submitted is cancelled (live()). */
+static void live_catch_signals(void)
+{
     struct sigaction sa_int;
     memset(&sa_int, 0, sizeof sa_int);
     sa_int.sa_handler = on_signal;
@@ -732,31 +761,31 @@ static int live(const opts_t *o, const ds_trace_t *t, const ds_sim_config_t *sc)
     sigaction(SIGTERM, &sa_int, NULL);
     sigaction(SIGHUP, &sa_int, NULL);
     signal(SIGPIPE, SIG_IGN);
-    /* ---- submit */
-    lj_t *J = ds_xcalloc((size_t)(t->njobs ? t->njobs : 1), sizeof *J);
-    ds_idmap_t byid;
-    ds_idmap_init(&byid);
-    int64_t origin = t->jobs[0].submit;
-    double t0 = now_wall() + 2.0;
-    double span_wall = (double)(t->jobs[t->njobs - 1].submit - origin) / o->compress;
+}
+
+/* Submits each job at its compressed time (sbatch, three tries), writing DIR/submitted.csv. 0; 1 when
+ * Slurm refused a job; -1 when nothing was submitted (the file cannot be written). */
+static int live_submit(live_t *L)
+{
+    const opts_t *o = L->o;
+    const ds_trace_t *t = L->t;
+    char path[1200];
     int is_dsd = !strcmp(o->variant, "deepshared");
     snprintf(path, sizeof path, "%s/submitted.csv", o->out);
     FILE *subf = fopen(path, "w");
     if (!subf) {
         fprintf(stderr, "deepshare replay-live: %s: cannot write: %s\n", path, strerror(errno));
-        free(J);
-        ds_idmap_free(&byid);
-        return 1;
+        return -1;
     }
     fprintf(subf, "job_id,slurm_id,tenant,gpus,target_wall,submit_wall\n");
     if (!o->quiet)
         fprintf(stderr, "replay-live: %d jobs over %.0f s of wall time (x%g), variant %s, jobs named %s\n", t->njobs,
-                span_wall, o->compress, o->variant, name);
+                L->span_wall, o->compress, o->variant, L->name);
     int rc = 0;
-    double last_note = now_wall();
+    lj_t *J = L->J;
     for (int32_t j = 0; j < t->njobs && !g_stop; j++) {
         const ds_job_t *jb = &t->jobs[j];
-        J[j].t_target = t0 + (double)(jb->submit - origin) / o->compress;
+        J[j].t_target = L->t0 + (double)(jb->submit - L->origin) / o->compress;
         sleep_until(J[j].t_target);
         if (g_stop) break;
         double work = (double)jb->duration / o->compress, oh = o->restart_overhead / o->compress;
@@ -767,10 +796,10 @@ static int live(const opts_t *o, const ds_trace_t *t, const ds_sim_config_t *sc)
         for (char *p = acct; *p; p++) *p = (char)tolower((unsigned char)*p);
         snprintf(a_acct, sizeof a_acct, "--account=%s", acct);
         snprintf(a_time, sizeof a_time, "--time=%ld", limit_min);
-        snprintf(a_name, sizeof a_name, "--job-name=%s", name);
+        snprintf(a_name, sizeof a_name, "--job-name=%s", L->name);
         snprintf(a_work, sizeof a_work, "%lld", (long long)llround(work * 1e6));
         snprintf(a_oh, sizeof a_oh, "%lld", (long long)llround(oh * 1e6));
-        snprintf(a_dir, sizeof a_dir, "--chdir=%s", run_dir);
+        snprintf(a_dir, sizeof a_dir, "--chdir=%s", L->run_dir);
         char *argv[24];
         int k = 0;
         argv[k++] = "sbatch";
@@ -792,10 +821,10 @@ static int live(const opts_t *o, const ds_trace_t *t, const ds_sim_config_t *sc)
             }
         }
         argv[k++] = a_gpu;
-        argv[k++] = script;
+        argv[k++] = L->script;
         argv[k++] = a_work;
         argv[k++] = a_oh;
-        argv[k++] = run_dir;
+        argv[k++] = L->run_dir;
         argv[k] = NULL;
         int ok = 0;
         for (int attempt = 0; attempt < 3 && !ok && !g_stop; attempt++) {
@@ -805,7 +834,7 @@ static int live(const opts_t *o, const ds_trace_t *t, const ds_sim_config_t *sc)
             if (r == 0 && id > 0) {
                 J[j].slurm_id = id;
                 J[j].t_submit = now_wall();
-                ds_idmap_put(&byid, id, j);
+                ds_idmap_put(&L->byid, id, j);
                 ok = 1;
             } else if (attempt == 2) {
                 fprintf(stderr, "deepshare replay-live: sbatch refused job %lld (tenant %s, %d GPUs): %s\n",
@@ -823,60 +852,65 @@ static int live(const opts_t *o, const ds_trace_t *t, const ds_sim_config_t *sc)
         fprintf(subf, "%lld,%lld,%s,%d,%.6f,%.6f\n", (long long)jb->id, (long long)J[j].slurm_id, acct, jb->gpus,
                 J[j].t_target, J[j].t_submit);
         fflush(subf);
-        if (!o->quiet && now_wall() - last_note >= 30) {
+        if (!o->quiet && now_wall() - L->last_note >= 30) {
             int pd, rn;
-            count_active(name, &pd, &rn);
-            fprintf(stderr, "replay-live: %.0f s: %d of %d submitted, %d pending, %d running\n", now_wall() - t0, j + 1,
-                    t->njobs, pd, rn);
-            last_note = now_wall();
+            count_active(L->name, &pd, &rn);
+            fprintf(stderr, "replay-live: %.0f s: %d of %d submitted, %d pending, %d running\n", now_wall() - L->t0,
+                    j + 1, t->njobs, pd, rn);
+            L->last_note = now_wall();
         }
     }
     fclose(subf);
-    /* ---- drain */
-    double limit = o->drain > 0 ? o->drain : 3 * span_wall + 600;
+    return rc;
+}
+
+/* Waits until no job of the replay is queued or running, at most --drain seconds. 0 or 1. */
+static int live_drain(live_t *L)
+{
+    const opts_t *o = L->o;
+    double limit = o->drain > 0 ? o->drain : 3 * L->span_wall + 600;
     double drain_from = now_wall();
-    while (!rc && !g_stop) {
+    while (!g_stop) {
         int pd, rn;
-        int n = count_active(name, &pd, &rn);
+        int n = count_active(L->name, &pd, &rn);
         if (n == 0) break;
         if (now_wall() - drain_from > limit) {
             fprintf(stderr, "deepshare replay-live: %d jobs still queued or running %.0f s after the last submit: "
                             "cancelling them\n", n, limit);
-            rc = 1;
-            break;
+            return 1;
         }
-        if (!o->quiet && now_wall() - last_note >= 30) {
-            fprintf(stderr, "replay-live: %.0f s: all submitted, %d pending, %d running\n", now_wall() - t0, pd, rn);
-            last_note = now_wall();
+        if (!o->quiet && now_wall() - L->last_note >= 30) {
+            fprintf(stderr, "replay-live: %.0f s: all submitted, %d pending, %d running\n", now_wall() - L->t0, pd, rn);
+            L->last_note = now_wall();
         }
         struct timespec ts = {1, 0};
         nanosleep(&ts, NULL);
     }
-    if (g_stop || rc) {
-        cancel_all(name);
-        if (g_stop) {
-            fprintf(stderr, "deepshare replay-live: interrupted: the replay's jobs (%s) are cancelled\n", name);
-            free(J);
-            ds_idmap_free(&byid);
-            return 130;
-        }
-    }
-    /* ---- outcome: sacct (slurmdbd takes a moment to hear of the last ends), the jobs' log */
+    return 0;
+}
+
+/* What happened: sacct (slurmdbd takes a moment to hear of the last ends) and the jobs' log, as
+ * DIR/live.csv (wall seconds) and DIR/observed.csv (trace seconds), then scored (write_outputs). */
+static int live_outcome(live_t *L, const ds_sim_config_t *sc, int rc)
+{
+    const opts_t *o = L->o;
+    const ds_trace_t *t = L->t;
+    lj_t *J = L->J;
+    char path[1200];
     int32_t submitted = 0;
     for (int32_t j = 0; j < t->njobs; j++) submitted += J[j].slurm_id != 0;
     snprintf(path, sizeof path, "%s/sacct.txt", o->out);
     for (int tries = 0; tries < 30 && !g_stop; tries++) {
         FILE *raw = fopen(path, "w");
-        int final = read_sacct(o, J, t->njobs, &byid, raw);
+        int final = read_sacct(o, J, t->njobs, &L->byid, raw);
         if (raw) fclose(raw);
         if (final >= submitted) break;
         struct timespec ts = {1, 0};
         nanosleep(&ts, NULL);
     }
     int64_t nev = 0, nw = 0;
-    ev_t *ev = read_events(events, o->nodes, &nev);
-    wspell_t *w = build_runs(o, t, J, ev, nev, &byid, &nw);
-    /* live.csv (wall) and observed.csv (trace seconds) */
+    ev_t *ev = read_events(L->events, o->nodes, &nev);
+    wspell_t *w = build_runs(o, t, J, ev, nev, &L->byid, &nw);
     snprintf(path, sizeof path, "%s/live.csv", o->out);
     FILE *lf = fopen(path, "w");
     snprintf(path, sizeof path, "%s/observed.csv", o->out);
@@ -885,8 +919,7 @@ static int live(const opts_t *o, const ds_trace_t *t, const ds_sim_config_t *sc)
         fprintf(stderr, "deepshare replay-live: %s: cannot write\n", o->out);
         if (lf) fclose(lf);
         if (of) fclose(of);
-        free(ev), free(w), free(J);
-        ds_idmap_free(&byid);
+        free(ev), free(w);
         return 1;
     }
     fprintf(lf, "job_id,slurm_id,state,submit,start,end,node,class,last\n");
@@ -895,8 +928,8 @@ static int live(const opts_t *o, const ds_trace_t *t, const ds_sim_config_t *sc)
         const wspell_t *x = &w[k];
         const lj_t *y = &J[x->job];
         int64_t id = t->jobs[x->job].id;
-        int64_t sub = to_trace(y->t_submit, t0, o->compress, origin);
-        int64_t s = to_trace(x->start, t0, o->compress, origin), e = to_trace(x->end, t0, o->compress, origin);
+        int64_t sub = to_trace(y->t_submit, L->t0, o->compress, L->origin);
+        int64_t s = to_trace(x->start, L->t0, o->compress, L->origin), e = to_trace(x->end, L->t0, o->compress, L->origin);
         if (s < sub) s = sub;
         if (e < s) e = s;
         fprintf(lf, "%lld,%lld,%s,%.6f,%.6f,%.6f,%d,%s,%d\n", (long long)id, (long long)y->slurm_id, y->state,
@@ -913,15 +946,49 @@ static int live(const opts_t *o, const ds_trace_t *t, const ds_sim_config_t *sc)
                         (long long)t->jobs[j].id, (long long)J[j].slurm_id, J[j].state[0] ? J[j].state : "no sacct record");
             notdone++;
         }
-    lat_t L;
-    latencies(o, t, J, w, nw, gpn, &L);
+    lat_t lat;
+    latencies(o, t, J, w, nw, sc->engine.gpus_per_node, &lat);
     free(ev);
     free(w);
-    free(J);
-    ds_idmap_free(&byid);
     if (werr) return 1;
-    int r = write_outputs(o, t, sc, &L, t0, 1);
+    int r = write_outputs(o, t, sc, &lat, L->t0, 1);
     return rc || r ? 1 : 0;
+}
+
+/* The replay, section by section: checks, the folder, submit, drain (cancelling what is left on a signal
+ * or a failure), the outcome. */
+static int live(const opts_t *o, const ds_trace_t *t, const ds_sim_config_t *sc)
+{
+    live_t L = {.o = o, .t = t};
+    int rc = live_check_workload(&L, sc->engine.gpus_per_node);
+    if (!rc) rc = live_check_cluster(&L);
+    if (!rc) rc = live_prepare(&L);
+    if (rc) return rc;
+    live_catch_signals();
+    L.J = ds_xcalloc((size_t)(t->njobs ? t->njobs : 1), sizeof *L.J);
+    ds_idmap_init(&L.byid);
+    L.origin = t->jobs[0].submit;
+    L.t0 = now_wall() + 2.0;
+    L.span_wall = (double)(t->jobs[t->njobs - 1].submit - L.origin) / o->compress;
+    L.last_note = now_wall();
+    rc = live_submit(&L);
+    if (rc < 0) {
+        free(L.J);
+        ds_idmap_free(&L.byid);
+        return 1;
+    }
+    if (!rc && !g_stop) rc = live_drain(&L);
+    if (g_stop || rc) {
+        cancel_all(L.name);
+        if (g_stop) {
+            fprintf(stderr, "deepshare replay-live: interrupted: the replay's jobs (%s) are cancelled\n", L.name);
+            rc = 130;
+        }
+    }
+    if (rc != 130) rc = live_outcome(&L, sc, rc);
+    free(L.J);
+    ds_idmap_free(&L.byid);
+    return rc;
 }
 
 int ds_cmd_replay_live(int argc, char **argv)

@@ -136,29 +136,65 @@ typedef struct daemon {
     pthread_mutex_t lock;
 } daemon_t;
 
+/* The daemon's files, bottom up: a file calls only the files of the sections above its own (tests/
+ * check_cycles.sh reads the library, ds_daemon, for circles). The two flows, mirror.c (Slurm -> engine)
+ * and dispatch.c (engine -> Slurm), sit over the GPU map, the policy setup and the log; what deepshared
+ * shows (report.c, status.c), the reload, the life cycle (daemon.c) and the HTTP server on top. */
+
+/* log.c */
 void dlog(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 extern int dlog_verbose;
+extern int daemon_cli_verbose; /* -v given on the command line: a reload never logs less */
+double daemon_now_mono(void);
 
-/* state.c */
-int daemon_setup(daemon_t *d, ds_error_t *err);
-void daemon_teardown(daemon_t *d);
+/* policy_setup.c */
+/* Sets up the policy of c (its parameters applied to a new config); *pconfig may be NULL on return for a
+ * policy without parameters. Errors name the config file and key. Start and reload both use it. */
+int daemon_policy_config(const dconfig_t *c, const ds_policy_ops_t **ops, void **pconfig, ds_error_t *err);
+
+/* gpumap.c: the GPUs as Slurm will use them */
+/* Seconds between reads of the nodes' shard counts (also read every cycle and after an outage). */
+#define D_NODE_REFRESH 5.0
+/* Index of a node by name, -1 when unknown. */
+int gpumap_node(const daemon_t *d, const char *name);
+/* The daemon's index of a GPU (node-major: node x gpn + index on the node) from the engine's. */
+int gpumap_dgpu(const daemon_t *d, int32_t engine_gpu);
+/* A dispatch of job id onto daemon GPU g went back to staging without starting. */
+void gpumap_note_bounce(daemon_t *d, uint32_t id, int g);
+/* Why slot j must not be dispatched onto GPU idx of node (written to buf), NULL when it may. */
+const char *gpumap_refuses(const daemon_t *d, int32_t j, int node, int idx, char *buf, size_t n);
+/* The first read of the nodes (topology and shard counts), and a read again of their shard counts. */
+int gpumap_load_nodes(daemon_t *d, char *err, size_t errn);
+int gpumap_refresh_nodes(daemon_t *d, char *err, size_t errn);
+/* Shards Slurm keeps allocated to no job, and GPUs of jobs still completing, from the last job read. */
+void gpumap_update_leftover(daemon_t *d);
+/* The interference predictor the policy sees (ds_interference_predictor_t.predict, ctx = d): 0 for a pair
+ * Slurm cannot run on that GPU, else the profile's retention. */
+double gpumap_retention(void *ctx, const ds_trace_t *t, int32_t a, int32_t b);
+
+/* mirror.c: Slurm -> engine */
 /* Reads Slurm (nodes once, jobs when changed) and mirrors it into the engine; returns -1 when Slurm
  * cannot be reached (err filled), 0 when nothing changed, 1 when something did. */
 int daemon_sync(daemon_t *d, int force, char *err, size_t errn);
+int32_t daemon_slot_of(const daemon_t *d, uint32_t slurm_id);
+/* The job of the last Slurm read with that id, NULL when none. */
+const sl_job_t *daemon_find_job(const daemon_t *d, uint32_t id);
+
+/* dispatch.c: engine -> Slurm */
 /* Runs the policy (timer: the periodic cycle) and applies its decisions to Slurm. */
 void daemon_pass(daemon_t *d, int timer);
-/* Per-cycle figures (smoothed QAD). */
-void daemon_cycle_figures(daemon_t *d);
-double daemon_now_mono(void);
-int32_t daemon_slot_of(const daemon_t *d, uint32_t slurm_id);
+/* Shows the policy's order in squeue: a pending job's priority follows its place in it. */
+void daemon_show_priorities(daemon_t *d);
 
 /* report.c */
+/* Per-cycle figures (smoothed QAD), then the squeue priorities. */
+void daemon_cycle_figures(daemon_t *d);
 /* Prometheus text exposition; returns a malloc'd string. */
 char *daemon_metrics(daemon_t *d);
 /* Why a job waits; returns a malloc'd string, or NULL when the job is unknown. */
 char *daemon_explain(daemon_t *d, uint32_t slurm_id);
 void daemon_observe_latency(daemon_t *d, double seconds);
-/* The smoothed policy QAD under which a tenant is under-served (policy.theta, else qad_theta). */
+/* The compliance threshold of the reported QAD (qad_theta). */
 double daemon_theta(const daemon_t *d);
 
 /* status.c: the status page at / and its JSON at /api/status */
@@ -176,18 +212,18 @@ char *status_page(const char *html_main, const char *token_query);
 const char *status_asset(const char *url, size_t *len, const char **type);
 
 /* reload.c */
-/* Sets up the policy of c (its parameters applied to a new config); *pconfig may be NULL on return for a
- * policy without parameters. Errors name the config file and key. Start and reload both use it. */
-int daemon_policy_config(const dconfig_t *c, const ds_policy_ops_t **ops, void **pconfig, ds_error_t *err);
 /* SIGHUP: re-reads d->cfg.path; applies tenants, quotas and the keys that may change while running,
  * logs a warning naming the keys that need a restart, or rejects the file (logged with file, line and
  * key) and keeps the running configuration. Tenants added or removed drop the engine (d->e = NULL) for the
  * next daemon_sync, which the caller forces, to rebuild from Slurm. Call under d->lock. Returns 0 applied,
  * -1 rejected. */
 int daemon_reload(daemon_t *d);
-extern int daemon_cli_verbose; /* -v given on the command line: a reload never logs less */
 
-/* http.c */
+/* daemon.c: the life cycle */
+int daemon_setup(daemon_t *d, ds_error_t *err);
+void daemon_teardown(daemon_t *d);
+
+/* http.c (deepshared only, beside main.c: not in the ds_daemon library) */
 int http_start(daemon_t *d, ds_error_t *err);
 void http_stop(void);
 /* Renders /metrics from d and publishes it with Slurm's reachability; call under d->lock after a pass. */

@@ -1,6 +1,8 @@
-/* report.c: what deepshared shows: Prometheus metrics and the per-job explanation of why it waits. */
+/* report.c: what deepshared shows, on top of both flows: the per-cycle QAD figures, Prometheus metrics, and
+ * the per-job explanation (the policy's own account, then the Slurm-side facts). */
 #include "daemon/daemon.h"
 #include "daemon/sbuf.h"
+#include "deepshare/qad.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -11,6 +13,25 @@
 /* The compliance threshold of the reported QAD (qad_theta), as the simulator's: a daemon figure. The policy
  * applies its own parameters and says so in its explanations (ops->explain). */
 double daemon_theta(const daemon_t *d) { return d->cfg.qad_theta; }
+
+/* Per-cycle figures: each tenant's QAD this cycle, G GPUs only and all GPUs held, and their smoothing with
+ * qad_lambda (the reported figure is the simulator's compliance figure); then the squeue priorities. */
+void daemon_cycle_figures(daemon_t *d)
+{
+    const ds_engine_t *e = d->e;
+    if (!e) return;
+    for (int i = 0; i < d->cfg.ntenants; i++) {
+        /* the policy's signal (G GPUs only) and the reported, class-blind figure: one definition each */
+        double q = ds_engine_qad(e, i, DS_QAD_G), qr = ds_engine_qad(e, i, DS_QAD_ALL);
+        d->ten[i].Q = q;
+        d->ten[i].S = d->s_init ? ds_qad_smooth(d->ten[i].S, q, d->cfg.qad_lambda) : q;
+        d->ten[i].Qr = qr;
+        d->ten[i].Sr = d->s_init ? ds_qad_smooth(d->ten[i].Sr, qr, d->cfg.qad_lambda) : qr;
+    }
+    d->s_init = 1;
+    d->cycles++;
+    daemon_show_priorities(d);
+}
 
 /* Submit-to-running bucket bounds, seconds: Slurm's clock has 1 s resolution. */
 static const double s2r_bounds[D_S2R_BUCKETS] = {0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600};

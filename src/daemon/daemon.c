@@ -1,0 +1,63 @@
+/* daemon.c: deepshared's state set up and torn down: the policy (policy_setup.c), the journal the runtime
+ * predictor learns from, the predictors the policy sees (the interference one from gpumap.c), and the
+ * tables the two flows fill. */
+#include "daemon/daemon.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int daemon_setup(daemon_t *d, ds_error_t *err)
+{
+    pthread_mutex_init(&d->lock, NULL);
+    ds_idmap_init(&d->byid);
+    ds_idmap_init(&d->warned);
+    ds_idmap_init(&d->bounce_of);
+    ds_trace_init(&d->trace);
+    for (int i = 0; i < D_LAT_BUCKETS; i++) {
+        static const double b[D_LAT_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
+        d->lat_bounds[i] = b[i];
+    }
+    int rc = daemon_policy_config(&d->cfg, &d->ops, &d->pconfig, err);
+    if (rc) return rc;
+    hist_init(&d->hist, d->cfg.min_history, d->cfg.default_runtime);
+    if (d->cfg.journal[0]) {
+        if (hist_open(&d->hist, d->cfg.journal, NULL, err)) return DS_EIO;
+        dlog(0, "journal %s: learned from %lld finished jobs", d->cfg.journal, (long long)d->hist.records);
+    }
+    hist_predictor(&d->rt, &d->hist);
+    memset(&d->ip, 0, sizeof d->ip);
+    d->ip.name = "profile";
+    d->ip.ctx = d;
+    d->ip.predict = gpumap_retention;
+    d->preds.runtime = &d->rt;
+    d->preds.interference = &d->ip;
+    if (d->cfg.interference[0]) {
+        int rc = ds_coloc_read(&d->coloc, d->cfg.interference, err);
+        if (rc) return rc;
+        d->coloc.missing_rho = d->cfg.missing_rho;
+        d->have_coloc = 1;
+    }
+    d->ten = ds_xcalloc((size_t)d->cfg.ntenants, sizeof *d->ten);
+    d->need_rebuild = 1;
+    return DS_OK;
+}
+
+void daemon_teardown(daemon_t *d)
+{
+    if (d->e) ds_engine_destroy(d->e);
+    if (d->pconfig && d->ops->config_free) d->ops->config_free(d->pconfig);
+    if (d->have_coloc) ds_coloc_free(&d->coloc);
+    hist_free(&d->hist);
+    ds_trace_free(&d->trace);
+    ds_idmap_free(&d->byid);
+    ds_idmap_free(&d->warned);
+    ds_idmap_free(&d->bounce_of);
+    free(d->bounce);
+    free(d->shardless);
+    free(d->leftover);
+    free(d->completing);
+    free(d->slot);
+    free(d->sj);
+    free(d->nodes);
+    free(d->ten);
+}

@@ -1,0 +1,239 @@
+/* gpumap.c: deepshared's map of the GPUs as Slurm will use them, below both flows: the nodes and their shard
+ * counts (GPUs that lost their shards, GPUs Slurm keeps shards of no job on, GPUs a completing job still
+ * holds), the GPUs a dispatch came back from, and from these whether Slurm would start a job on a GPU or run
+ * a pair there (the interference predictor the policy sees). */
+#include "daemon/daemon.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int gpumap_node(const daemon_t *d, const char *name)
+{
+    for (int i = 0; i < d->nnodes; i++)
+        if (!strcmp(d->nodes[i].name, name)) return i;
+    return -1;
+}
+
+/* The daemon's index of a GPU (node-major: node x gpn + index on the node) from the engine's. */
+int gpumap_dgpu(const daemon_t *d, int32_t engine_gpu)
+{
+    int32_t node = d->e->gpus[engine_gpu].node;
+    return node * d->gpn + (engine_gpu - d->e->nodes[node].gpu0);
+}
+
+/* A dispatch of job id onto daemon GPU g went back to staging without starting. */
+void gpumap_note_bounce(daemon_t *d, uint32_t id, int g)
+{
+    int32_t i = ds_idmap_put(&d->bounce_of, id, d->nbounce);
+    if (i < 0) {
+        if ((d->nbounce & (d->nbounce - 1)) == 0)
+            d->bounce = ds_xrealloc(d->bounce, (size_t)(d->nbounce ? 2 * d->nbounce : 1) * sizeof *d->bounce);
+        i = d->nbounce++;
+        memset(&d->bounce[i], 0, sizeof d->bounce[i]);
+        d->bounce[i].id = id;
+    }
+    dbounce_t *b = &d->bounce[i];
+    b->t[b->n % D_BOUNCE_GPUS] = daemon_now_mono();
+    b->gpu[b->n++ % D_BOUNCE_GPUS] = g;
+    d->bounces++;
+    dlog(0, "job %u: back to staging from a dispatch to GPU %s:g%d (%d time%s in all); not sent there again for %.0f s",
+         id, d->nodes[g / d->gpn].name, g % d->gpn, b->n, b->n == 1 ? "" : "s", D_BOUNCE_FORGET);
+}
+
+/* Why slot j must not be dispatched onto GPU idx of node (buf), NULL when it may: a GPU that lost its
+ * shards takes no shard job, and a GPU a dispatch of the job came back from is not tried again for a
+ * while (D_BOUNCE_FORGET). */
+const char *gpumap_refuses(const daemon_t *d, int32_t j, int node, int idx, char *buf, size_t n)
+{
+    int g = node * d->gpn + idx;
+    int32_t b = ds_idmap_get(&d->bounce_of, d->slot[j].id);
+    double now = daemon_now_mono();
+    for (int i = 0; b >= 0 && i < DS_MIN(d->bounce[b].n, D_BOUNCE_GPUS); i++) {
+        const dbounce_t *r = &d->bounce[b];
+        if (r->gpu[i] == g && r->t[i] > d->bounce_reset && now - r->t[i] < D_BOUNCE_FORGET) {
+            snprintf(buf, n, "a dispatch to GPU %.32s:g%d came back to staging without a start %.0f s ago: not sent "
+                     "there again for %.0f s", d->nodes[node].name, idx, now - r->t[i], D_BOUNCE_FORGET);
+            return buf;
+        }
+    }
+    if (d->slot[j].shareable && d->shardless && d->shardless[g]) {
+        snprintf(buf, n, "GPU %.32s:g%d lost its shards after a slurmctld restart: no shard jobs placed there",
+                 d->nodes[node].name, idx);
+        return buf;
+    }
+    int left = d->leftover ? d->leftover[g] : 0;
+    if (left) {
+        /* seen in the soak: neither a whole-GPU nor a shard job started there, shards left or not */
+        snprintf(buf, n, "GPU %.32s:g%d keeps %d shard%s of no job since a slurmctld restart: Slurm starts no job "
+                 "there", d->nodes[node].name, idx, left, left == 1 ? "" : "s");
+        return buf;
+    }
+    if (d->completing && d->completing[g]) {
+        snprintf(buf, n, "a job on GPU %.32s:g%d is still completing in Slurm", d->nodes[node].name, idx);
+        return buf;
+    }
+    return NULL;
+}
+
+/* Whether Slurm can run job a beside job b on b's GPU: both on shards, and the GPU is where each of
+ * them may run (its index is the one a job was pinned to at its first start; it has its shards; a was
+ * not bounced from it). b is running, or was started in this pass and not dispatched yet. */
+static int pair_runs_in_slurm(const daemon_t *d, int32_t a, int32_t b)
+{
+    const ds_engine_t *e = d->e;
+    if (!e || a >= d->nslots || b >= d->nslots) return 1;
+    const dslot_t *x = &d->slot[a], *y = &d->slot[b];
+    if (!x->shareable || !y->shareable) return 0;
+    const ds_jstate_t *jb = ds_engine_job(e, b);
+    if (jb->status != DS_JS_RUNNING || jb->nplaced != 1) return 1;
+    int32_t g = ds_engine_job_gpus(e, b)[0], node = e->gpus[g].node, idx = g - e->nodes[node].gpu0;
+    if ((x->npin && x->pin[0] != idx) || (y->npin && y->pin[0] != idx)) return 0;
+    char why[160];
+    return !gpumap_refuses(d, a, node, idx, why, sizeof why) && !gpumap_refuses(d, b, node, idx, why, sizeof why);
+}
+
+/* The interference predictor the policy sees. A pair Slurm cannot run there is predicted to retain
+ * nothing, so the policy never proposes it: such a shared start was taken back, and the policy, finding
+ * the same pair the next pass, kept both jobs waiting for good (the soak's stuck pinned jobs). */
+double gpumap_retention(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)
+{
+    daemon_t *d = ctx;
+    (void)t;
+    if (!pair_runs_in_slurm(d, a, b)) return 0.0;
+    if (d->have_coloc) return ds_coloc_rho(&d->coloc, a, b);
+    return d->cfg.missing_rho;
+}
+
+/* Marks the GPUs Slurm reports with fewer than D_SHARDS_NEEDED shards (typed "shard:gN:C" entries;
+ * 22.05 recovers C = 0 for a GPU that a running shard job held across a slurmctld restart), logging
+ * each change once. */
+static void update_shards(daemon_t *d, const sl_node_t *nodes)
+{
+    int count = 0;
+    for (int i = 0; i < d->nnodes; i++)
+        for (int k = 0; k < d->gpn; k++) {
+            int c = k < SL_MAX_GPUS ? nodes[i].shards[k] : -1;
+            uint8_t *was = &d->shardless[i * d->gpn + k];
+            /* no typed count (slurmd not registered yet after a restart, untyped shards): keep what we knew */
+            uint8_t lost = c < 0 ? *was : c < D_SHARDS_NEEDED;
+            if (lost && !*was)
+                dlog(0, "GPU %s:g%d lost its shards (Slurm reports shard:g%d:%d, %d needed; a slurmctld restart while a "
+                     "shard job held it?): no shard jobs placed there until they come back", nodes[i].name, k, k, c,
+                     D_SHARDS_NEEDED);
+            else if (!lost && *was) {
+                dlog(0, "GPU %s:g%d has its shards again (shard:g%d:%d): shard jobs placed there again", nodes[i].name,
+                     k, k, c);
+                d->bounce_reset = daemon_now_mono();
+            }
+            *was = lost;
+            count += lost;
+        }
+    d->nshardless = count;
+}
+
+/* Counts, per GPU, the shards Slurm has allocated (GresUsed, from the node read just after the job read)
+ * beyond those its running, completing and dispatched jobs hold: what a slurmctld restart left allocated
+ * to no job (the shards of shard jobs that ran across the restart are not released when they end). Also
+ * marks the GPUs of jobs still completing, which Slurm has not released yet. A job that ends between the
+ * two reads changes the job list, so the next sync reads the nodes again before its GPU is offered to
+ * another job. Each change is logged once, and a GPU whose leftovers are gone forgives the bounces from
+ * it (Slurm repaired). */
+void gpumap_update_leftover(daemon_t *d)
+{
+    int ng = d->nnodes * d->gpn, count = 0;
+    int *held = ds_xcalloc((size_t)ng, sizeof *held);
+    memset(d->completing, 0, (size_t)ng);
+    for (int i = 0; i < d->nsj; i++) {
+        const sl_job_t *j = &d->sj[i];
+        /* dispatched (pending where we sent it): Slurm may have started it since the job read */
+        int sent = j->state == SL_PENDING && !j->held && j->req_nodes[0] && strcmp(j->partition, d->cfg.staging);
+        if (j->state != SL_RUNNING && !j->completing && !sent) continue;
+        int n = gpumap_node(d, j->state == SL_RUNNING || j->completing ? j->nodes : j->req_nodes);
+        for (int k = 0; n >= 0 && k < j->ngpu_idx; k++) {
+            int g = j->gpu_idx[k];
+            if (g < 0 || g >= d->gpn) continue;
+            held[n * d->gpn + g] += j->on_shard;
+            if (j->state != SL_RUNNING && !sent) d->completing[n * d->gpn + g] = 1;
+        }
+    }
+    for (int g = 0; g < ng; g++) {
+        const sl_node_t *nd = &d->nodes[g / d->gpn];
+        int k = g % d->gpn, used = k < SL_MAX_GPUS ? nd->shards_used[k] : 0;
+        int left = DS_MAX(0, DS_MIN(used - held[g], 255));
+        if (left && !d->leftover[g])
+            dlog(0, "GPU %s:g%d: Slurm has %d shard%s allocated to no job (GresUsed shard:g%d:%d, jobs hold %d; a "
+                 "slurmctld restart?): no job placed there until they are gone",
+                 nd->name, k, left, left == 1 ? "" : "s", k, used, held[g]);
+        else if (!left && d->leftover[g]) {
+            dlog(0, "GPU %s:g%d: no shards allocated to no job any more: jobs placed there again", nd->name, k);
+            d->bounce_reset = daemon_now_mono();
+        }
+        d->leftover[g] = (uint8_t)left;
+        count += left > 0;
+    }
+    free(held);
+    d->nleftover = count;
+}
+
+int gpumap_load_nodes(daemon_t *d, char *err, size_t errn)
+{
+    sl_node_t *nodes = NULL;
+    int n = 0;
+    if (sl_load_nodes(&nodes, &n, err, errn)) return -1;
+    int gpn = 0, cpn = 0;
+    int64_t mpn = 0;
+    for (int i = 0; i < n; i++) {
+        if (nodes[i].gpus > gpn) gpn = nodes[i].gpus;
+        if (!cpn || nodes[i].cpus < cpn) cpn = nodes[i].cpus;
+        if (!mpn || nodes[i].mem_mib < mpn) mpn = nodes[i].mem_mib;
+    }
+    if (n == 0 || gpn == 0) {
+        snprintf(err, errn, "Slurm reports %d nodes and no GPUs (gres gpu) on them", n);
+        free(nodes);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (nodes[i].gpus != gpn)
+            dlog(0, "node %s has %d GPUs, others %d: the engine models %d on every node", nodes[i].name, nodes[i].gpus,
+                 gpn, gpn);
+    free(d->nodes);
+    d->nodes = nodes;
+    d->nnodes = n;
+    d->gpn = gpn;
+    d->cpn = cpn;
+    d->mpn = mpn;
+    dlog(0, "cluster: %d nodes x %d GPUs, %d CPUs, %lld MiB", n, gpn, cpn, (long long)mpn);
+    free(d->shardless);
+    d->shardless = ds_xcalloc((size_t)n * (size_t)gpn, 1);
+    d->nshardless = 0;
+    free(d->leftover);
+    free(d->completing);
+    d->leftover = ds_xcalloc((size_t)n * (size_t)gpn, 1);
+    d->completing = ds_xcalloc((size_t)n * (size_t)gpn, 1);
+    d->nleftover = 0;
+    update_shards(d, nodes);
+    d->t_nodes = daemon_now_mono();
+    return 0;
+}
+
+/* Reads the nodes again for their shard counts (the topology is read once, at start). */
+int gpumap_refresh_nodes(daemon_t *d, char *err, size_t errn)
+{
+    sl_node_t *nodes = NULL;
+    int n = 0;
+    if (sl_load_nodes(&nodes, &n, err, errn)) return -1;
+    d->t_nodes = daemon_now_mono();
+    int same = n == d->nnodes;
+    for (int i = 0; same && i < n; i++) same = !strcmp(nodes[i].name, d->nodes[i].name);
+    if (same) {
+        update_shards(d, nodes);
+        free(d->nodes);
+        d->nodes = nodes;
+    } else {
+        dlog(1, "Slurm reports %d nodes, deepshared started with %d: restart deepshared to schedule on the new set",
+             n, d->nnodes);
+        free(nodes);
+    }
+    return 0;
+}

@@ -1,0 +1,474 @@
+/* mirror.c: Slurm -> engine. Reads Slurm (nodes through gpumap.c, jobs when they changed) and mirrors it
+ * into the engine: a growing table of job slots filled from the jobs' comments and admin comments, each
+ * Slurm job reconciled with its slot (finished, requeued, started elsewhere, a dispatch Slurm does not
+ * start), and the engine rebuilt from Slurm alone after a restart or a surprise. */
+#include "daemon/daemon.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+int32_t daemon_slot_of(const daemon_t *d, uint32_t id) { return ds_idmap_get(&d->byid, id); }
+
+/* Tenant index (the config's order, which is also the trace's) of a Slurm account, -1 when unknown. */
+static int32_t tenant_of(const daemon_t *d, const char *account)
+{
+    for (int i = 0; i < d->cfg.ntenants; i++)
+        if (!strcasecmp(d->cfg.tenants[i].name, account)) return i;
+    return -1;
+}
+
+/* Workload facts users may give in --comment: "gpus=2 model=resnet50 dataset=imagenet batch=64 amp=1
+ * gmem=8000 class=BE" (comma or space separated). */
+typedef struct hints {
+    int gpus, batch, amp, gmem, klass;
+    char model[32], dataset[32];
+} hints_t;
+
+static void parse_hints(const char *s, hints_t *h)
+{
+    memset(h, 0, sizeof *h);
+    h->gmem = -1;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ", ;", &save); tok; tok = strtok_r(NULL, ", ;", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq) continue;
+        *eq = 0;
+        const char *v = eq + 1;
+        if (!strcmp(tok, "gpus")) h->gpus = atoi(v);
+        else if (!strcmp(tok, "batch")) h->batch = atoi(v);
+        else if (!strcmp(tok, "amp")) h->amp = atoi(v);
+        else if (!strcmp(tok, "gmem")) h->gmem = atoi(v);
+        else if (!strcmp(tok, "model")) snprintf(h->model, sizeof h->model, "%s", v);
+        else if (!strcmp(tok, "dataset")) snprintf(h->dataset, sizeof h->dataset, "%s", v);
+        else if (!strcmp(tok, "class")) h->klass = !strcasecmp(v, "BE") ? DS_CLASS_BE : !strcasecmp(v, "G") ? DS_CLASS_G : 0;
+    }
+}
+
+/* GPUs a job asks for: an untyped --gres=gpu:N, our own pins, or gpus= in its comment. */
+static int job_gpus(const sl_job_t *j)
+{
+    if (j->untyped_gpus > 0) return j->untyped_gpus;
+    if (j->ngpu_idx > 0) return j->ngpu_idx;
+    hints_t h;
+    parse_hints(j->comment, &h);
+    return h.gpus;
+}
+
+static int is_ours(const daemon_t *d, const char *part)
+{
+    return !strcmp(part, d->cfg.g_partition) || !strcmp(part, d->cfg.be_partition);
+}
+
+/* The engine GPUs a dispatched or running job holds, from its node and pinned indices. */
+static int job_engine_gpus(const daemon_t *d, const sl_job_t *j, int32_t *out)
+{
+    const char *node = j->nodes[0] ? j->nodes : j->req_nodes;
+    int n = gpumap_node(d, node);
+    if (n < 0 || j->ngpu_idx == 0) return 0;
+    for (int i = 0; i < j->ngpu_idx; i++) {
+        if (j->gpu_idx[i] < 0 || j->gpu_idx[i] >= d->gpn) return 0;
+        out[i] = d->e->nodes[n].gpu0 + j->gpu_idx[i];
+    }
+    return j->ngpu_idx;
+}
+
+static void warn_once(daemon_t *d, uint32_t id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void warn_once(daemon_t *d, uint32_t id, const char *fmt, ...)
+{
+    if (ds_idmap_put(&d->warned, id, 1) >= 0) return;
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    dlog(0, "job %u: %s", id, msg);
+}
+
+/* Why a Slurm job cannot be scheduled by us (NULL when it can). */
+static const char *unschedulable(daemon_t *d, const sl_job_t *j, char *buf, size_t n)
+{
+    if (tenant_of(d, j->account) < 0) {
+        snprintf(buf, n, "account '%s' is not a tenant in %.100s; left in partition %.60s", j->account, d->cfg.path,
+                 j->partition);
+        return buf;
+    }
+    int g = job_gpus(j);
+    if (g < 1) {
+        snprintf(buf, n, "asks for no GPU (use --comment=gpus=N or --gres=gpu:N); left in %s", j->partition);
+        return buf;
+    }
+    if (g > d->gpn) {
+        snprintf(buf, n, "asks for %d GPUs but a node has %d; left in %s", g, d->gpn, j->partition);
+        return buf;
+    }
+    return NULL;
+}
+
+/* Fills slot s (an unused placeholder) with Slurm job j. */
+static int32_t add_slot(daemon_t *d, const sl_job_t *j)
+{
+    int32_t s = d->nslots++;
+    ds_job_t *job = &d->trace.jobs[s];
+    hints_t h;
+    parse_hints(j->comment, &h);
+    job->id = j->id;
+    job->submit = j->submit;
+    job->tenant = tenant_of(d, j->account);
+    job->user = ds_strtab_intern(&d->trace.users, j->user);
+    job->gpus = job_gpus(j);
+    job->cpus = j->cpus > 0 ? j->cpus : 1;
+    job->mem_mib = j->mem_mib;
+    job->model = h.model[0] ? ds_strtab_intern(&d->trace.models, h.model) : -1;
+    job->dataset = h.dataset[0] ? ds_strtab_intern(&d->trace.datasets, h.dataset) : -1;
+    job->batch = h.batch;
+    job->amp = h.amp;
+    job->gmem_mib = h.gmem >= 0 ? h.gmem : d->cfg.default_gmem_mib;
+    job->klass = (uint8_t)h.klass;
+    double p = hist_predict(&d->hist, d->trace.tenants[job->tenant].name, j->user);
+    job->estimate = p;
+    job->duration = (int64_t)ceil(p); /* what "oracle" policies see: the daemon has no truth */
+    job->line = 0;
+    dslot_t *sl = &d->slot[s];
+    memset(sl, 0, sizeof *sl);
+    sl->id = j->id;
+    /* Slurm 22.05 refuses a shard on a job that asked for a GPU GRES at submit, and a shard holds one GPU */
+    sl->shareable = job->gpus == 1 && j->untyped_gpus == 0 && !(j->ngpu_idx > 0 && !j->on_shard);
+    /* our own record in the admin comment: "deepshare class=G gres=shard pin=2" */
+    const char *g = strstr(j->admin_comment, "gres=");
+    if (g) sl->shareable = job->gpus == 1 && !strncmp(g + 5, "shard", 5);
+    if (!d->cfg.gpu_sharing && !g) sl->shareable = 0;
+    const char *pin = strstr(j->admin_comment, "pin=");
+    if (pin) {
+        pin += 4;
+        while (sl->npin < SL_MAX_GPUS && *pin >= '0' && *pin <= '9') {
+            char *end;
+            sl->pin[sl->npin++] = (int8_t)strtol(pin, &end, 10);
+            pin = *end == ',' ? end + 1 : end;
+        }
+    }
+    ds_idmap_put(&d->byid, j->id, s);
+    return s;
+}
+
+static int cmp_submit(const void *a, const void *b)
+{
+    const sl_job_t *x = *(sl_job_t *const *)a, *y = *(sl_job_t *const *)b;
+    if (x->submit != y->submit) return x->submit < y->submit ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Live = pending in staging, dispatched or running in our partitions, for a known tenant. */
+static int is_live(daemon_t *d, const sl_job_t *j)
+{
+    if (j->state == SL_PENDING && !strcmp(j->partition, d->cfg.staging)) return 1;
+    if (j->state == SL_RUNNING && is_ours(d, j->partition)) return 1;
+    if (j->state == SL_PENDING && is_ours(d, j->partition)) return 1;
+    return 0;
+}
+
+/* Running (or dispatched, not held) in one of our partitions: holds its pinned GPUs. */
+static int holds_gpus(daemon_t *d, const sl_job_t *j)
+{
+    if (!is_ours(d, j->partition)) return 0;
+    if (j->state == SL_RUNNING) return 1;
+    return j->state == SL_PENDING && !j->held;
+}
+
+/* Builds the engine from the Slurm snapshot alone: the start state and the state after a restart
+ * (docs/policy.md §1: the policy warm-starts its QAD from the first cycle; nothing else is stored). */
+static int rebuild(daemon_t *d, ds_error_t *err)
+{
+    if (d->e) ds_engine_destroy(d->e);
+    d->e = NULL;
+    int32_t live = 0;
+    sl_job_t **v = ds_xmalloc((size_t)(d->nsj ? d->nsj : 1) * sizeof *v);
+    char why[300];
+    for (int i = 0; i < d->nsj; i++) {
+        sl_job_t *j = &d->sj[i];
+        if (!is_live(d, j)) continue;
+        if (j->state == SL_PENDING && !strcmp(j->partition, d->cfg.staging) && j->held) continue;
+        if (unschedulable(d, j, why, sizeof why)) { warn_once(d, j->id, "%s", why); continue; }
+        v[live++] = j;
+    }
+    qsort(v, (size_t)live, sizeof *v, cmp_submit);
+    int32_t cap = d->cfg.job_capacity;
+    while (cap < 2 * live + 16) cap *= 2;
+    /* placeholder slots: a policy sizes its per-job arrays once, at init */
+    ds_trace_t *t = &d->trace;
+    ds_trace_free(t);
+    ds_trace_init(t);
+    snprintf(t->source, sizeof t->source, "slurm");
+    for (int i = 0; i < d->cfg.ntenants; i++) ds_trace_add_tenant(t, d->cfg.tenants[i].name, d->cfg.tenants[i].quota);
+    for (int32_t s = 0; s < cap; s++) {
+        ds_job_t *job = ds_trace_add_job(t);
+        job->id = -1 - s;
+        job->gpus = d->gpn;
+        job->cpus = 1;
+        job->duration = 1;
+        job->user = -1;
+    }
+    ds_strtab_intern(&t->users, "?");
+    d->slot = ds_xrealloc(d->slot, (size_t)cap * sizeof *d->slot);
+    memset(d->slot, 0, (size_t)cap * sizeof *d->slot);
+    ds_idmap_free(&d->byid);
+    ds_idmap_init(&d->byid);
+    d->nslots = 0;
+    ds_engine_config_t ec;
+    ds_engine_config_default(&ec);
+    ec.mode = DS_MODE_POOLED;
+    ec.pool_nodes = d->nnodes;
+    ec.gpus_per_node = d->gpn;
+    ec.cpus_per_node = d->cpn;
+    ec.mem_per_node = d->mpn;
+    ec.gmem_per_gpu = d->cfg.gmem_mib;
+    ec.k = d->cfg.k;
+    ec.predictors = &d->preds;
+    /* slot fields are filled before arrival, so a policy reading jobs at arrival sees the real job */
+    int rc = ds_engine_create(&d->e, t, &ec, d->ops, d->pconfig, err);
+    if (rc) { free(v); return rc; }
+    ds_engine_set_hooks(d->e, &(ds_driver_hooks_t){.ctx = d});
+    d->now = DS_MAX(d->now, (int64_t)time(NULL));
+    int32_t gbuf[SL_MAX_GPUS];
+    int32_t *slots = ds_xmalloc((size_t)(live ? live : 1) * sizeof *slots);
+    for (int32_t i = 0; i < live; i++) slots[i] = add_slot(d, v[i]);
+    /* Running jobs first, dispatched ones after: when a requeue failed, Slurm still runs the job on the
+     * GPU a later dispatch was pinned to; that dispatch waits in Slurm, so it goes back to staging. */
+    for (int pass = 0; pass < 2; pass++)
+    for (int32_t i = 0; i < live; i++) {
+        sl_job_t *j = v[i];
+        int32_t s = slots[i];
+        int dispatched = j->state == SL_PENDING && holds_gpus(d, j);
+        if (dispatched != pass) continue;
+        if (holds_gpus(d, j)) {
+            int n = job_engine_gpus(d, j, gbuf);
+            if (n != t->jobs[s].gpus) {
+                dlog(0, "job %u: running in %s without GPUs deepshared can place (%s on %s); treated as pending",
+                     j->id, j->partition, j->tres_per_node, j->nodes[0] ? j->nodes : j->req_nodes);
+                d->slot[s].requeued = 1;
+                ds_engine_arrive(d->e, s, d->now);
+                continue;
+            }
+            int ok = 1, room = 1;
+            for (int k = 0; k < n; k++) {
+                ok &= ds_engine_gpu(d->e, gbuf[k])->nres < DS_MAX_K;
+                room &= ds_engine_gpu(d->e, gbuf[k])->nres < d->cfg.k;
+            }
+            if (dispatched && !room) {
+                char err[300];
+                dlog(0, "job %u: dispatched to a GPU another job holds; back to staging", j->id);
+                if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) dlog(0, "%s", err), d->errors++;
+                else {
+                    snprintf(j->partition, sizeof j->partition, "%s", d->cfg.staging), j->req_nodes[0] = 0;
+                    gpumap_note_bounce(d, j->id, gpumap_dgpu(d, gbuf[0]));
+                }
+                ds_engine_set_preemptions(d->e, s, j->restarts);
+                ds_engine_arrive(d->e, s, d->now);
+                continue;
+            }
+            if (!ok) { dlog(0, "job %u: more residents on its GPU than supported; ignored", j->id); continue; }
+            int klass = strstr(j->admin_comment, "class=BE") ? DS_CLASS_BE
+                      : strstr(j->admin_comment, "class=G") ? DS_CLASS_G
+                      : !strcmp(j->partition, d->cfg.be_partition) ? DS_CLASS_BE : DS_CLASS_G;
+            ds_engine_adopt(d->e, s, gbuf, klass, d->now);
+            ds_engine_set_preemptions(d->e, s, j->restarts);
+            d->slot[s].seen_running = j->state == SL_RUNNING;
+            d->slot[s].t_dispatch = j->state == SL_PENDING ? daemon_now_mono() : 0;
+        } else {
+            ds_engine_set_preemptions(d->e, s, j->restarts);
+            if (j->state == SL_PENDING && is_ours(d, j->partition)) d->slot[s].requeued = 1; /* held by our requeue */
+            ds_engine_arrive(d->e, s, d->now);
+        }
+    }
+    free(slots);
+    ds_engine_clear_decisions(d->e);
+    ds_engine_clear_rate_changes(d->e);
+    if (d->have_coloc) ds_coloc_bind(&d->coloc, t);
+    free(v);
+    d->rebuilds++;
+    d->need_rebuild = 0;
+    dlog(0, "state rebuilt from Slurm: %d live jobs, capacity %d", live, cap);
+    return DS_OK;
+}
+
+static void journal_finished(daemon_t *d, const sl_job_t *j)
+{
+    if (j->state != SL_COMPLETED || !is_ours(d, j->partition) || j->start <= 0 || j->end < j->start) return;
+    if (hist_seen(&d->hist, j->id, j->end)) return;
+    int32_t t = tenant_of(d, j->account);
+    if (t < 0) return;
+    char err[300];
+    if (hist_record(&d->hist, j->id, j->account, j->user, job_gpus(j), (double)(j->end - j->start), j->end, err,
+                    sizeof err)) {
+        dlog(0, "%s", err);
+        d->errors++;
+    }
+}
+
+static void finish_slot(daemon_t *d, int32_t s, const char *how)
+{
+    ds_engine_finish(d->e, s, d->now);
+    d->finished++;
+    dlog(1, "job %u %s", d->slot[s].id, how);
+}
+
+/* Mirrors one Slurm job into its slot. */
+static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
+{
+    const ds_jstate_t *js = ds_engine_job(d->e, s);
+    dslot_t *sl = &d->slot[s];
+    char err[300];
+    if (j->state == SL_COMPLETED || j->state == SL_ENDED) {
+        if (js->status == DS_JS_RUNNING) finish_slot(d, s, j->state == SL_COMPLETED ? "completed" : "ended");
+        else if (js->status == DS_JS_PENDING) {
+            d->need_rebuild = 1;
+            snprintf(d->rebuild_why, sizeof d->rebuild_why, "pending job %u ended in Slurm", j->id);
+        }
+        return;
+    }
+    if (j->state == SL_RUNNING && !sl->seen_running && is_ours(d, j->partition)) {
+        sl->seen_running = 1;
+        if (j->start >= j->submit && j->restarts == 0) d->s2r_samples[d->s2r_n++ % D_SAMPLES] = (double)(j->start - j->submit);
+    }
+    if (j->state == SL_PENDING) sl->seen_running = 0;
+    int holds = holds_gpus(d, j);
+    if (js->status == DS_JS_RUNNING) {
+        if (!holds) {
+            /* Slurm has it pending without our pins (requeued, dispatch undone): pending here too. The
+             * policy did not stop it, so the engine takes the start back instead of preempting it. */
+            ds_engine_cancel_start(d->e, s, d->now);
+            ds_engine_set_preemptions(d->e, s, j->restarts);
+            if (j->state == SL_PENDING && is_ours(d, j->partition) && j->held && !j->completing) {
+                if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) dlog(0, "%s", err), d->errors++;
+                else sl->requeued = 0;
+            }
+        } else {
+            int32_t g[SL_MAX_GPUS];
+            int n = job_engine_gpus(d, j, g);
+            int same = n == js->nplaced;
+            for (int i = 0; same && i < n; i++) same = g[i] == ds_engine_job_gpus(d->e, s)[i];
+            if (!same) {
+                d->need_rebuild = 1;
+                snprintf(d->rebuild_why, sizeof d->rebuild_why, "job %u holds other GPUs in Slurm", j->id);
+            } else if (j->state == SL_PENDING && sl->t_dispatch > 0) {
+                /* a dispatch Slurm does not start: onto shards that are gone (it would wait forever), or
+                 * anything past dispatch_timeout */
+                int dg = gpumap_dgpu(d, g[0]), lost = j->on_shard && d->shardless[dg];
+                if (lost || mono - sl->t_dispatch > d->cfg.dispatch_timeout) {
+                    if (lost) dlog(0, "job %u: dispatched onto shard:g%d of %s, which lost its shards; back to staging", j->id,
+                                   dg % d->gpn, d->nodes[dg / d->gpn].name);
+                    else dlog(0, "job %u: dispatched %.0f s ago and still not running (%s); back to staging", j->id,
+                              mono - sl->t_dispatch, j->partition);
+                    if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) dlog(0, "%s", err), d->errors++;
+                    else gpumap_note_bounce(d, j->id, dg);
+                    sl->t_dispatch = 0;
+                }
+            }
+        }
+    } else if (js->status == DS_JS_PENDING) {
+        if (holds) {
+            d->need_rebuild = 1;
+            snprintf(d->rebuild_why, sizeof d->rebuild_why, "job %u was started outside deepshared", j->id);
+        } else if (j->state == SL_PENDING && is_ours(d, j->partition) && j->held && !j->completing) {
+            /* our requeue completed: back to staging, released, where only we start it */
+            if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) dlog(0, "%s", err), d->errors++;
+            else sl->requeued = 0;
+        }
+    }
+}
+
+int daemon_sync(daemon_t *d, int force, char *err, size_t errn)
+{
+    int nodes_read = 0;
+    if (!d->nodes) {
+        if (gpumap_load_nodes(d, err, errn)) return -1;
+        nodes_read = 1;
+    }
+    int changed = 0;
+    if (force) sl_jobs_reset();
+    if (sl_load_jobs(&d->sj, &d->nsj, &changed, err, errn)) return -1;
+    /* The nodes after the jobs, and again whenever the job list changed: a job that ended may have left
+     * its shard allocated (GresUsed), which must be known before its GPU is offered to the next job. */
+    if (!nodes_read && (force || changed || !d->slurm_up || daemon_now_mono() - d->t_nodes >= D_NODE_REFRESH)) {
+        if (gpumap_refresh_nodes(d, err, errn)) return -1;
+        nodes_read = 1;
+    }
+    if (nodes_read) gpumap_update_leftover(d);
+    d->now = DS_MAX(d->now, (int64_t)time(NULL));
+    if (!changed && !d->need_rebuild) return 0;
+    ds_error_t e2;
+    ds_error_clear(&e2);
+    if (d->need_rebuild || !d->e) {
+        if (rebuild(d, &e2)) {
+            char m[600];
+            ds_error_format(&e2, m, sizeof m);
+            snprintf(err, errn, "cannot build the engine: %s", m);
+            return -1;
+        }
+    }
+    double mono = daemon_now_mono();
+    ds_idmap_t present;
+    ds_idmap_init(&present);
+    char why[300];
+    for (int i = 0; i < d->nsj; i++) {
+        const sl_job_t *j = &d->sj[i];
+        ds_idmap_put(&present, j->id, i);
+        journal_finished(d, j);
+        int32_t s = daemon_slot_of(d, j->id);
+        if (s >= 0) { reconcile(d, s, j, mono); continue; }
+        if (!is_live(d, j)) continue;
+        if (j->state == SL_PENDING && !strcmp(j->partition, d->cfg.staging) && j->held) continue; /* user hold */
+        if (unschedulable(d, j, why, sizeof why)) { warn_once(d, j->id, "%s", why); continue; }
+        if (holds_gpus(d, j) || is_ours(d, j->partition)) {
+            d->need_rebuild = 1;
+            snprintf(d->rebuild_why, sizeof d->rebuild_why, "job %u appeared in %s", j->id, j->partition);
+            continue;
+        }
+        if (d->nslots == d->trace.njobs) {
+            d->need_rebuild = 1;
+            snprintf(d->rebuild_why, sizeof d->rebuild_why, "job table full (%d slots)", d->trace.njobs);
+            continue;
+        }
+        int32_t ns = add_slot(d, j);
+        if (d->have_coloc) ds_coloc_bind(&d->coloc, &d->trace);
+        ds_engine_arrive(d->e, ns, d->now);
+        dlog(1, "job %u (%s, %d GPUs) queued", j->id, j->account, d->trace.jobs[ns].gpus);
+    }
+    /* jobs Slurm no longer knows */
+    for (int32_t s = 0; s < d->nslots; s++) {
+        if (ds_idmap_get(&present, d->slot[s].id) >= 0) continue;
+        if (ds_engine_job(d->e, s)->status == DS_JS_RUNNING) finish_slot(d, s, "vanished from Slurm");
+        else if (ds_engine_job(d->e, s)->status == DS_JS_PENDING) {
+            dlog(0, "job %u vanished from Slurm while pending", d->slot[s].id);
+            d->need_rebuild = 1;
+            snprintf(d->rebuild_why, sizeof d->rebuild_why, "pending job %u vanished", d->slot[s].id);
+        }
+    }
+    ds_idmap_free(&present);
+    ds_engine_clear_decisions(d->e);
+    ds_engine_clear_rate_changes(d->e);
+    if (d->need_rebuild) {
+        dlog(0, "rebuilding state: %s", d->rebuild_why);
+        if (rebuild(d, &e2)) {
+            char m[600];
+            ds_error_format(&e2, m, sizeof m);
+            snprintf(err, errn, "cannot build the engine: %s", m);
+            return -1;
+        }
+    }
+    return 1;
+}
+
+const sl_job_t *daemon_find_job(const daemon_t *d, uint32_t id)
+{
+    for (int i = 0; i < d->nsj; i++)
+        if (d->sj[i].id == id) return &d->sj[i];
+    return NULL;
+}
