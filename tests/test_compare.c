@@ -535,6 +535,46 @@ static void test_suite(void **st)
     free(err);
 }
 
+/* The hetero workload (three GPU types): a policy that does not run on several types is left out with the
+ * reason, the baselines run again type-aware (NAME+fastest, judged) and DeepShare blind to types
+ * (deepshare-blind, not judged). */
+static void test_suite_hetero(void **st)
+{
+    (void)st;
+    char args[2048], *out = NULL, *err = NULL;
+    snprintf(args, sizeof args, "suite --workloads hetero --predictor oracle --no-plots --policies fifo,kai,kueue,deepshare "
+             "--jobs 2 --quiet --out '%s/suite-het'", tmpdir);
+    int rc = run(args, &out, &err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "not run on several GPU types (no model of their type rules): kueue"));
+    json_t *sj = load_json(path_in("suite-het", "suite.json"));
+    json_t *o = json_array_get(json_object_get(sj, "workloads"), 0), *res = json_object_get(o, "results");
+    /* fifo, kai, deepshare in both modes; fifo+fastest, kai+fastest; deepshare-blind */
+    assert_int_equal(json_array_size(res), 9);
+    double best = -1, blind = -1;
+    for (size_t i = 0; i < json_array_size(res); i++) {
+        json_t *r = json_array_get(res, i);
+        const char *pol = json_string_value(json_object_get(r, "policy"));
+        assert_null(strstr(pol, "kueue"));
+        double q = json_number_value(json_object_get(r, "avg_queue"));
+        if (!strcmp(pol, "deepshare-blind")) blind = q;
+        else if (strcmp(pol, "deepshare") && !strcmp(json_string_value(json_object_get(r, "mode")), "pooled") &&
+                 (best < 0 || q < best))
+            best = q;
+    }
+    assert_true(blind >= 0);
+    json_t *v = json_object_get(o, "verdict");
+    assert_true(json_is_true(json_object_get(v, "judged")));
+    /* the type-aware rows are judged, DeepShare blind to types is not */
+    assert_true(json_number_value(json_object_get(v, "best_pooled_avg_queue")) == best);
+    const char *bp = json_string_value(json_object_get(v, "best_pooled_baseline"));
+    assert_string_not_equal(bp, "deepshare-blind");
+    json_decref(sj);
+    free(out);
+    free(err);
+}
+
 /* The ITP workloads (../shared/data/itp, MIT): skipped with a message naming the missing file when absent;
  * when present, itp-slice runs every listed policy in both modes over all 15,536 jobs with the invariants
  * checked on every pass, and is judged like the other workloads. */
@@ -591,6 +631,7 @@ int main(void)
         cmocka_unit_test(test_sweep),
         cmocka_unit_test(test_bad_usage),
         cmocka_unit_test(test_suite),
+        cmocka_unit_test(test_suite_hetero),
         cmocka_unit_test(test_suite_itp),
         cmocka_unit_test(test_estimates_source),
     };

@@ -522,6 +522,43 @@ static void test_sim_speed(void **st)
  * asks for, per-type counters), every job finishing once, and the work identity per job: what a job never
  * sharing a GPU progressed, its run time on each type times its speed there, is its work and restart
  * overheads. */
+/* KAI on two types (docs/peers.md): a queue's quota counts GPUs of every type alike, and a reclaim frees a
+ * node of a type the reclaiming job accepts. a owns 8 V100s and b 8 K80s (KAI sees 8 each); a's G job holds the
+ * K80 node and its over-quota (preemptible) job the V100 node. b's K80 job cannot take the V100 node: it waits
+ * for the K80 node, evicting nothing; b's job of any type reclaims the V100 node from a's preemptible job. */
+static void test_kai_typed_reclaim(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    read_typed(&t, "gpu_type,gpus_per_node,cpus_per_node\nv100,8,64\nk80,8,64\n",
+               "tenant,quota_v100,quota_k80\na,8,0\nb,0,8\n",
+               "job_id,tenant,gpus,submit,duration,gpu_type\n1,a,8,0,1000,k80\n2,a,8,1,1000,\n3,b,8,10,100,k80\n"
+               "4,b,8,20,100,\n");
+    ds_sim_result_t r;
+    tu_run_kv(&t, "kai", DS_MODE_POOLED, NULL, &r);
+    assert_int_equal(r.gtype[0], 1);
+    assert_int_equal(r.gtype[1], 0);
+    assert_int_equal(r.gtype[2], 1);            /* the K80 job ran on the K80 node, */
+    assert_true(r.start[2] >= r.end[0]);        /* once a's G job left it */
+    assert_int_equal(r.gtype[3], 0);            /* the job of any type reclaimed the V100 node */
+    assert_true(r.start[3] < r.end[0]);
+    assert_int_equal(r.preempts[1], 1);         /* from a's preemptible job, once */
+    assert_int_equal(r.preempts[0], 0);
+    ds_sim_result_free(&r);
+    /* nodes of two sizes: refused, with the reason */
+    ds_trace_free(&t);
+    read_typed(&t, "gpu_type,gpus_per_node,cpus_per_node\nv100,8,64\nk80,4,32\n", "tenant,quota_v100,quota_k80\na,8,4\n",
+               "job_id,tenant,gpus,submit,duration\n1,a,1,0,10\n");
+    ds_sim_config_t c;
+    ds_sim_config_default(&c);
+    c.policy = ds_policy_find("kai");
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_int_not_equal(ds_sim_run(&t, &c, &r, &err), 0);
+    assert_non_null(strstr(err.msg, "nodes of one size"));
+    ds_trace_free(&t);
+}
+
 static void test_invariants_mixed_cluster(void **st)
 {
     (void)st;
@@ -614,6 +651,7 @@ int main(void)
         cmocka_unit_test(test_never_runs_on_its_type),
         cmocka_unit_test(test_typed_qad),
         cmocka_unit_test(test_sim_speed),
+        cmocka_unit_test(test_kai_typed_reclaim),
         cmocka_unit_test(test_invariants_mixed_cluster),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

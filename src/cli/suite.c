@@ -26,20 +26,23 @@ typedef struct workload {
     const char *jobs, *tenants; /* W_ITP: the files under DATA/itp (ITP has no workload columns, so no profile) */
     double arrival_scale;  /* passed as --arrival-scale when not 1 */
     const char *synth[4];  /* extra generator options */
+    int typed;             /* several GPU types: also the type-aware baselines and DeepShare type-blind */
 } workload_t;
 
 static const workload_t workloads[] = {
-    {"venus", "Venus as given (load 0.89 over its window)", W_VENUS, NULL, NULL, 1.0, {NULL}},
-    {"venus-x1.5", "Venus, every inter-arrival gap divided by 1.5", W_VENUS, NULL, NULL, 1.5, {NULL}},
+    {"venus", "Venus as given (load 0.89 over its window)", W_VENUS, NULL, NULL, 1.0, {NULL}, 0},
+    {"venus-x1.5", "Venus, every inter-arrival gap divided by 1.5", W_VENUS, NULL, NULL, 1.5, {NULL}, 0},
     {"itp", "Microsoft ITP, 60 days, 10 clusters as tenants (load 0.85; part-time tenants)", W_ITP, "itp_jobs.csv",
-     "itp_tenants.csv", 1.0, {NULL}},
+     "itp_tenants.csv", 1.0, {NULL}, 0},
     {"itp-slice", "Microsoft ITP, days 28-42, when all ten tenants submit (load 0.85)", W_ITP, "itp_jobs_slice.csv",
-     "itp_tenants_slice.csv", 1.0, {NULL}},
-    {"synthetic", "the built-in synthetic workload (load 1.0)", W_SYNTH, NULL, NULL, 1.0, {NULL}},
+     "itp_tenants_slice.csv", 1.0, {NULL}, 0},
+    {"synthetic", "the built-in synthetic workload (load 1.0)", W_SYNTH, NULL, NULL, 1.0, {NULL}, 0},
     {"noisy-neighbour", "synthetic; the smallest tenant offers 4x its quota in bursts, the others 0.8x", W_SYNTH, NULL,
-     NULL, 1.0, {"--synth-noisy", "4", NULL}},
+     NULL, 1.0, {"--synth-noisy", "4", NULL}, 0},
     {"large-jobs", "synthetic; a third of GPU-time in jobs of 16-64 GPUs", W_SYNTH, NULL, NULL, 1.0,
-     {"--synth-large-share", "0.33", NULL}},
+     {"--synth-large-share", "0.33", NULL}, 0},
+    {"hetero", "synthetic on three GPU types (v100:12, p100:8, k80:4 nodes; Gavel's speeds and per-type pair retention)",
+     W_SYNTH, NULL, NULL, 1.0, {"--synth-gpu-types", "v100:12,p100:8,k80:4", NULL}, 1},
 };
 #define NWORK ((int)(sizeof workloads / sizeof workloads[0]))
 
@@ -119,7 +122,7 @@ static int make_dir(const char *p)
 }
 
 /* Reads a compare summary.json into rows; returns how many, or -1. */
-static int read_summary(const char *path, ds_vrow_t *rows, int max, json_t **keep)
+static int read_summary(const char *path, ds_vrow_t *rows, int max, json_t **keep, const char *rename)
 {
     json_error_t je;
     json_t *a = json_load_file(path, 0, &je);
@@ -134,7 +137,13 @@ static int read_summary(const char *path, ds_vrow_t *rows, int max, json_t **kee
         ds_vrow_t *r = &rows[n++];
         memset(r, 0, sizeof *r);
         const char *pol = json_string_value(json_object_get(o, "policy"));
-        snprintf(r->policy, sizeof r->policy, "%s", pol ? pol : "?");
+        /* a variant's rows (type-aware first fit, DeepShare type-blind) carry its name, "+fastest" appended or
+         * the name given */
+        char name[sizeof r->policy];
+        if (rename && rename[0] == '+') snprintf(name, sizeof name, "%s%s", pol ? pol : "?", rename);
+        else snprintf(name, sizeof name, "%s", rename ? rename : pol ? pol : "?");
+        if (rename) json_object_set_new(o, "policy", json_string(name));
+        snprintf(r->policy, sizeof r->policy, "%s", name);
         const char *mode = json_string_value(json_object_get(o, "mode"));
         r->pooled = mode && !strcmp(mode, "pooled");
         r->avg_queue = json_number_value(json_object_get(o, "avg_queue"));
@@ -148,9 +157,28 @@ static int read_summary(const char *path, ds_vrow_t *rows, int max, json_t **kee
 
 static const char *source_of(const char *policy, const char *pred)
 {
-    if (!strcmp(policy, "sjf")) return "oracle";
-    if (!strcmp(policy, "deepshare") || !strcmp(policy, "qssf") || !strcmp(policy, "lucid")) return pred;
+    size_t n = strcspn(policy, "+");
+    if (!strncmp(policy, "deepshare", 9)) return pred;
+    if (n == 3 && !strncmp(policy, "sjf", 3)) return "oracle";
+    if ((n == 4 && !strncmp(policy, "qssf", 4)) || (n == 5 && !strncmp(policy, "lucid", 5))) return pred;
     return "-";
+}
+
+/* The policies of a --policies list that run on several GPU types (with_ds 0: other than deepshare, the
+ * baselines run again type-aware). */
+static void typed_policies(const char *policies, int with_ds, char *out, size_t n)
+{
+    size_t k = 0;
+    out[0] = '\0';
+    for (const ds_policy_ops_t *const *p = ds_policy_list(); *p; p++) {
+        if (!((*p)->props & DS_POLICY_TYPED) || (!with_ds && !strcmp((*p)->name, "deepshare")) ||
+            !strcmp((*p)->name, "replay"))
+            continue;
+        if (strcmp(policies, "all") && !listed(policies, (*p)->name)) continue;
+        int w = snprintf(out + k, n - k, "%s%s", k ? "," : "", (*p)->name);
+        if (w < 0 || (size_t)w >= n - k) break;
+        k += (size_t)w;
+    }
 }
 
 int ds_cmd_suite(int argc, char **argv)
@@ -245,18 +273,35 @@ int ds_cmd_suite(int argc, char **argv)
         char wdir[1300];
         snprintf(wdir, sizeof wdir, "%s/%s", out, W->name);
         if (make_dir(wdir)) { failed = 1; continue; }
-        ds_vrow_t rows[64];
-        int nrows = 0;
-        json_t *keep[2] = {NULL, NULL};
-        for (int pooled = 0; pooled < 2; pooled++) {
+        ds_vrow_t rows[96];
+        int nrows = 0, njudged = 0;
+        json_t *keep[4] = {NULL, NULL, NULL, NULL};
+        /* runs: partitioned, pooled; on several GPU types also the baselines type-aware (fastest free type first,
+         * pooled: judged like the others) and DeepShare blind to types (pooled: the cost of ignoring types, not
+         * judged) */
+        static const char *const run_dir[4] = {"partitioned", "pooled", "pooled-fastest", "pooled-deepshare-blind"};
+        char typed_list[512], typed_all[512];
+        typed_policies(policies, 0, typed_list, sizeof typed_list);
+        /* a listed policy that does not run on several types is left out (compare skips them from 'all') */
+        typed_policies(policies, 1, typed_all, sizeof typed_all);
+        const char *run_pol = W->typed && strcmp(policies, "all") ? typed_all : policies;
+        int have_dsp = !strcmp(policies, "all") || listed(policies, "deepshare");
+        for (int run = 0; run < (W->typed ? 4 : 2); run++) {
+            int pooled = run > 0;
+            if (run == 2 && !typed_list[0]) continue;
+            if (run == 3 && !have_dsp) continue;
+            if (run == 3) njudged = nrows;
             char odir[1400], scale[32], window[64];
-            snprintf(odir, sizeof odir, "%s/%s", wdir, pooled ? "pooled" : "partitioned");
-            const char *av[48];
+            snprintf(odir, sizeof odir, "%s/%s", wdir, run_dir[run]);
+            const char *av[56];
             int ac = 0;
             av[ac++] = "compare";
             av[ac++] = "--out", av[ac++] = odir;
-            av[ac++] = "--policies", av[ac++] = policies;
+            if (run < 2 && !run_pol[0]) continue;
+            av[ac++] = "--policies", av[ac++] = run == 2 ? typed_list : run == 3 ? "deepshare" : run_pol;
             av[ac++] = "--mode", av[ac++] = pooled ? "pooled" : "partitioned";
+            if (run == 2) av[ac++] = "--type-placement", av[ac++] = "fastest";
+            if (run == 3) av[ac++] = "--type-quota", av[ac++] = "blind", av[ac++] = "--type-choice", av[ac++] = "blind";
             av[ac++] = "--predictor", av[ac++] = pred;
             av[ac++] = "--quiet";
             char nj[32];
@@ -286,36 +331,58 @@ int ds_cmd_suite(int argc, char **argv)
             /* parity: with model or oracle nobody reads the generator's noisy estimates */
             if (strcmp(pred, "file") && W->src != W_VENUS) av[ac++] = "--trace-estimates", av[ac++] = "drop";
             av[ac] = NULL;
-            if (!quiet) fprintf(stderr, "suite: %s, %s\n", W->name, pooled ? "pooled" : "partitioned");
+            if (!quiet) fprintf(stderr, "suite: %s, %s\n", W->name, run_dir[run]);
             int rc = ds_cmd_compare(ac, (char **)av);
             if (rc != 0 && rc != 3) {
-                fprintf(stderr, "deepshare suite: %s %s: compare exited with status %d\n", W->name,
-                        pooled ? "pooled" : "partitioned", rc);
+                fprintf(stderr, "deepshare suite: %s %s: compare exited with status %d\n", W->name, run_dir[run], rc);
                 failed = 1;
             }
             char sp[1500];
             snprintf(sp, sizeof sp, "%s/summary.json", odir);
-            int n = file_exists(sp) ? read_summary(sp, rows + nrows, 64 - nrows, &keep[pooled]) : -1;
+            const char *rename = run == 2 ? "+fastest" : run == 3 ? "deepshare-blind" : NULL;
+            int n = file_exists(sp) ? read_summary(sp, rows + nrows, 96 - nrows, &keep[run], rename) : -1;
             if (n < 0) { failed = 1; continue; }
             nrows += n;
         }
+        if (!W->typed || !have_dsp) njudged = nrows;
         ds_verdict_t v;
-        ds_verdict_judge(rows, nrows, 0.95, &v);
+        ds_verdict_judge(rows, njudged, 0.95, &v);
         int judged_here = v.have_ds && v.have_pooled_base;
         judged += judged_here;
         met += judged_here && v.ok;
         printf("\n== %s: %s\n", W->name, W->what);
-        printf("%-10s %-12s %-7s %10s %10s %10s %7s\n", "policy", "mode", "source", "avg_queue", "p99_queue", "avg_jct",
+        int pw = 10; /* the policy column: variants' names are longer */
+        for (int i = 0; i < nrows; i++) pw = DS_MAX(pw, (int)strlen(rows[i].policy));
+        printf("%-*s %-12s %-7s %10s %10s %10s %7s\n", pw, "policy", "mode", "source", "avg_queue", "p99_queue", "avg_jct",
                "qad_ok");
         fprintf(md, "## %s\n\n%s.\n\n| policy | mode | runtimes from | avg queue (s) | p99 queue (s) | avg JCT (s) | QAD compliance |\n"
                     "| --- | --- | --- | ---: | ---: | ---: | ---: |\n", W->name, W->what);
         for (int i = 0; i < nrows; i++) {
             const ds_vrow_t *r = &rows[i];
             const char *src = source_of(r->policy, pred);
-            printf("%-10s %-12s %-7s %10.0f %10.0f %10.0f %7.3f\n", r->policy, r->pooled ? "pooled" : "partitioned",
+            printf("%-*s %-12s %-7s %10.0f %10.0f %10.0f %7.3f\n", pw, r->policy, r->pooled ? "pooled" : "partitioned",
                    src, r->avg_queue, r->p99_queue, r->avg_jct, r->compliance);
             fprintf(md, "| %s | %s | %s | %.0f | %.0f | %.0f | %.3f |\n", r->policy, r->pooled ? "pooled" : "partitioned",
                     src, r->avg_queue, r->p99_queue, r->avg_jct, r->compliance);
+        }
+        if (W->typed) {
+            char skipped[512] = "";
+            size_t k = 0;
+            for (const ds_policy_ops_t *const *q = ds_policy_list(); *q; q++)
+                if (!((*q)->props & DS_POLICY_TYPED) && (!strcmp(policies, "all") || listed(policies, (*q)->name))) {
+                    int wr = snprintf(skipped + k, sizeof skipped - k, "%s%s", k ? ", " : "", (*q)->name);
+                    if (wr < 0 || (size_t)wr >= sizeof skipped - k) break;
+                    k += (size_t)wr;
+                }
+            const char *note = "rows NAME+fastest: the baseline type-aware (fastest free type first, --type-placement "
+                               "fastest), judged like the others; deepshare-blind: DeepShare blind to GPU types "
+                               "(--type-quota blind --type-choice blind), shown for the cost of ignoring types, not judged";
+            printf("%s\n", note);
+            fprintf(md, "\n%s.\n", note);
+            if (k) {
+                printf("not run on several GPU types (no model of their type rules): %s\n", skipped);
+                fprintf(md, "Not run on several GPU types (no model of their type rules): %s.\n", skipped);
+            }
         }
         ds_verdict_print(stdout, &v);
         fprintf(md, "\n");
@@ -326,7 +393,7 @@ int ds_cmd_suite(int argc, char **argv)
         json_object_set_new(o, "name", json_string(W->name));
         json_object_set_new(o, "description", json_string(W->what));
         json_t *res = json_array();
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; k < 4; k++)
             if (keep[k]) json_array_extend(res, keep[k]), json_decref(keep[k]);
         json_object_set_new(o, "results", res);
         json_t *vj = json_object();

@@ -37,7 +37,7 @@ void dsp_config_default(dsp_config_t *c)
     c->learn_retention = 1;
     c->probe_z = 3.0;
     c->type_quota = DSP_TQ_TYPED;
-    c->type_choice = DSP_TC_ASSURED;
+    c->type_choice = DSP_TC_ADVANTAGE;
     c->share_first = 1;
     c->share_first_min = 0.0;
     c->overrun_yield = 1;
@@ -195,9 +195,10 @@ void dsp_config_help(FILE *f)
     fprintf(f, "  --%-20s %-6s %s\n", "type-quota", "typed",
             "several GPU types: a G job counts in its tenant's quota of its type (typed), in one quota of effective "
             "GPUs weighted by type speed (effective), or types are ignored (blind)");
-    fprintf(f, "  --%-20s %-6s %s\n", "type-choice", "assured",
-            "several GPU types: the type a job takes first: its fastest for an under-served tenant's G job, else where it "
-            "loses least against the type's average speed (assured); fastest; advantage; or the engine's type-blind rule (blind)");
+    fprintf(f, "  --%-20s %-6s %s\n", "type-choice", "advantage",
+            "several GPU types: the type a job takes first: where it loses least against the type's average speed "
+            "(advantage); its fastest for an under-served tenant's G job, else by advantage (assured); fastest; or the "
+            "engine's type-blind rule (blind)");
     fprintf(f, "  --%-20s %-6s %s\n", "ablation", "none",
             "none, no-prediction, interference-blind, no-colocation, no-borrowing, hard-colocate");
 }

@@ -57,7 +57,7 @@ typedef struct dsp_config {
     double probe_z;         /* an unmeasured pair is admitted on its prediction + probe_z x the interference
                                predictor's uncertainty, one such probe per pair at a time (3; 0: off) */
     int type_quota;         /* DSP_TQ_*: quota and QAD over GPU types (typed) */
-    int type_choice;        /* DSP_TC_*: which type a job is placed on first (assured) */
+    int type_choice;        /* DSP_TC_*: which type a job is placed on first (advantage) */
     int share_first;        /* a BE job shares a GPU before taking free ones when both keep enough (1) */
     double share_first_min; /* "enough" for that: predicted retention of both at least this and tau_max */
     /* switches (1 = on); the ablations of docs/policy.md §8 turn them off */
