@@ -174,6 +174,29 @@ fi
 be_jobs=()
 for j in "${fill1[@]}" "${fill2[@]}"; do [ "$(part "$j")" = batch ] && be_jobs+=("$j"); done
 
+# ---- withdraw: a waiting job held by its owner, released, then cancelled leaves the engine without a rebuild
+log "withdraw: a waiting job of tb is held, released and cancelled"
+rebuilds0=$(metric deepshare_rebuilds_total); wd0=$(metric deepshare_withdrawals_total)
+wj=$(submit tb 30 'gpus=1 class=BE model=heavy dataset=synthetic batch=32 amp=0')
+sed -i "/^$wj /d" "$W/submits"   # cancelled below: not one of the jobs that must finish
+sleep $((cycle + 1))
+ws=$(state "$wj")
+scontrol hold "$wj"
+sleep $((cycle + 1))
+wx=$("$build/deepshare" explain --addr "127.0.0.1:$port" --token-file "$W/token" "$wj" 2>&1)
+wd1=$(metric deepshare_withdrawals_total)
+scontrol release "$wj"
+sleep $((cycle + 1))
+wx2=$("$build/deepshare" explain --addr "127.0.0.1:$port" --token-file "$W/token" "$wj" 2>&1)
+scancel "$wj"
+sleep $((cycle + 1))
+wd2=$(metric deepshare_withdrawals_total)
+if [ "$ws" = PENDING ] && [ "$wd1" = $((wd0 + 1)) ] && echo "$wx" | grep -q 'withdrawn: held by its owner' \
+   && echo "$wx2" | grep -q ', pending under' && [ "$wd2" = $((wd0 + 2)) ] \
+   && [ "$(metric deepshare_rebuilds_total)" = "$rebuilds0" ]; then
+  ok "withdraw: job $wj held -> withdrawn, released -> queued again, cancelled -> withdrawn; no engine rebuild (rebuilds $rebuilds0)"
+else bad "withdraw: state '$ws', withdrawals $wd0 -> $wd1 -> $wd2, rebuilds $rebuilds0 -> $(metric deepshare_rebuilds_total); explain: $(echo "$wx" | head -3)"; fi
+
 # ---- 2. A submits guaranteed jobs: B's BE jobs are requeued, cheapest first, A runs within two cycles
 log "step 2: tenant ta submits 4 guaranteed jobs"
 ga=()
@@ -396,6 +419,16 @@ echo "e2e: FIGURES pass latency (read Slurm + engine + apply), $npass passes bef
 echo "e2e: FIGURES pass latency over the whole run, outage included (libslurm blocks until it gives up): p50 $(calc "$p50 * 1000") ms, p99 $(calc "$p99 * 1000") ms" >&2
 echo "e2e: FIGURES submit-to-running (first start, all ${#s2r[@]} jobs, incl. those that waited for GPUs by policy): p50 $(pct 0.5 "${s2r[@]}") s, p90 $(pct 0.9 "${s2r[@]}") s, max $(pct 1 "${s2r[@]}") s" >&2
 echo "e2e: FIGURES reclaim (ta submit -> running while the cluster was full): ${reclaim[*]} s" >&2
+# ---- the usage report of the run, from the daemon's journal
+if "$build/deepshare" usage --journal "$W/journal.csv" > "$W/usage.txt" 2> "$W/usage.err" \
+   && "$build/deepshare" usage --journal "$W/journal.csv" --format json > "$W/usage.json" 2>> "$W/usage.err"; then
+  sed 's/^/    /' "$W/usage.txt" >&2
+  nj=$(awk '$1 == "all" {print $2}' "$W/usage.txt"); nr=$(grep -vc '^slurm_job_id' "$W/journal.csv")
+  [ "$nj" = "$nr" ] && [ "$nj" -gt 0 ] && grep -q '"gpu_hours"' "$W/usage.json" \
+    && ok "usage: the journal's $nr finished jobs reported by tenant (table and JSON)" \
+    || bad "usage: $nj jobs reported, the journal has $nr"
+else bad "usage: $(head -3 "$W/usage.err")"; fi
+cp "$W/journal.csv" /tmp/ds-e2e-journal.csv 2>/dev/null
 cp "$W/deepshared.log" /tmp/ds-e2e-last.log 2>/dev/null
 if [ $fails -gt 0 ]; then log "$fails checks failed; daemon log: $W/deepshared.log"; exit 1; fi
 log "all checks passed"

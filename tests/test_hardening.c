@@ -1,12 +1,17 @@
-/* test_hardening.c: one test per class of input fault found by fuzzing (issue 13): each asserts that the
- * reader refuses the input with file, line and column, or that accepted input stays bounded. */
+/* test_hardening.c: one test per class of input fault found by fuzzing (issue 13) and of the CLI's trust
+ * boundary (issue 24): each asserts that the reader refuses the input with file, line and column, or that
+ * accepted input stays bounded. */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "deepshare/coloc.h"
@@ -310,6 +315,154 @@ static void test_long_config_line(void **st)
     assert_int_equal(WEXITSTATUS(st2), 0);
 }
 
+/* Issue 24, class 1: a reader that checked its line bound only after reading the whole line grew to the
+ * address-space limit on a file without line breaks, and one that loaded the whole file before looking at its
+ * first byte did so on any large file. Each reader is fed from a FIFO that never ends (up to 256 MiB, a prefix
+ * then one byte repeated); the bytes it took before closing show it stopped at its bound while reading. */
+static long feed_fifo(const char *fifo, const char *cmd, const char *prefix, char fill, int *status)
+{
+    unlink(fifo);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    signal(SIGPIPE, SIG_IGN);
+    int fd = -1;
+    for (int i = 0; i < 2000 && fd < 0; i++) { /* the reader opens the FIFO once it starts: up to 20 s */
+        fd = open(fifo, O_WRONLY | O_NONBLOCK);
+        if (fd < 0) usleep(10000);
+    }
+    long written = -1;
+    if (fd >= 0) {
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+        static char chunk[65536];
+        memset(chunk, fill, sizeof chunk);
+        written = (long)write(fd, prefix, strlen(prefix));
+        while (written < (256L << 20)) {
+            ssize_t n = write(fd, chunk, sizeof chunk);
+            if (n <= 0) break; /* EPIPE: the reader closed it */
+            written += n;
+        }
+        close(fd);
+    } else {
+        kill(pid, SIGKILL);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    unlink(fifo);
+    signal(SIGPIPE, SIG_DFL);
+    return written;
+}
+
+static void test_readers_bounded_while_reading(void **st)
+{
+    (void)st;
+    const char *bin = getenv("DS_BIN");
+    if (!bin) skip();
+    char dir[512];
+    tu_make_dir("h24", dir, sizeof dir);
+    char fifo[600], tn[600], jb[600], out[600], log[600];
+    snprintf(fifo, sizeof fifo, "%s/observed.csv", dir); /* replay-live --score reads DIR/observed.csv */
+    snprintf(tn, sizeof tn, "%s/t.csv", dir);
+    snprintf(jb, sizeof jb, "%s/j.csv", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(log, sizeof log, "%s/err.txt", dir);
+    FILE *f = fopen(tn, "w");
+    fputs(generic_tenants, f);
+    fclose(f);
+    f = fopen(jb, "w");
+    fputs("job_id,tenant,gpus,submit,duration\n1,A,1,0,10\n", f);
+    fclose(f);
+    static const struct {
+        const char *args, *prefix;
+        char fill;
+        long bound;        /* the reader's own bound */
+        const char *needle; /* in its message */
+        int code;          /* exit status: 1 bad input, 2 bad option (--config) */
+    } cases[] = {
+        {"simulate --policy fifo --vc-config '%2$s' --trace '%1$s'", "", 'a', 1 << 20, "line longer than 1048576 bytes", 1},
+        {"simulate --policy fifo --vc-config '%2$s' --trace '%1$s'", "job_id,", '\0', 1 << 20, "NUL byte", 1},
+        {"simulate --policy fifo --vc-config '%1$s' --trace '%3$s'", "tenant,quota_gpus\n", 'x', 1 << 20, "line longer", 1},
+        {"simulate --policy deepshare --vc-config '%2$s' --trace '%3$s' --config '%1$s'", "cycle = 60 # ", 'x', 65536,
+         "line longer than 65536", 2},
+        {"import helios '%1$s' --out '%4$s'", "job_id,user,vc,gpu_num,submit_time,duration\n", 'a', 1 << 20, "line longer", 1},
+        {"import philly '%1$s' --out '%4$s'", "", '\0', 0, "not Philly's cluster_job_log", 1},
+        {"import philly '%1$s' --out '%4$s'", "[{\"jobid\": \"", 'a', 16 << 20, "longer than 16777216 bytes", 1},
+        {"import philly '%1$s' --out '%4$s'", "[", ' ', 0, "not closed", 1}, /* blanks: 256 MiB are read, in bounded memory */
+        {"import pai '%1$s' '%3$s' --out '%4$s'", "", 'a', 1 << 20, "line longer", 1},
+        {"replay-live --trace '%3$s' --vc-config '%2$s' --score --out '%5$s'", "job_id,submit,start,end,node,class,last\n1,0,",
+         '1', 1 << 20, "line longer", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char args[2000], cmd[3000];
+        snprintf(args, sizeof args, cases[i].args, fifo, tn, jb, out, dir);
+        snprintf(cmd, sizeof cmd, "exec '%s' %s >/dev/null 2>'%s'", bin, args, log);
+        int status;
+        long took = feed_fifo(fifo, cmd, cases[i].prefix, cases[i].fill, &status);
+        char *msg = tu_slurp(log, NULL);
+        fprintf(stderr, "[%s] took %ld bytes, exit %d: %s", args, took, status, msg ? msg : "");
+        assert_int_equal(status, cases[i].code);
+        assert_non_null(msg);
+        assert_non_null(strstr(msg, cases[i].needle));
+        /* the pipe holds 64 KiB, the reader a 64 KiB block: beyond its bound it read nothing more */
+        if (cases[i].bound) assert_true(took < cases[i].bound + (1 << 20));
+        free(msg);
+    }
+    tu_remove_dir(dir);
+}
+
+/* Issue 24, class 5: --synth-jobs 10^8 was accepted and took 98 s to abort at an 8 GB limit; quotas adding up
+ * to 10^9 GPUs aborted at once. Sizes are now checked against the memory there is before anything is built
+ * (DS_MEM_LIMIT stands in for a smaller machine, the same in the release and sanitizer builds). */
+static void test_sizes_fit(void **st)
+{
+    (void)st;
+    const char *bin = getenv("DS_BIN");
+    if (!bin) skip();
+    char dir[512];
+    tu_make_dir("h24fit", dir, sizeof dir);
+    char tn[600], jb[600], log[600];
+    snprintf(tn, sizeof tn, "%s/t.csv", dir);
+    snprintf(jb, sizeof jb, "%s/j.csv", dir);
+    snprintf(log, sizeof log, "%s/err.txt", dir);
+    FILE *f = fopen(tn, "w");
+    fputs("tenant,quota_gpus\n", f);
+    for (int i = 0; i < 1000; i++) fprintf(f, "t%d,1000000\n", i);
+    fclose(f);
+    f = fopen(jb, "w");
+    fputs("job_id,tenant,gpus,submit,duration\n1,t0,1,0,10\n", f);
+    fclose(f);
+    static const struct {
+        const char *args, *needle;
+    } cases[] = {
+        {"simulate --policy fifo --synth-jobs 100000000", "the synthetic workload (--synth-jobs 100000000, --synth-nodes 24) needs about 9"},
+        {"simulate --policy fifo --synth-nodes 1000000 --pool-nodes 1000000 --gpus-per-node 64 --mode pooled", "a cluster of 64000000 GPUs"},
+        {"simulate --policy fifo --trace '%2$s' --vc-config '%1$s'", "a cluster of 1000000000 GPUs"},
+        {"compare --policies fifo,sjf --jobs 2 --trace '%2$s' --vc-config '%1$s' --out '%3$s/c'", "runs side by side) needs about"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char args[2000], cmd[3000];
+        snprintf(args, sizeof args, cases[i].args, tn, jb, dir);
+        snprintf(cmd, sizeof cmd, "DS_MEM_LIMIT=2G timeout 60 '%s' %s >/dev/null 2>'%s'", bin, args, log);
+        int rc = system(cmd);
+        char *msg = tu_slurp(log, NULL);
+        fprintf(stderr, "[%s] exit %d: %s", args, WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, msg ? msg : "");
+        assert_true(WIFEXITED(rc) && WEXITSTATUS(rc) == 1);
+        assert_non_null(strstr(msg, cases[i].needle));
+        assert_non_null(strstr(msg, "GiB of memory, more than the 2.0 GiB available (DS_MEM_LIMIT=2G)"));
+        free(msg);
+    }
+    /* what fits still runs */
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "DS_MEM_LIMIT=2G '%s' simulate --policy fifo --synth-jobs 2000 --quiet >/dev/null 2>&1", bin);
+    assert_int_equal(system(cmd), 0);
+    tu_remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -318,6 +471,7 @@ int main(void)
         cmocka_unit_test(test_time_bounds),       cmocka_unit_test(test_infeasible_job),
         cmocka_unit_test(test_many_tenants),      cmocka_unit_test(test_utf8_and_bom),
         cmocka_unit_test(test_csv_out_escapes),   cmocka_unit_test(test_long_config_line),
+        cmocka_unit_test(test_readers_bounded_while_reading), cmocka_unit_test(test_sizes_fit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

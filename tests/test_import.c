@@ -418,6 +418,187 @@ static void test_pai_errors(void **st)
     expect_err(want);
 }
 
+/* Issue 24: what an importer keeps, simulate must take: every limit of the simulator (trace.h) is applied to
+ * the rows kept, with the input's file, line and column, or the row is counted under --skip-bad; whole-trace
+ * limits (span, tenants) name the first job beyond them; and simulate runs on every import that succeeds. */
+static void test_simulator_limits(void **st)
+{
+    (void)st;
+    NEED_BIN();
+    char want[1400];
+    static const char head[] = "job_id,user,vc,gpu_num,cpu_num,state,submit_time,duration\n";
+    static const struct {
+        const char *rows;
+        long line;
+        const char *field, *needle;
+    } cases[] = {
+        /* a double past int64 (undefined in the conversion: UBSan found it) */
+        {"1,u,vcA,1,1,COMPLETED,0,1e300\n", 2, "duration", "above the maximum 4e+15"},
+        {"1,u,vcA,1,1,COMPLETED,0,100\n2,u,vcA,1,1,COMPLETED,0,31622401\n", 3, "duration", "at most 31622400 s"},
+        {"1,u,vcA,100001,1,COMPLETED,0,100\n", 2, "gpu_num", "at most 100000 GPUs"},
+        {"1,u,vcA,32776,1,COMPLETED,0,100\n", 2, "gpu_num", "4096 whole nodes"}, /* 4097 nodes of 8 */
+        {"1,u,vcA,1,100000001,COMPLETED,0,100\n", 2, "cpu_num", "at most 100000000"},
+        {"1,u,vcA,1,1,COMPLETED,0,100\n2,u,vcA,1,1,COMPLETED,63244801,100\n", 3, "", "more than 732 days after"},
+        {"1,u,vc\x01A,1,1,COMPLETED,0,100\n", 2, "vc", "control character"},
+        {"1,u,\" \",1,1,COMPLETED,0,100\n", 2, "vc", "empty tenant name"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[2000];
+        snprintf(text, sizeof text, "%s%s", head, cases[i].rows);
+        const char *log = tu_write_temp("limits.csv", text);
+        assert_int_equal(run("import helios '%s' --out '%s'", log, tmp("lim")), 1);
+        if (cases[i].field[0])
+            snprintf(want, sizeof want, "%s:%ld: column '%s': ", log, cases[i].line, cases[i].field);
+        else
+            snprintf(want, sizeof want, "%s:%ld: ", log, cases[i].line);
+        expect_err(want);
+        expect_err(cases[i].needle);
+    }
+    /* --skip-bad counts the rows beyond a job's limits; what is written reads back and runs */
+    const char *mixed = tu_write_temp("mixed.csv", "job_id,user,vc,gpu_num,cpu_num,state,submit_time,duration\n"
+                                                   "1,u,vcA,500000,1,COMPLETED,0,10\n"
+                                                   "2,u,vcA,1,500000000,COMPLETED,0,10\n"
+                                                   "3,u,vcA,1,1,COMPLETED,0,10000000000\n"
+                                                   "4,u,\" vcA \",8,1,COMPLETED,60,3600\n"
+                                                   "5,\"u\x02x\",vcA,4,1,COMPLETED,120,600\n");
+    assert_int_equal(run("import helios '%s' --skip-bad --out '%s'", mixed, tmp("mix")), 0);
+    expect_out("5 jobs read, 2 imported");
+    expect_out("skipped 3 malformed rows");
+    /* " vcA " is vcA, as simulate reads it; a control character in a user becomes a blank */
+    expect_file("mix", "tenants.csv", "tenant,quota_gpus\nvcA,8\n");
+    expect_file("mix", "jobs.csv", "job_id,tenant,user,gpus,cpus,submit,duration,state,orig_id\n"
+                                   "4,vcA,u,8,1,60,3600,completed,4\n5,vcA,u x,4,1,120,600,completed,5\n");
+    assert_int_equal(run("simulate --trace '%s' --vc-config '%s' --policy fifo", tmp("mix/jobs.csv"),
+                         tmp("mix/tenants.csv")), 0);
+    /* a NUL byte stops the reader even under --skip-bad (it once skipped the same line 20 million times) */
+    FILE *f = fopen(tmp("nul.csv"), "w");
+    static const char nul_rows[] = "job_id,user,vc,gpu_num,cpu_num,state,submit_time,duration\n"
+                                   "1,u,vcA,1,1,COMPLETED,0,10\n2,u,vcA,1\0,1,COMPLETED,0,10\n3,u,vcA,1,1,COMPLETED,0,10\n";
+    fwrite(nul_rows, 1, sizeof nul_rows - 1, f);
+    fclose(f);
+    assert_int_equal(run("import helios '%s' --skip-bad --out '%s'", tmp("nul.csv"), tmp("nul")), 1);
+    snprintf(want, sizeof want, "%s:3: NUL byte in line (binary file?)", tmp("nul.csv"));
+    expect_err(want);
+    /* more tenants than simulate takes: named at the first job of the 1001st */
+    f = fopen(tmp("many.csv"), "w");
+    fputs(head, f);
+    for (int i = 1; i <= 1001; i++) fprintf(f, "%d,u,t%d,1,1,COMPLETED,%d,10\n", i, i, i);
+    fclose(f);
+    assert_int_equal(run("import helios '%s' --out '%s'", tmp("many.csv"), tmp("many")), 1);
+    snprintf(want, sizeof want, "%s:1002: tenant 't1001' is the 1001th with jobs: the simulator takes at most 1000",
+             tmp("many.csv"));
+    expect_err(want);
+    /* a quota beyond one tenant's bound: derived from 34 simultaneous jobs of 30000 GPUs, or given */
+    f = fopen(tmp("big.csv"), "w");
+    fputs(head, f);
+    for (int i = 1; i <= 34; i++) fprintf(f, "%d,u,vcA,30000,1,COMPLETED,0,3600\n", i);
+    fclose(f);
+    assert_int_equal(run("import helios '%s' --out '%s'", tmp("big.csv"), tmp("big")), 1);
+    expect_err("tenant 'vcA' (first job here) would get a quota of");
+    const char *sz = tu_write_temp("sizes.csv", "date,vcA,total\n2020-01-01,2000000,2000000\n");
+    const char *one = tu_write_temp("one.csv", "job_id,user,vc,gpu_num,state,submit_time,duration\n"
+                                               "1,u,vcA,1,COMPLETED,2020-01-01 00:00:00,10\n");
+    assert_int_equal(run("import helios '%s' --vc-sizes '%s' --out '%s'", one, sz, tmp("sz")), 1);
+    snprintf(want, sizeof want, "%s:2: column 'vcA': value 2000000 is above the maximum 1000000", sz);
+    expect_err(want);
+}
+
+/* Issue 24: --busiest-days sized an array by the days between the first and last submission: 4e15 s of
+ * span asked for 370 GB. Now one pass over the sorted jobs, whatever the span; and the window it picks
+ * is simulate's to take. */
+static void test_busiest_any_span(void **st)
+{
+    (void)st;
+    NEED_BIN();
+    const char *log = tu_write_temp("span.csv", "job_id,user,vc,gpu_num,cpu_num,state,submit_time,duration\n"
+                                                "1,u,vcA,1,1,COMPLETED,-4000000000000000,100\n"
+                                                "2,u,vcA,8,1,COMPLETED,0,100\n"
+                                                "3,u,vcA,1,1,COMPLETED,86399,100\n"
+                                                "4,u,vcA,1,1,COMPLETED,4000000000000000,100\n");
+    assert_int_equal(run("import helios '%s' --out '%s'", log, tmp("sp")), 1);
+    expect_err("more than 732 days after the first job");
+    assert_int_equal(run("import helios '%s' --busiest-days 2 --out '%s'", log, tmp("sp")), 0);
+    expect_out("4 jobs read, 2 imported");
+    /* the two days ending on the busiest (the earliest such run, as before) */
+    expect_out("window:       -86400 s to 86400 s (2.00 days)");
+    assert_int_equal(run("simulate --trace '%s' --vc-config '%s' --policy fifo", tmp("sp/jobs.csv"),
+                         tmp("sp/tenants.csv")), 0);
+}
+
+/* Issue 24: a window shorter than the jobs (here 1 s) derived 813,176 GPUs for a tenant with one 8-GPU job;
+ * the work is now spread over the jobs' mean run time, with a warning. */
+static void test_degenerate_window(void **st)
+{
+    (void)st;
+    NEED_BIN();
+    const char *log = tu_write_temp("burst.csv", "job_id,user,vc,gpu_num,cpu_num,state,submit_time,duration\n"
+                                                 "1,u,vcA,8,1,COMPLETED,0,86400\n2,u,vcB,8,1,COMPLETED,0,86400\n");
+    assert_int_equal(run("import helios '%s' --out '%s'", log, tmp("dw")), 0);
+    expect_err("warning: the submission window (1 s) is shorter than the jobs' mean run time (86400 s");
+    expect_file("dw", "tenants.csv", "tenant,quota_gpus\nvcA,8\nvcB,8\n");
+    expect_out("offered load: 1.000 (GPU-time submitted / (quota GPUs x the jobs' mean run time");
+    /* a window longer than the jobs: no warning */
+    assert_int_equal(run("import helios '%s' --out '%s'", fx("helios_cluster_log.csv"), tmp("dw2")), 0);
+    assert_null(strstr(err_text, "warning"));
+}
+
+/* Issue 24: Philly's log was loaded whole before its first byte was looked at, and a job had no bound; now
+ * it is streamed, a job is at most 16 MiB, and binary input is named at once. Names with control characters
+ * (JSON escapes) are refused for tenants and blanked for users and ids. */
+static void test_philly_bounds(void **st)
+{
+    (void)st;
+    NEED_BIN();
+    FILE *f = fopen(tmp("zeros.json"), "w");
+    static char zeros[1 << 16];
+    for (int i = 0; i < 64; i++) fwrite(zeros, 1, sizeof zeros, f);
+    fclose(f);
+    assert_int_equal(run("import philly '%s' --out '%s'", tmp("zeros.json"), tmp("pz")), 1);
+    expect_err("not Philly's cluster_job_log");
+    f = fopen(tmp("long.json"), "w");
+    fputs("[{\"jobid\": \"", f);
+    static char a[1 << 16];
+    memset(a, 'a', sizeof a);
+    for (int i = 0; i < 272; i++) fwrite(a, 1, sizeof a, f); /* 17 MiB */
+    fputs("\"}]", f);
+    fclose(f);
+    assert_int_equal(run("import philly '%s' --out '%s'", tmp("long.json"), tmp("pl")), 1);
+    expect_err(":1: the job starting here is longer than 16777216 bytes");
+    const char *ctl = tu_write_temp("ctl.json",
+                                    "[{\"jobid\": \"a\\u0001b\", \"status\": \"Pass\", \"vc\": \"v1\", \"user\": \"u\\nv\",\n"
+                                    "  \"submitted_time\": \"2017-10-07 01:00:00\", \"attempts\": [{\"start_time\": "
+                                    "\"2017-10-07 01:00:00\", \"end_time\": \"2017-10-07 02:00:00\", \"detail\": [{\"gpus\": [\"g0\"]}]}]},\n"
+                                    " {\"jobid\": \"b\", \"status\": \"Pass\", \"vc\": \"v\\u001b[31m\", \"user\": \"u\",\n"
+                                    "  \"submitted_time\": \"2017-10-07 01:00:00\", \"attempts\": []}]\n");
+    assert_int_equal(run("import philly '%s' --out '%s'", ctl, tmp("pc")), 1);
+    expect_err(":3: column 'vc': tenant name 'v...' holds a control character (byte 2, 0x1B)");
+    assert_int_equal(run("import philly '%s' --skip-bad --out '%s'", ctl, tmp("pc")), 0);
+    expect_file("pc", "jobs.csv", "job_id,tenant,user,gpus,cpus,submit,duration,state,orig_id\n"
+                                  "1,v1,u v,1,0,3600,3600,completed,a b\n");
+    /* the date parser read past a zone of one letter (ASan, in jansson's exact-size strings) */
+    const char *z = tu_write_temp("zone.json", "[{\"jobid\": \"a\", \"status\": \"Pass\", \"vc\": \"v1\", \"user\": \"u\",\n"
+                                               "  \"submitted_time\": \"2017-10-07 01:00 X\", \"attempts\": []}]\n");
+    assert_int_equal(run("import philly '%s' --out '%s'", z, tmp("pzz")), 1);
+    expect_err(":1: column 'submitted_time': '2017-10-07 01:00 X' is not a date");
+}
+
+/* Issue 24: PAI's GPUs add up over tasks (inst_num x plan_gpu); a sum beyond the simulator's limit is named
+ * at the job's line, or skipped. */
+static void test_pai_limits(void **st)
+{
+    (void)st;
+    NEED_BIN();
+    const char *jobs = tu_write_temp("pl_j.csv", "j1,i1,u1,Terminated,0,100\nj2,i2,u1,Terminated,0,100\n");
+    const char *tasks = tu_write_temp("pl_t.csv", "j1,w,1e300,Terminated,0,100,100,1,1e300,V100\n"
+                                                  "j2,w,2,Terminated,0,100,100,1,50,V100\n");
+    assert_int_equal(run("import pai '%s' '%s' --out '%s'", jobs, tasks, tmp("pl")), 1);
+    char want[1400];
+    snprintf(want, sizeof want, "%s:1: column 'plan_gpu (inst_num x plan_gpu of its tasks)': 2147483647 GPUs", jobs);
+    expect_err(want);
+    assert_int_equal(run("import pai '%s' '%s' --skip-bad --out '%s'", jobs, tasks, tmp("pl")), 0);
+    expect_out("2 jobs read, 1 imported");
+}
+
 static void test_usage(void **st)
 {
     (void)st;
@@ -575,6 +756,11 @@ int main(void)
         cmocka_unit_test(test_filters),
         cmocka_unit_test(test_errors_all_or_nothing),
         cmocka_unit_test(test_philly_errors),
+        cmocka_unit_test(test_simulator_limits),
+        cmocka_unit_test(test_busiest_any_span),
+        cmocka_unit_test(test_degenerate_window),
+        cmocka_unit_test(test_philly_bounds),
+        cmocka_unit_test(test_pai_limits),
         cmocka_unit_test(test_pai_errors),
         cmocka_unit_test(test_usage),
         cmocka_unit_test(test_end_to_end),

@@ -203,6 +203,13 @@ static void test_bad_observed(void **st)
         {"job_id,submit,start,end,node,class,last\n1,0,0,5x,-1,G,1\n", 2, "end", ""},
         {"job_id,submit,start,end,node,class\n1,0,0,5,-1,G\n", 1, "last", "missing required column"},
         {"", 0, "", "empty file"},
+        /* issue 24: the trace reader's bounds; a run of 2^40 s exhausted memory in the scored series */
+        {"job_id,submit,start,end,node,class,last\n1,0,0,100,0,G,1\n2,10,10,1099511627776,0,G,1\n", 3, "end",
+         "longer than a job's 31622400 s"},
+        {"job_id,submit,start,end,node,class,last\n1,0,0,100,0,G,1\n2,10,94867200,94867300,0,G,1\n", 3, "end",
+         "spans more than 1098 days"},
+        {"job_id,submit,start,end,node,class,last\n2,94867200,94867200,94867300,0,G,1\n1,0,0,100,0,G,1\n", 3, "submit",
+         "spans more than 1098 days"},
     };
     ds_trace_t t;
     tu_trace(&t, "ta:4", "1 ta 1 0 0; 2 ta 1 0 0");

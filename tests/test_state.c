@@ -12,6 +12,7 @@
 #include "testutil.h"
 #include "fake_slurm.h"
 #include "daemon/daemon.h"
+#include "policy/deepshare/ds_internal.h"
 
 static daemon_t D; /* large (latency samples): static, reset by boot */
 static const char *boot_param; /* one policy parameter "key=value" for the next boot, NULL none */
@@ -201,6 +202,69 @@ static void test_rebuild_adopts(void **state)
     daemon_pass(&D, 1);
     assert_policy_ok();
     assert_int_equal(fs_calls(FS_DISPATCH), 1); /* nothing more to start */
+}
+
+/* A pending job cancelled (ended in Slurm), held by its owner, moved to another partition or gone from Slurm
+ * leaves the engine by ds_engine_withdraw: no rebuild, the same engine, every tenant's smoothed QAD bit for
+ * bit as it was (a rebuild warm-starts it at Q now); a held job released in staging queues again and runs. */
+static void test_pending_leaves_without_rebuild(void **state)
+{
+    (void)state;
+    running_on(1, "a", "prod", "G", 0);
+    running_on(2, "a", "prod", "G", 1);
+    running_on(3, "b", "prod", "G", 2);
+    running_on(4, "b", "prod", "G", 3);
+    for (uint32_t id = 5; id <= 9; id++) fs_add_job(id, id % 2 ? "a" : "b", "staging", "gpus=1");
+    boot("deepshare");
+    assert_int_equal(sync_now(), 1);
+    for (int k = 0; k < 5; k++) pass_later(60); /* QAD cycles */
+    assert_policy_ok();
+    const ds_engine_t *e0 = D.e;
+    int64_t rebuilds = D.rebuilds;
+    const dsp_t *p = D.e->pstate;
+    double S[2];
+    memcpy(S, p->S, sizeof S);
+    /* 5 cancelled (scancel: Slurm shows it ended), 6 held by its owner, 7 moved to another partition,
+     * 9 purged from Slurm's list at once */
+    fs_job(5)->state = SL_ENDED;
+    fs_job(6)->held = 1;
+    snprintf(fs_job(7)->partition, sizeof fs_job(7)->partition, "debug");
+    fs_job(9)->state = SL_ENDED;
+    fs_touch();
+    assert_int_equal(sync_now(), 1);
+    assert_ptr_equal(D.e, e0);
+    assert_int_equal(D.rebuilds, rebuilds);
+    assert_int_equal(D.withdrawals, 4);
+    assert_memory_equal(S, p->S, sizeof S);
+    for (uint32_t id = 5; id <= 9; id++) assert_int_equal(jstate(id)->status, id == 8 ? DS_JS_PENDING : DS_JS_FUTURE);
+    assert_true(explain_has(5, "withdrawn: it ended"));
+    assert_true(explain_has(6, "withdrawn: held by its owner"));
+    assert_int_equal(metric("deepshare_withdrawals_total"), 4);
+    assert_int_equal(metric("deepshare_rebuilds_total"), (double)rebuilds);
+    int32_t order[8];
+    assert_int_equal(ds_engine_pending_order(D.e, order, 8), 1);
+    pass_later(60);
+    assert_policy_ok();
+    /* 6 released in staging: queued again; 7 back in staging: too; the cluster frees two GPUs and both run */
+    fs_job(6)->held = 0;
+    snprintf(fs_job(7)->partition, sizeof fs_job(7)->partition, "staging");
+    fs_touch();
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(jstate(6)->status, DS_JS_PENDING);
+    assert_int_equal(jstate(7)->status, DS_JS_PENDING);
+    fs_end_script(1, 0);
+    fs_end_script(3, 0);
+    fs_job(1)->completing = fs_job(3)->completing = 0; /* and done completing */
+    fs_touch();
+    assert_int_equal(sync_nodes(), 1);
+    pass_later(60);
+    assert_policy_ok();
+    assert_int_equal(D.rebuilds, rebuilds);
+    assert_ptr_equal(D.e, e0);
+    int started = 0;
+    for (uint32_t id = 6; id <= 8; id++) started += jstate(id)->status == DS_JS_RUNNING;
+    assert_int_equal(started, 2);
+    assert_int_equal(jstate(5)->status, DS_JS_FUTURE); /* a cancelled job never comes back */
 }
 
 /* /explain speaks the policy's own words from its state and the parameters it applies (ops->explain):
@@ -1018,6 +1082,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_rebuild_adopts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pending_leaves_without_rebuild, setup, teardown),
         cmocka_unit_test_setup_teardown(test_explain_from_policy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_priorities_follow_policy_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_start_gpus_go_to_next_job, setup, teardown),

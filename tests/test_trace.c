@@ -2,7 +2,12 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "deepshare/csv.h"
+#include "deepshare/datetime.h"
+#include "deepshare/lines.h"
 
 static const char *TEN = "tenant,quota_gpus\nA,16\nB,8\n";
 
@@ -326,6 +331,90 @@ static void test_venus(void **st)
     ds_trace_free(&t);
 }
 
+/* Issue 24: the date parser read p[4] of a zone name when the text ended after one or two letters, past the
+ * end of a string the size of its text (jansson's strings in Philly's log); the ASan build catches a relapse. */
+static void test_datetime_bounds(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *s;
+        int ok;
+        int64_t t;
+    } cases[] = {
+        {"2020-01-01 10:00 X", 0, 0},    {"2020-01-01 10:00 UT", 0, 0},   {"2020-01-01 10:00 U", 0, 0},
+        {"2020-01-01 10:00 UTCX", 0, 0}, {"2020-01-01 10:00 ", 1, 1577872800}, {"2020-01-01 10:00 PST", 1, 1577901600},
+        {"2020-01-01 10:00:00+08", 1, 1577844000}, {"2020-01-01 10:00:00+", 0, 0}, {"2020-01-01 1", 0, 0},
+        {"2020-01-0", 0, 0},             {"2020-01-01T10:00:00.", 1, 1577872800},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t n = strlen(cases[i].s) + 1;
+        char *exact = malloc(n); /* no slack after the NUL for an overread to hide in */
+        memcpy(exact, cases[i].s, n);
+        int64_t t = 0;
+        int rc = ds_datetime_parse(exact, &t);
+        if ((rc == 0) != cases[i].ok || (rc == 0 && t != cases[i].t))
+            fail_msg("'%s': rc %d t %lld", cases[i].s, rc, (long long)t);
+        free(exact);
+    }
+}
+
+/* Issue 24: the line reader stops at its bound while reading (a line of max bytes is one line, one more byte
+ * is refused), and a NUL byte is named in the line that holds it. */
+static void test_bounded_lines(void **st)
+{
+    (void)st;
+    size_t max = 100;
+    char text[400];
+    memset(text, 'a', 99);
+    text[99] = '\n';            /* line 1: exactly max bytes with its newline */
+    memset(text + 100, 'b', 100); /* line 2: max bytes without a newline yet */
+    text[200] = 'b';
+    text[201] = '\n';
+    FILE *f = fopen(tu_write_temp("lines.txt", ""), "w+");
+    fwrite(text, 1, 202, f);
+    rewind(f);
+    ds_lines_t l;
+    ds_lines_init(&l, f, max);
+    assert_int_equal(ds_lines_next(&l), DS_LINE_OK);
+    assert_int_equal(l.len, 100);
+    assert_int_equal(ds_lines_next(&l), DS_LINE_LONG);
+    assert_int_equal(ds_lines_next(&l), DS_LINE_LONG); /* stays at the error */
+    assert_true(l.cap <= max + 1);
+    ds_lines_free(&l);
+    fclose(f);
+    /* a last line without a newline, then a NUL on line 2 */
+    f = fopen(tu_write_temp("lines2.txt", ""), "w+");
+    fwrite("x\ny\0z\n", 1, 6, f);
+    rewind(f);
+    ds_lines_init(&l, f, max);
+    assert_int_equal(ds_lines_next(&l), DS_LINE_OK);
+    assert_string_equal(l.line, "x\n");
+    assert_int_equal(ds_lines_next(&l), DS_LINE_NUL);
+    ds_lines_free(&l);
+    fclose(f);
+    f = fopen(tu_write_temp("lines3.txt", "last"), "r");
+    ds_lines_init(&l, f, max);
+    assert_int_equal(ds_lines_next(&l), DS_LINE_OK);
+    assert_string_equal(l.line, "last");
+    assert_int_equal(ds_lines_next(&l), DS_LINE_EOF);
+    ds_lines_free(&l);
+    fclose(f);
+    /* the CSV reader names the line */
+    ds_trace_t t;
+    ds_trace_init(&t);
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_int_equal(ds_trace_read_tenants(&t, tu_write_temp("ten.csv", TEN), 8, &err), 0);
+    const char *path = tu_write_temp("nul.csv", "");
+    f = fopen(path, "w");
+    static const char rows[] = "job_id,tenant,gpus,submit,duration\n1,A,1,0,1\n2,A\0,1,0,1\n";
+    fwrite(rows, 1, sizeof rows - 1, f);
+    fclose(f);
+    assert_int_not_equal(ds_trace_read_jobs(&t, path, &err), 0);
+    tu_expect_error(&err, "nul.csv", 3, "", "NUL byte");
+    ds_trace_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +428,8 @@ int main(void)
         cmocka_unit_test(test_tenant_errors_more),
         cmocka_unit_test(test_estimates),
         cmocka_unit_test(test_venus),
+        cmocka_unit_test(test_datetime_bounds),
+        cmocka_unit_test(test_bounded_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,23 +8,24 @@
 
 #include <stdio.h>
 #include "deepshare/common.h"
+#include "deepshare/lines.h"
 
 #define DS_CSV_MAX_FIELDS 64
-#define DS_CSV_MAX_LINE (1 << 20) /* bytes in one row: longer is not a trace, and getline would grow without bound */
+#define DS_CSV_MAX_LINE (1 << 20) /* bytes in one row, checked while reading: longer is not a trace */
 
 typedef struct ds_csv {
     FILE *f;
     const char *path;
     long line;           /* line number of the current row (1-based) */
-    char *buf;
-    size_t cap;
+    ds_lines_t in;       /* the current row's text is in.line */
     int nfields;
     char *fields[DS_CSV_MAX_FIELDS];
     int ended_with_newline;
 } ds_csv_t;
 
 int ds_csv_open(ds_csv_t *c, const char *path, ds_error_t *err);
-/* Returns 1 when a row was read, 0 at end of file, negative on error (err filled). Skips blank lines. */
+/* Returns 1 when a row was read, 0 at end of file, negative on error (err filled). Skips blank lines. A line
+ * over DS_CSV_MAX_LINE or a NUL byte is DS_EIO: reading stops there (every later call fails the same way). */
 int ds_csv_next(ds_csv_t *c, ds_error_t *err);
 /* ds_csv_next for a data row that must have ncols fields (as the header): 1 row, 0 end, negative on
  * error, including "expected N fields as in the header, found M (truncated line?)". */

@@ -213,6 +213,15 @@ void ds_engine_cancel_start(ds_engine_t *e, int32_t job, int64_t now);
  * its tenant's demand counts); a release marks its partition dirty so the next pass considers it.
  * job must be pending to be held; releasing a job that is not held does nothing. */
 void ds_engine_hold(ds_engine_t *e, int32_t job, int held);
+/* Withdraws a pending job (the Slurm daemon: its owner cancelled it, held it or moved it to another
+ * partition): it becomes DS_JS_FUTURE again, as if it had not arrived yet -- out of its partition's pending
+ * count and its tenant's pending GPUs, no longer held -- and the policy takes it out of its bookkeeping
+ * (ops->withdraw). Nothing else changes: every other job's state, every other tenant's counters and the
+ * policy's per-tenant signals (DeepShare's smoothed QAD) stay as they were, so a cancel costs no rebuild
+ * and resets nobody's assurance signal. Its partition is marked dirty (a job it blocked may start). Its own
+ * record so far is kept (pending time until now, run time, preemptions), so that it may arrive again
+ * (ds_engine_arrive: a hold released) and carry on. job must be pending. */
+void ds_engine_withdraw(ds_engine_t *e, int32_t job, int64_t now);
 /* Runs the policy on every dirty partition (all partitions when timer is set). */
 void ds_engine_schedule(ds_engine_t *e, int64_t now, int timer);
 /* Next time the policy wants to run regardless of events, DS_TIME_NEVER if none. */

@@ -7,6 +7,12 @@
 #include "deepshare/common.h"
 #include "deepshare/trace.h"
 
+/* Bounds of the readers themselves (the simulator's limits, trace.h, apply to what they keep): one job of
+ * Philly's JSON, the rows of one input, and a user name or job id (a written row must stay one CSV line). */
+#define DS_IMP_MAX_JSON_JOB (16 << 20)
+#define DS_IMP_MAX_ROWS DS_MAX_JOBS
+#define DS_IMP_MAX_NAME 256
+
 /* A job's state upon termination, normalised across traces. */
 typedef enum {
     DS_IMP_COMPLETED = 0,
@@ -41,6 +47,12 @@ typedef struct ds_imp_job {
     long line;        /* line of the job in its file, keeps the file's order among equal submits */
 } ds_imp_job_t;
 
+/* Where a reader found a kept job's GPUs, CPUs and duration (a column, or what it derived them from), for the
+ * messages of ds_imp_keep; NULL when the format has no such field. */
+typedef struct ds_imp_cols {
+    const char *gpus, *cpus, *duration;
+} ds_imp_cols_t;
+
 /* Options of 'deepshare import' that the readers and the quota derivation see. */
 typedef struct ds_import_opts {
     const char *tenant_by;       /* per format: vc, user, type, group, gpu-type; NULL = the format's default */
@@ -70,6 +82,8 @@ typedef struct ds_import {
     char first_bad[1200];        /* the first skipped row's message */
     int64_t dropped[DS_DROP_N];
     int64_t orphans;             /* PAI tasks whose job is not in the job table */
+    const char *src;             /* the file the jobs' lines are in (the job table for PAI), for messages */
+    int64_t mean_run;            /* GPU-time-weighted mean run time of the jobs, s (set with the quotas) */
     int64_t win_from, win_to;    /* submission window of the result, [from, to) */
     int64_t origin;              /* start of the day of the first submission: written submit = submit - origin */
     int clock_is_unix;           /* times were dates (Unix clock) rather than plain seconds */
@@ -95,14 +109,27 @@ void ds_imp_format_time(const ds_import_t *im, int64_t t, char *buf, size_t n);
 /* Error bookkeeping shared by the readers: with --skip-bad a malformed row is counted and 0 returned, else
  * the error stays in err and its code is returned. */
 int ds_imp_bad_row(ds_import_t *im, const ds_import_opts_t *o, int rc, ds_error_t *err);
-/* Applies the GPU, state and duration filters to a complete job record and appends it when it passes;
- * returns 1 when kept, 0 when counted as dropped. */
-int ds_imp_keep(ds_import_t *im, const ds_import_opts_t *o, const ds_imp_job_t *j);
+/* Applies the GPU, state and duration filters to a complete job record and, when it passes, the simulator's
+ * limits on one job (GPUs, whole nodes at o->gpus_per_node, CPUs, duration; an error names path, the job's
+ * line and the field in cols); appends a job that passes both. Returns 1 kept, 0 counted as dropped, or
+ * DS_EPARSE (err set; ds_imp_bad_row decides whether it is skipped). */
+int ds_imp_keep(ds_import_t *im, const ds_import_opts_t *o, const ds_imp_job_t *j, const char *path,
+                const ds_imp_cols_t *cols, ds_error_t *err);
+/* Counts a row read (row is its line, for the message): beyond DS_IMP_MAX_ROWS an error (not skippable). */
+int ds_imp_count_row(ds_import_t *im, const char *path, long row, ds_error_t *err);
+/* A user name or job id for the output: line breaks and other control characters become blanks (the output's
+ * rows are single lines), and one longer than DS_IMP_MAX_NAME bytes is an error naming path, line and col. */
+int ds_imp_name(ds_strtab_t *tab, const char *name, const char *path, long line, const char *col, int32_t *out,
+                ds_error_t *err);
 /* Counts a job that never ran (no start, still running, no attempts) as dropped. */
 void ds_imp_not_run(ds_import_t *im);
-/* Resolves the tenant name of a job (too long or empty names are errors with the reader's file/line). */
+/* Resolves the tenant name of a job as simulate will read it back (edge blanks trimmed); empty or too long
+ * names and names with control characters are errors with the reader's file, line and column. */
 int ds_imp_tenant(ds_import_t *im, ds_imp_job_t *j, const char *name, const char *path, long line, const char *col,
                   ds_error_t *err);
+/* That check and trimming alone: the name as simulate will read it into buf (size bytes). */
+int ds_imp_tenant_name(const char *name, char *buf, size_t size, const char *path, long line, const char *col,
+                       ds_error_t *err);
 
 /* The readers; paths as on the command line. */
 int ds_import_helios(ds_import_t *im, const ds_import_opts_t *o, const char *path, int acme, ds_error_t *err);
@@ -113,11 +140,17 @@ int ds_import_pai(ds_import_t *im, const ds_import_opts_t *o, const char *job_pa
  * first day is used) or a tenant file as 'simulate --vc-config' takes it. Fills im->quota. */
 int ds_import_read_sizes(ds_import_t *im, const ds_import_opts_t *o, const char *path, ds_error_t *err);
 
-/* Time window (--from/--to, --busiest-days) and row order: sorts by submit, applies the window. */
+/* Time window (--from/--to, --busiest-days) and row order: sorts by submit, applies the window. Submit times
+ * spanning more than the simulator's DS_MAX_SPAN are an error naming the first job beyond it. */
 int ds_import_finish(ds_import_t *im, const ds_import_opts_t *o, ds_error_t *err);
-/* Derives quotas when none were read (GPU-hour shares scaled to o->load), and raises every quota to at
- * least the tenant's largest job in whole nodes. */
-void ds_import_quotas(ds_import_t *im, const ds_import_opts_t *o);
+/* Derives quotas when none were read (GPU-hour shares scaled to o->load over the window, or over the jobs'
+ * GPU-time-weighted mean run time when that is longer: a window shorter than the jobs would derive absurd
+ * quotas), and raises every quota to at least the tenant's largest job in whole nodes. More tenants than
+ * DS_MAX_TENANTS, or a quota above DS_MAX_QUOTA_GPUS, is an error (DS_EINVAL) naming the file and line. */
+int ds_import_quotas(ds_import_t *im, const ds_import_opts_t *o, ds_error_t *err);
+/* 1 when the submission window is shorter than the jobs' mean run time (set by ds_import_quotas): an offered
+ * load over it means little (the CLI warns). */
+int ds_import_window_short(const ds_import_t *im);
 
 /* Totals for the summary. */
 double ds_import_gpu_seconds(const ds_import_t *im);
@@ -138,7 +171,8 @@ int ds_import_gavel(const char *speeds_path, const char *pairs_path, const char 
                     ds_error_t *err);
 
 /* Writes DIR/jobs.csv and DIR/tenants.csv (each through a temporary file renamed at the end, so a failed
- * import never leaves a partial file). */
-int ds_import_write(const ds_import_t *im, const char *dir, ds_error_t *err);
+ * import never leaves a partial file). Before the rename both are read back with simulate's readers (at
+ * o->gpus_per_node); a refusal there is an importer bug and aborts with the reader's message. */
+int ds_import_write(const ds_import_t *im, const ds_import_opts_t *o, const char *dir, ds_error_t *err);
 
 #endif

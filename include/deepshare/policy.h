@@ -4,7 +4,8 @@
  * The contract, in the manner of Linux's sched_class: for each hook, who calls it, at what moment,
  * what it may call back into, and what it owns. Terms:
  * - driver: the simulator (src/sim) or the Slurm daemon (src/daemon). Only a driver calls the driver
- *   events of engine.h (ds_engine_arrive, _finish, _adopt, _move, _cancel_start, _hold, _schedule); a hook
+ *   events of engine.h (ds_engine_arrive, _finish, _adopt, _move, _cancel_start, _hold, _withdraw,
+ *   _schedule); a hook
  *   never does.
  * - mutators: the engine calls a policy may make from schedule: ds_engine_find_free, _start, _place,
  *   _preempt, _revoke, _set_class, _set_cpu_scale, _record, plus the read-only helpers (_elapsed,
@@ -97,6 +98,16 @@ typedef struct ds_policy_ops {
      * running to pending bookkeeping and must not count a preemption. Without it, enqueue is called.
      * No mutators. */
     void (*cancel_start)(ds_engine_t *e, void *state, int32_t job, int64_t now);
+    /* withdraw (required of every registered policy; tests/test_invariants.c withdraws pending jobs under each).
+     * Caller: ds_engine_withdraw (driver, outside schedule): a pending job leaves, because its owner
+     * cancelled it, held it or moved it to another partition. The engine has already taken it out of its
+     * counts (status DS_JS_FUTURE, not held, out of parts[].npending and tenant_pending_gpus; its partition
+     * is dirty). The policy takes it out of its pending bookkeeping (queues, reservations it no longer needs,
+     * per-queue demand counters) and forgets what it decided at arrival that a later arrival decides again
+     * (a class fixed at submit), so that the job may arrive again (ds_engine_arrive) as if new. It leaves
+     * every other job's state and every tenant's signal (DeepShare's smoothed QAD) as they were: nothing is
+     * rebuilt, recomputed or smoothed here. No mutators. */
+    void (*withdraw)(ds_engine_t *e, void *state, int32_t job, int64_t now);
     /* on_finish (optional). Caller: ds_engine_finish (driver). The job is DS_JS_DONE, its GPUs are
      * released and its partition is dirty. Bookkeeping only: no mutators (the next schedule uses the
      * freed GPUs). */

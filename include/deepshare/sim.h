@@ -82,6 +82,7 @@ typedef struct ds_sim_result {
     ds_sample_t *series;
     int64_t nseries;
     float *qad, *qad_smooth;    /* nseries x ntenants */
+    int32_t *tusage;            /* nseries x ntenants x 3: GPUs held as G, held as BE, pending (the usage report) */
     /* the policy's own counters (ops->stats) at the end of the run */
     ds_policy_stat_t pstats[48];
     int32_t npstats;

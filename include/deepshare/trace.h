@@ -10,6 +10,8 @@
 #define DS_MAX_TENANTS 1000                  /* tenants in one file: DeepShare's cycle grows ~cubically (3000: 37 s) */
 #define DS_MAX_QUOTA_GPUS 1000000            /* one tenant's quota */
 #define DS_MAX_JOB_GPUS 100000               /* one job */
+#define DS_MAX_JOB_NODES 4096                /* whole nodes one job may span (the engine's placement bound) */
+#define DS_MAX_JOB_CPUS 100000000            /* one job */
 #define DS_MAX_SUBMIT ((int64_t)1 << 40)     /* absolute submit time, s (Unix seconds fit) */
 #define DS_MAX_SPAN ((int64_t)2 * 366 * 86400) /* last submit - first submit, s */
 #define DS_MAX_DURATION ((int64_t)366 * 86400) /* one job's run time, s */

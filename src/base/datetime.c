@@ -61,7 +61,7 @@ int ds_datetime_parse(const char *s, int64_t *out)
         if (h > 23 || mi > 59 || se > 60) return -1;
     }
     int64_t t = ds_days_from_civil(y, mo, d) * DAY + h * 3600 + mi * 60 + se;
-    if (*p == ' ' && p[1] && !p[4]) { /* a zone name as Philly's logs write them */
+    if (*p == ' ' && strlen(p) == 4) { /* a zone name as Philly's logs write them (p[4] may lie past the end) */
         static const struct { const char *name; int off; } zones[] = {{"UTC", 0}, {"GMT", 0}, {"PST", -8}, {"PDT", -7}};
         size_t z = 0;
         while (z < 4 && strcmp(p + 1, zones[z].name)) z++;

@@ -42,23 +42,32 @@ void ds_panic(const char *file, int line, const char *what)
     abort();
 }
 
+/* Sizes are checked before anything big is allocated (readers' bounds, the CLI's fits.c), so this is the
+ * last resort: say how much was asked for, then stop. */
+static void out_of_memory(size_t n) __attribute__((noreturn));
+static void out_of_memory(size_t n)
+{
+    fprintf(stderr, "deepshare: out of memory: could not allocate %.1f MiB\n", (double)n / (1 << 20));
+    abort();
+}
+
 void *ds_xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
-    if (!p) ds_panic(__FILE__, __LINE__, "out of memory");
+    if (!p) out_of_memory(n);
     return p;
 }
 
 void *ds_xcalloc(size_t n, size_t sz)
 {
     void *p = calloc(n ? n : 1, sz ? sz : 1);
-    if (!p) ds_panic(__FILE__, __LINE__, "out of memory");
+    if (!p) out_of_memory(n * sz);
     return p;
 }
 
 void *ds_xrealloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
-    if (!q) ds_panic(__FILE__, __LINE__, "out of memory");
+    if (!q) out_of_memory(n);
     return q;
 }

@@ -40,6 +40,15 @@ int ds_cmd_compare(int argc, char **argv);
 int ds_cmd_suite(int argc, char **argv);
 int ds_cmd_import(int argc, char **argv);
 int ds_cmd_replay_live(int argc, char **argv);
+int ds_cmd_usage(int argc, char **argv);
+
+/* Memory: the most this process may use (the least of physical memory, ulimit -v / -d, the environment's
+ * DS_MEM_LIMIT (bytes, or with a K, M or G suffix) and a container's limit; what names which), and whether a workload fits before it is built or run: the synthetic generator's
+ * sizes (cycle: the series' sampling period), or a loaded trace run `concurrent` times side by side. An error
+ * (DS_ENOMEM) names the memory needed and the limit. */
+int64_t ds_mem_limit(char *what, size_t n);
+int ds_fits_synth(const ds_synth_config_t *c, int64_t cycle, ds_error_t *err);
+int ds_fits_run(const ds_trace_t *t, const ds_sim_config_t *sc, int concurrent, ds_error_t *err);
 
 /* Parses integers/floats of options with a clear message on failure. */
 int ds_parse_i64(const char *opt, const char *s, int64_t min, int64_t max, int64_t *out);

@@ -422,7 +422,9 @@ int ds_cmd_compare(int argc, char **argv)
     sc.speeds = speeds.nrows ? &speeds : NULL;
     pred.speeds = sc.speeds;
     sc.seed = wo.synth.seed;
-    if (ds_cli_predictors_setup(&pred, &trace, sc.coloc, ds_runs_use_predictors(runs, nruns) || sweep, &err)) {
+    /* the runs side by side, before any allocates its cluster and series */
+    if (ds_fits_run(&trace, &sc, (int)(jobs < nruns ? jobs : nruns), &err) ||
+        ds_cli_predictors_setup(&pred, &trace, sc.coloc, ds_runs_use_predictors(runs, nruns) || sweep, &err)) {
         ds_die_error(&err);
         if (have_coloc) ds_coloc_free(&coloc);
         ds_speeds_free(&speeds);

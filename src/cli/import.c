@@ -129,7 +129,8 @@ static void summary(const ds_import_t *im, const ds_import_opts_t *o, const char
                (long long)((q + o->gpus_per_node - 1) / o->gpus_per_node), o->gpus_per_node, o->load);
     if (im->quota_raised)
         printf("              %d tenants raised to fit their largest job\n", im->quota_raised);
-    printf("offered load: %.3f (GPU-time submitted / (quota GPUs x window))\n", ds_import_offered_load(im));
+    printf("offered load: %.3f (GPU-time submitted / (quota GPUs x %s))\n", ds_import_offered_load(im),
+           ds_import_window_short(im) ? "the jobs' mean run time, longer than the window" : "window");
     /* a job spreads its CPUs over its nodes; the trace's nodes may have more CPUs than simulate assumes */
     int64_t need = 0;
     for (int32_t i = 0; i < im->njobs; i++) {
@@ -295,8 +296,11 @@ int ds_cmd_import(int argc, char **argv)
     }
     if (!rc && (rc = ds_import_finish(&im, &o, &err))) {
         ds_die_error(&err);
-        fprintf(stderr, "deepshare import: dropped:");
-        for (int d = 0; d < DS_DROP_N; d++) fprintf(stderr, " %lld %s%s", (long long)im.dropped[d], ds_imp_drop_name(d), d + 1 < DS_DROP_N ? "," : "\n");
+        if (im.njobs == 0) {
+            fprintf(stderr, "deepshare import: dropped:");
+            for (int d = 0; d < DS_DROP_N; d++)
+                fprintf(stderr, " %lld %s%s", (long long)im.dropped[d], ds_imp_drop_name(d), d + 1 < DS_DROP_N ? "," : "\n");
+        }
         if (im.bad) fprintf(stderr, "deepshare import: skipped %lld malformed rows\n", (long long)im.bad);
         ds_import_free(&im);
         return 1;
@@ -307,12 +311,21 @@ int ds_cmd_import(int argc, char **argv)
         ds_import_free(&im);
         return rc == DS_EINVAL && !err.file[0] ? 2 : 1;
     }
-    ds_import_quotas(&im, &o);
+    if ((rc = ds_import_quotas(&im, &o, &err))) {
+        ds_die_error(&err);
+        ds_import_free(&im);
+        return 1;
+    }
+    if (ds_import_window_short(&im))
+        fprintf(stderr, "deepshare import: warning: the submission window (%lld s) is shorter than the jobs' mean run "
+                        "time (%lld s, weighted by GPU-time): an offered load over it means little%s\n",
+                (long long)(im.win_to - im.win_from), (long long)im.mean_run,
+                sizes ? "" : "; quotas are derived over the mean run time instead (give --vc-sizes, or a longer window)");
     if (make_out_dir(out)) {
         ds_import_free(&im);
         return 1;
     }
-    if ((rc = ds_import_write(&im, out, &err))) {
+    if ((rc = ds_import_write(&im, &o, out, &err))) {
         ds_die_error(&err);
         ds_import_free(&im);
         return 1;

@@ -27,6 +27,7 @@ static void usage(FILE *f)
             "  suite      the benchmark suite: every workload x every policy x both modes, with DeepShare's verdict\n"
             "  import     convert a published trace (Helios, Acme, Philly, Alibaba PAI) into jobs.csv and tenants.csv\n"
             "  replay-live  replay a trace on the live Slurm cluster (native Slurm or deepshared) and score it\n"
+            "  usage      who used what: GPU-hours as G and BE, lent, borrowed, QAD compliance, from a journal or a run\n"
             "\n"
             "With no command, runs the built-in synthetic workload under every policy and prints the table\n"
             "(the same as 'deepshare simulate --policy all --mode both --trace-estimates drop': every\n"
@@ -58,6 +59,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "simulate")) return ds_cmd_simulate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "usage")) return ds_cmd_usage(argc - 1, argv + 1);
     if (!strcmp(cmd, "explain")) return ds_cmd_explain(argc - 1, argv + 1);
     if (!strcmp(cmd, "train")) return ds_cmd_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "predict")) return ds_cmd_predict(argc - 1, argv + 1);

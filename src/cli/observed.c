@@ -56,9 +56,14 @@ int ds_observed_read(ds_observed_t *o, const ds_trace_t *t, const char *path, ds
     ds_idmap_init(&ids);
     for (int32_t j = 0; j < t->njobs; j++) ds_idmap_put(&ids, t->jobs[j].id, j);
     row_t *rows = NULL;
-    int64_t nrows = 0, cap = 0;
+    int64_t nrows = 0, cap = 0, tmin = 0, tmax = 0;
     int r;
     while ((r = ds_csv_row(&c, nh, err)) == 1) {
+        if (nrows >= DS_MAX_JOBS) {
+            ds_error_set(err, path, c.line, NULL, "more than %d runs (the trace reader's bound on jobs)", DS_MAX_JOBS);
+            rc = DS_EPARSE;
+            goto fail;
+        }
         int64_t id, submit, start, end, node, last;
         char cls[8];
         if ((rc = ds_csv_int(&c, col[0], "job_id", INT64_MIN, INT64_MAX, &id, err)) ||
@@ -80,6 +85,24 @@ int ds_observed_read(ds_observed_t *o, const ds_trace_t *t, const char *path, ds
             rc = DS_EPARSE;
             goto fail;
         }
+        /* the trace reader's bounds, so that scoring simulates what a trace could: one run at most a job's
+         * longest duration, and the whole schedule within the longest submit span plus that */
+        if (end - start > DS_MAX_DURATION) {
+            ds_error_set(err, path, c.line, "end", "a run of %lld s: longer than a job's %lld s (%lld days)",
+                         (long long)(end - start), (long long)DS_MAX_DURATION, (long long)(DS_MAX_DURATION / 86400));
+            rc = DS_EPARSE;
+            goto fail;
+        }
+        if (nrows == 0) tmin = submit, tmax = end;
+        tmin = DS_MIN(tmin, submit);
+        tmax = DS_MAX(tmax, end);
+        if (tmax - tmin > DS_MAX_SPAN + DS_MAX_DURATION) {
+            ds_error_set(err, path, c.line, end == tmax ? "end" : "submit",
+                         "the schedule spans more than %lld days from its first submit to its last end",
+                         (long long)((DS_MAX_SPAN + DS_MAX_DURATION) / 86400));
+            rc = DS_EPARSE;
+            goto fail;
+        }
         if (strcmp(cls, "G") && strcmp(cls, "BE")) {
             ds_error_set(err, path, c.line, "class", "'%s' is not G or BE", cls);
             rc = DS_EPARSE;
@@ -97,7 +120,7 @@ int ds_observed_read(ds_observed_t *o, const ds_trace_t *t, const char *path, ds
         goto fail;
     }
     ds_csv_close(&c);
-    qsort(rows, (size_t)nrows, sizeof *rows, cmp_row);
+    if (nrows > 1) qsort(rows, (size_t)nrows, sizeof *rows, cmp_row); /* rows is NULL when there are none */
     /* per job: its rows must agree on the submit, not overlap, and end with the one last run */
     kept_t *kept = ds_xmalloc((size_t)(t->njobs ? t->njobs : 1) * sizeof *kept);
     int32_t nkept = 0;
@@ -131,7 +154,7 @@ int ds_observed_read(ds_observed_t *o, const ds_trace_t *t, const char *path, ds
     ds_idmap_free(&ids);
     o->dropped = t->njobs - nkept;
     /* the trace as run: same tenants and names, jobs in observed submit order */
-    qsort(kept, (size_t)nkept, sizeof *kept, cmp_kept);
+    if (nkept > 1) qsort(kept, (size_t)nkept, sizeof *kept, cmp_kept);
     for (int32_t i = 0; i < t->ntenants; i++) ds_trace_add_tenant(&o->trace, t->tenants[i].name, t->tenants[i].quota_gpus);
     copy_strtab(&o->trace.users, &t->users);
     copy_strtab(&o->trace.models, &t->models);

@@ -546,8 +546,9 @@ static int write_outputs(const opts_t *o, const ds_trace_t *t, const ds_sim_conf
     else snprintf(label, sizeof label, "live:%s", o->variant ? o->variant : "replay");
     ds_sim_config_t c = *sc;
     c.engine.pool_nodes = o->nodes;
+    c.engine.mode = DS_MODE_POOLED;
     ds_sim_result_t res;
-    if (ds_observed_score(&ob, &c, label, &res, &err)) {
+    if (ds_fits_run(&ob.trace, &c, 1, &err) || ds_observed_score(&ob, &c, label, &res, &err)) {
         ds_die_error(&err);
         ds_observed_free(&ob);
         return 1;

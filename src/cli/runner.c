@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "cli/predictors.h"
+#include "deepshare/lines.h"
 #include "deepshare/policy_config.h"
 
 int ds_runs_set_param(ds_run_t *runs, int n, const char *key, const char *val, const char *where)
@@ -43,24 +44,21 @@ int ds_runs_read_config(ds_run_t *runs, int n, const char *path)
         fprintf(stderr, "deepshare: %s: cannot open: %s\n", path, strerror(errno));
         return -1;
     }
-    /* whole lines of any length: a fixed buffer split long lines and parsed their tail as a parameter */
-    char *line = NULL;
-    size_t cap = 0;
+    /* whole lines, bounded while reading: a fixed buffer split long lines and parsed their tail as a parameter */
+    ds_lines_t in;
+    ds_lines_init(&in, f, 65536);
     long ln = 0;
-    int rc = 0;
-    ssize_t got;
-    while ((got = getline(&line, &cap, f)) >= 0) {
+    int rc = 0, got;
+    while ((got = ds_lines_next(&in)) != DS_LINE_EOF) {
         ln++;
-        if ((size_t)got != strlen(line)) {
-            fprintf(stderr, "deepshare: %s:%ld: NUL byte in line (binary file?)\n", path, ln);
+        if (got < 0) {
+            fprintf(stderr, "deepshare: %s:%ld: %s\n", path, ln,
+                    got == DS_LINE_NUL ? "NUL byte in line (binary file?)"
+                    : got == DS_LINE_LONG ? "line longer than 65536 characters" : strerror(errno));
             rc = -1;
             break;
         }
-        if (got > 65536) {
-            fprintf(stderr, "deepshare: %s:%ld: line longer than 65536 characters\n", path, ln);
-            rc = -1;
-            break;
-        }
+        char *line = in.line;
         char *h = strchr(line, '#');
         if (h) *h = '\0';
         char *k = line;
@@ -87,7 +85,7 @@ int ds_runs_read_config(ds_run_t *runs, int n, const char *path)
             break;
         }
     }
-    free(line);
+    ds_lines_free(&in);
     fclose(f);
     return rc;
 }

@@ -240,7 +240,9 @@ int ds_cmd_simulate(int argc, char **argv)
         sc.after_pass = explain_pass;
         sc.after_pass_ctx = &ex;
     }
-    if (ds_cli_predictors_setup(&pred, &trace, sc.coloc, ds_runs_use_predictors(runs, nruns), &err)) {
+    /* before a run allocates its cluster and series: a trace (or quotas) beyond this machine is named */
+    if (ds_fits_run(&trace, &sc, 1, &err) ||
+        ds_cli_predictors_setup(&pred, &trace, sc.coloc, ds_runs_use_predictors(runs, nruns), &err)) {
         ds_die_error(&err);
         if (have_coloc) ds_coloc_free(&coloc);
         ds_speeds_free(&speeds);

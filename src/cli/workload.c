@@ -131,6 +131,8 @@ int ds_workload_load(const ds_workload_opts_t *o, ds_trace_t *t, ds_coloc_t *col
             ds_error_set(err, NULL, 0, "vc-config", "--vc-config needs --trace FILE");
             return DS_EINVAL;
         }
+        /* before generating: 10^8 jobs took 98 s to reach the memory limit; the default cycle sizes the series */
+        if ((rc = ds_fits_synth(&o->synth, 60, err))) return rc;
         ds_synth_config_t sc = o->synth;
         sc.speeds = o->speeds && o->speeds->nrows ? o->speeds : NULL;
         if ((rc = ds_synth_generate(t, &sc, err))) return rc;

@@ -277,9 +277,9 @@ int ds_engine_create(ds_engine_t **out, const ds_trace_t *trace, const ds_engine
             ds_engine_destroy(e);
             return DS_EINVAL;
         }
-        if (job->gpus / gpn > 4096) { /* ds_engine_find_free places at most 4096 whole nodes */
-            ds_error_set(err, trace->source, job->line, "gpus", "job %lld could never run: it spans more than 4096 nodes",
-                         (long long)job->id);
+        if (job->gpus / gpn > DS_MAX_JOB_NODES) { /* ds_engine_find_free places at most 4096 whole nodes */
+            ds_error_set(err, trace->source, job->line, "gpus", "job %lld could never run: it spans more than %d nodes",
+                         (long long)job->id, DS_MAX_JOB_NODES);
             ds_engine_destroy(e);
             return DS_EINVAL;
         }
@@ -675,6 +675,20 @@ void ds_engine_hold(ds_engine_t *e, int32_t j, int held)
     DS_ASSERT(s->status == DS_JS_PENDING);
     e->priv.nheld += !s->held;
     s->held = 1;
+}
+
+void ds_engine_withdraw(ds_engine_t *e, int32_t j, int64_t now)
+{
+    ds_jstate_t *s = &e->js[j];
+    DS_ASSERT(s->status == DS_JS_PENDING);
+    e->now = now;
+    if (s->held) s->held = 0, e->priv.nheld--;
+    s->status = DS_JS_FUTURE;
+    s->queued += now - s->pend_since; /* the pending spell ends here; a new arrival starts another */
+    e->parts[s->part].npending--;
+    e->parts[s->part].dirty = 1;
+    e->tenant_pending_gpus[e->trace->jobs[j].tenant] -= e->trace->jobs[j].gpus;
+    e->ops->withdraw(e, e->pstate, j, now);
 }
 
 void ds_engine_schedule(ds_engine_t *e, int64_t now, int timer)

@@ -29,7 +29,11 @@ typedef struct dslot {
     double t_requeue;       /* monotonic seconds of its last requeue by us, 0 none */
     char why[160];          /* last daemon-side note for /explain */
     uint32_t why_logged;    /* hash of the last taken-back reason logged (digits ignored), 0 none */
+    uint8_t withdrawn;      /* out of the engine (ds_engine_withdraw): D_AWAY while its owner holds it or it
+                               waits outside deepshared's partitions, D_GONE once it ended while pending */
 } dslot_t;
+
+enum { D_AWAY = 1, D_GONE = 2 };
 
 /* Shards per GPU the daemon relies on: two one-GPU jobs on shard:gN:1 each. */
 #define D_SHARDS_NEEDED 2
@@ -115,6 +119,7 @@ typedef struct daemon {
     int s_init;
     int slurm_up;
     int64_t cycles, passes, rebuilds, dispatches, requeues, colocations, errors, finished;
+    int64_t withdrawals;    /* pending jobs withdrawn from the engine (cancelled, held, moved): no rebuild */
     int64_t undone;         /* starts the policy made that the daemon took back (Slurm could not do them) */
     int64_t coloc_refused;  /* of those, colocations Slurm cannot honour */
     int32_t nheld;          /* pending jobs held out of the policy's view at the last pass (ds_engine_hold) */

@@ -319,6 +319,28 @@ static void finish_slot(daemon_t *d, int32_t s, const char *how)
     dlog(1, "job %u %s", d->slot[s].id, how);
 }
 
+/* A pending job leaves the engine (ds_engine_withdraw): every other job's state and every tenant's smoothed
+ * QAD stay as they are, where a rebuild would warm-start them all. how: D_AWAY (it may come back) or D_GONE. */
+static void withdraw_slot(daemon_t *d, int32_t s, int how, const char *why)
+{
+    ds_engine_withdraw(d->e, s, d->now);
+    d->slot[s].withdrawn = (uint8_t)how;
+    d->slot[s].t_dispatch = 0;
+    d->withdrawals++;
+    dlog(1, "job %u %s: withdrawn from the engine", d->slot[s].id, why);
+}
+
+/* Pending in Slurm but not for deepshared to start now: held by its owner in staging, or moved by its owner
+ * to a partition that is not deepshared's. Our own requeue holds are in our partitions. */
+static const char *away_why(const daemon_t *d, const sl_job_t *j)
+{
+    if (j->state != SL_PENDING) return NULL;
+    int staged = !strcmp(j->partition, d->cfg.staging);
+    if (staged && j->held) return "held by its owner";
+    if (!staged && !is_ours(d, j->partition)) return "moved out of deepshared's partitions";
+    return NULL;
+}
+
 /* Mirrors one Slurm job into its slot. */
 static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
 {
@@ -327,11 +349,28 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
     char err[300];
     if (j->state == SL_COMPLETED || j->state == SL_ENDED) {
         if (js->status == DS_JS_RUNNING) finish_slot(d, s, j->state == SL_COMPLETED ? "completed" : "ended");
-        else if (js->status == DS_JS_PENDING) {
-            d->need_rebuild = 1;
-            snprintf(d->rebuild_why, sizeof d->rebuild_why, "pending job %u ended in Slurm", j->id);
-        }
+        else if (js->status == DS_JS_PENDING) withdraw_slot(d, s, D_GONE, "ended while pending (cancelled?)");
+        else if (sl->withdrawn) sl->withdrawn = D_GONE;
         return;
+    }
+    const char *away = away_why(d, j);
+    if (js->status == DS_JS_PENDING && away && !sl->requeued) {
+        withdraw_slot(d, s, D_AWAY, away);
+        return;
+    }
+    if (sl->withdrawn) {
+        /* back in staging and released: it arrives again, its record so far kept */
+        if (sl->withdrawn == D_AWAY && !away && j->state == SL_PENDING && !strcmp(j->partition, d->cfg.staging) &&
+            js->status == DS_JS_FUTURE) {
+            sl->withdrawn = 0;
+            ds_engine_arrive(d->e, s, d->now);
+            dlog(1, "job %u back in staging: queued again", j->id);
+        }
+        if (sl->withdrawn && holds_gpus(d, j)) {
+            d->need_rebuild = 1; /* it was started in our partitions by someone else: adopt it */
+            snprintf(d->rebuild_why, sizeof d->rebuild_why, "withdrawn job %u was started outside deepshared", j->id);
+        }
+        if (sl->withdrawn) return;
     }
     if (j->state == SL_RUNNING && !sl->seen_running && is_ours(d, j->partition)) {
         sl->seen_running = 1;
@@ -445,11 +484,8 @@ int daemon_sync(daemon_t *d, int force, char *err, size_t errn)
     for (int32_t s = 0; s < d->nslots; s++) {
         if (ds_idmap_get(&present, d->slot[s].id) >= 0) continue;
         if (ds_engine_job(d->e, s)->status == DS_JS_RUNNING) finish_slot(d, s, "vanished from Slurm");
-        else if (ds_engine_job(d->e, s)->status == DS_JS_PENDING) {
-            dlog(0, "job %u vanished from Slurm while pending", d->slot[s].id);
-            d->need_rebuild = 1;
-            snprintf(d->rebuild_why, sizeof d->rebuild_why, "pending job %u vanished", d->slot[s].id);
-        }
+        else if (ds_engine_job(d->e, s)->status == DS_JS_PENDING) withdraw_slot(d, s, D_GONE, "vanished from Slurm while pending");
+        else if (d->slot[s].withdrawn) d->slot[s].withdrawn = D_GONE;
     }
     ds_idmap_free(&present);
     ds_engine_clear_decisions(d->e);

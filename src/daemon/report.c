@@ -217,6 +217,9 @@ char *daemon_metrics(daemon_t *d)
     counter(&b, "deepshare_finished_total", "Jobs seen to finish.", d->finished);
     counter(&b, "deepshare_rebuilds_total", "Rebuilds of the engine from Slurm (start, restarts, surprises).",
             d->rebuilds);
+    counter(&b, "deepshare_withdrawals_total",
+            "Pending jobs taken out of the engine without a rebuild (cancelled, held by their owner, moved away).",
+            d->withdrawals);
     counter(&b, "deepshare_errors_total", "Slurm calls that failed.", d->errors);
     counter(&b, "deepshare_colocations_refused_total", "Shared placements Slurm cannot honour, taken back.",
             d->coloc_refused);
@@ -318,6 +321,11 @@ char *daemon_explain(daemon_t *d, uint32_t id)
                d->trace.tenants[job->tenant].name, job->user >= 0 ? d->trace.users.s[job->user] : "?", job->gpus,
                job->gpus == 1 ? "" : "s", status_name(js->status), d->ops->name, js->preemptions,
                js->preemptions == 1 ? "" : "s");
+    if (d->slot[j].withdrawn == D_AWAY)
+        ds_bputs(&b, "  withdrawn: held by its owner or moved out of the staging partition; it queues again when it is "
+                     "back in staging and released\n");
+    else if (d->slot[j].withdrawn == D_GONE)
+        ds_bputs(&b, "  withdrawn: it ended (cancelled?) while pending; no other job's state was touched\n");
     /* the policy's own account, from its state and the parameters it applies */
     d->ops->explain(e, e->pstate, j, d->now, &b);
     if (d->ops->props & DS_POLICY_USES_PREDICTORS)

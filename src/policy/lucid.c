@@ -650,6 +650,7 @@ static void profiler_pass(lucid_t *s, ds_engine_t *e, int32_t part, int64_t now)
 {
     while (s->prof_cursor < s->nprof_order && s->prof.start[s->prof_order[s->prof_cursor]] <= now) {
         int32_t j = s->prof_order[s->prof_cursor++], need = e->trace->jobs[j].gpus;
+        if (e->js[j].status == DS_JS_FUTURE) continue; /* withdrawn by the driver */
         DS_ASSERT(e->js[j].status == DS_JS_PENDING);
         int32_t node = e->parts[part].node0 + s->prof.slot[j];
         if (e->nodes[node].nfree >= need) {
@@ -745,6 +746,18 @@ static void lucid_enqueue(ds_engine_t *e, void *state, int32_t j, int64_t now)
     il_push(q, j);
     memmove(&q->a[lo + 1], &q->a[lo], (size_t)(q->n - 1 - lo) * sizeof *q->a);
     q->a[lo] = j;
+    s->changed[part] = 1;
+}
+
+/* A withdrawn job leaves its queue. One that would have finished inside the profiler is skipped when its
+ * computed start comes (profiler_pass): the profiler's outcome was computed ahead, from the whole trace. */
+static void lucid_withdraw(ds_engine_t *e, void *state, int32_t j, int64_t now)
+{
+    (void)now;
+    lucid_t *s = state;
+    int32_t part = e->js[j].part;
+    if (part == s->prof_part) return;
+    il_remove(&s->pend[part], j);
     s->changed[part] = 1;
 }
 
@@ -864,6 +877,7 @@ const ds_policy_ops_t ds_policy_lucid = {
     .init = lucid_init,
     .fini = lucid_fini,
     .enqueue = lucid_enqueue,
+    .withdraw = lucid_withdraw,
     .on_finish = lucid_on_finish,
     .schedule = lucid_schedule,
     .next_timer = lucid_next_timer,

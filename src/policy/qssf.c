@@ -91,6 +91,16 @@ static void qssf_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t now)
     ds_pqueue_push(&s->q, e, job);
 }
 
+/* A withdrawn job leaves the queue; if it arrived this second it no longer counts among the fresh
+ * arrivals that wait in GPU-count order. */
+static void qssf_withdraw(ds_engine_t *e, void *state, int32_t job, int64_t now)
+{
+    qssf_t *s = state;
+    int32_t p = e->js[job].part;
+    ds_pqueue_remove(&s->q, e, job);
+    if (s->arr_time[p] == now && e->js[job].pend_since == now && s->arr_count[p] > 0) s->arr_count[p]--;
+}
+
 static void qssf_on_finish(ds_engine_t *e, void *state, int32_t job, int64_t now)
 {
     (void)state;
@@ -158,6 +168,7 @@ const ds_policy_ops_t ds_policy_qssf = {
     .init = qssf_init,
     .fini = qssf_fini,
     .enqueue = qssf_enqueue,
+    .withdraw = qssf_withdraw,
     .on_finish = qssf_on_finish,
     .schedule = qssf_schedule,
     .next_timer = qssf_next_timer,

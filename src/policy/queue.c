@@ -24,6 +24,11 @@ void ds_pqueue_push(ds_pqueue_t *q, const ds_engine_t *e, int32_t job)
     ds_jheap_push(&q->heaps[e->js[job].part], job);
 }
 
+void ds_pqueue_remove(ds_pqueue_t *q, const ds_engine_t *e, int32_t job)
+{
+    ds_jheap_remove(&q->heaps[e->js[job].part], job);
+}
+
 int32_t ds_pqueue_place_blocking(ds_pqueue_t *q, ds_engine_t *e, int32_t part, int64_t now)
 {
     ds_jheap_t *h = &q->heaps[part];
@@ -78,6 +83,12 @@ void ds_pqueue_policy_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t 
 {
     (void)now;
     ds_pqueue_push(state, e, job);
+}
+
+void ds_pqueue_policy_withdraw(ds_engine_t *e, void *state, int32_t job, int64_t now)
+{
+    (void)now;
+    ds_pqueue_remove(state, e, job);
 }
 
 void ds_pqueue_policy_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now, int timer)

@@ -14,6 +14,8 @@ typedef struct ds_pqueue {
 void ds_pqueue_init(ds_pqueue_t *q, const ds_engine_t *e, ds_jheap_cmp cmp, const void *ctx);
 void ds_pqueue_free(ds_pqueue_t *q);
 void ds_pqueue_push(ds_pqueue_t *q, const ds_engine_t *e, int32_t job);
+/* takes a pending job out of its partition's queue (a withdrawal) */
+void ds_pqueue_remove(ds_pqueue_t *q, const ds_engine_t *e, int32_t job);
 /* Places jobs in queue order and stops at the first that does not fit (head-of-line blocking,
  * no backfill): the reference semantics of FIFO, SJF and QSSF. Returns how many started. */
 int32_t ds_pqueue_place_blocking(ds_pqueue_t *q, ds_engine_t *e, int32_t part, int64_t now);
@@ -35,5 +37,7 @@ static inline int ds_cmp_keys(double ka, double kb, int64_t sa, int64_t sb)
 int ds_pqueue_policy_new(ds_engine_t *e, ds_jheap_cmp cmp, void **state);
 void ds_pqueue_policy_fini(void *state);
 void ds_pqueue_policy_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t now);
+/* ops->withdraw: the job leaves its partition's queue */
+void ds_pqueue_policy_withdraw(ds_engine_t *e, void *state, int32_t job, int64_t now);
 void ds_pqueue_policy_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now, int timer);
 #endif

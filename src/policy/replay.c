@@ -124,6 +124,13 @@ static void replay_enqueue(ds_engine_t *e, void *state, int32_t j, int64_t now)
     list_add(s->pend, &s->npend, s->pend_pos, j);
 }
 
+static void replay_withdraw(ds_engine_t *e, void *state, int32_t j, int64_t now)
+{
+    rstate_t *s = state;
+    (void)e, (void)now;
+    list_del(s->pend, &s->npend, s->pend_pos, j);
+}
+
 static void replay_on_finish(ds_engine_t *e, void *state, int32_t j, int64_t now)
 {
     rstate_t *s = state;
@@ -253,6 +260,7 @@ const ds_policy_ops_t ds_policy_replay = {
     .init = replay_init,
     .fini = replay_fini,
     .enqueue = replay_enqueue,
+    .withdraw = replay_withdraw,
     .on_finish = replay_on_finish,
     .schedule = replay_schedule,
     .next_timer = replay_next_timer,

@@ -28,6 +28,7 @@ const ds_policy_ops_t ds_policy_sjf = {
     .init = sjf_init,
     .fini = ds_pqueue_policy_fini,
     .enqueue = ds_pqueue_policy_enqueue,
+    .withdraw = ds_pqueue_policy_withdraw,
     .schedule = ds_pqueue_policy_schedule,
     .explain = sjf_explain,
 };

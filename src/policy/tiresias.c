@@ -201,6 +201,17 @@ static void tiresias_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t n
     tp->hist[hbucket(e->trace->jobs[job].gpus)]++;
 }
 
+static void tiresias_withdraw(ds_engine_t *e, void *state, int32_t job, int64_t now)
+{
+    (void)now;
+    tiresias_t *s = state;
+    tpart_t *tp = &s->parts[e->js[job].part];
+    drop(s, tp, job);
+    tp->hist[hbucket(e->trace->jobs[job].gpus)]--;
+    s->npending_total--;
+    tp->changed = 1;
+}
+
 static void tiresias_on_finish(ds_engine_t *e, void *state, int32_t job, int64_t now)
 {
     (void)now;
@@ -354,6 +365,7 @@ const ds_policy_ops_t ds_policy_tiresias = {
     .init = tiresias_init,
     .fini = tiresias_fini,
     .enqueue = tiresias_enqueue,
+    .withdraw = tiresias_withdraw,
     .on_finish = tiresias_on_finish,
     .schedule = tiresias_schedule,
     .next_timer = tiresias_next_timer,

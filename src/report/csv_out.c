@@ -77,6 +77,18 @@ int ds_report_write_csv(const char *dir, const ds_trace_t *t, const ds_sim_resul
         fputc('\n', f);
     }
     if (close_checked(f, dir, "qad.csv", err)) return DS_EIO;
+    /* one row per cycle and tenant: what 'deepshare usage' reads of a run (with jobs.csv) */
+    if (!(f = open_in(dir, "tenant_usage.csv", err))) return DS_EIO;
+    fprintf(f, "time,tenant,quota_gpus,g_gpus,be_gpus,pending_gpus,qad,qad_smoothed\n");
+    for (int64_t k = 0; r->tusage && k < r->nseries; k++)
+        for (int32_t i = 0; i < r->ntenants; i++) {
+            const int32_t *u = &r->tusage[(k * r->ntenants + i) * 3];
+            fprintf(f, "%lld,", (long long)r->series[k].time);
+            ds_csv_put(f, r->tenants[i].name);
+            fprintf(f, ",%d,%d,%d,%d,%.6f,%.6f\n", r->tenants[i].quota_gpus, u[0], u[1], u[2], r->qad[k * r->ntenants + i],
+                    r->qad_smooth[k * r->ntenants + i]);
+        }
+    if (close_checked(f, dir, "tenant_usage.csv", err)) return DS_EIO;
     if (!(f = open_in(dir, "tenants.csv", err))) return DS_EIO;
     fprintf(f, "tenant,quota_gpus,jobs,avg_jct,avg_queue,p99_queue,preemptions,qad_mean,qad_compliance\n");
     for (int32_t i = 0; i < r->ntenants; i++) {

@@ -278,6 +278,7 @@ static void sample(sim_t *s, acc_t *a, ds_sim_result_t *res, int64_t t)
         res->series = ds_xrealloc(res->series, (size_t)a->cap_series * sizeof *res->series);
         res->qad = ds_xrealloc(res->qad, (size_t)a->cap_series * (size_t)nt * sizeof *res->qad);
         res->qad_smooth = ds_xrealloc(res->qad_smooth, (size_t)a->cap_series * (size_t)nt * sizeof *res->qad_smooth);
+        res->tusage = ds_xrealloc(res->tusage, (size_t)a->cap_series * (size_t)nt * 3 * sizeof *res->tusage);
     }
     if (!a->qs) a->qs = ds_xcalloc((size_t)nt, sizeof *a->qs), a->qs_g = ds_xcalloc((size_t)nt, sizeof *a->qs_g);
     double l = s->cfg->qad_lambda, th = s->cfg->qad_theta;
@@ -301,6 +302,9 @@ static void sample(sim_t *s, acc_t *a, ds_sim_result_t *res, int64_t t)
         if (keep) {
             res->qad[res->nseries * nt + i] = (float)q;
             res->qad_smooth[res->nseries * nt + i] = (float)sm;
+            int32_t *u = &res->tusage[(res->nseries * nt + i) * 3];
+            u[0] = (int32_t)e->tenant_g_gpus[i], u[1] = (int32_t)e->tenant_be_gpus[i];
+            u[2] = (int32_t)DS_MIN(e->tenant_pending_gpus[i], INT32_MAX);
         }
     }
     a->qs_init = 1;
@@ -574,5 +578,6 @@ void ds_sim_result_free(ds_sim_result_t *r)
     free(r->series);
     free(r->qad);
     free(r->qad_smooth);
+    free(r->tusage);
     memset(r, 0, sizeof *r);
 }

@@ -16,15 +16,15 @@ int ds_csv_open(ds_csv_t *c, const char *path, ds_error_t *err)
         ds_error_set(err, path, 0, NULL, "cannot open: %s", strerror(errno));
         return DS_EIO;
     }
+    ds_lines_init(&c->in, c->f, DS_CSV_MAX_LINE);
     return DS_OK;
 }
 
 void ds_csv_close(ds_csv_t *c)
 {
     if (c->f) fclose(c->f);
-    free(c->buf);
+    ds_lines_free(&c->in);
     c->f = NULL;
-    c->buf = NULL;
 }
 
 static int split(ds_csv_t *c, char *s, ds_error_t *err)
@@ -101,38 +101,39 @@ int ds_csv_next(ds_csv_t *c, ds_error_t *err)
 {
     for (;;) {
         errno = 0;
-        ssize_t n = getline(&c->buf, &c->cap, c->f);
-        if (n < 0) {
-            if (ferror(c->f)) {
-                ds_error_set(err, c->path, c->line, NULL, "read error: %s", strerror(errno));
-                return DS_EIO;
-            }
-            return 0;
-        }
+        int got = ds_lines_next(&c->in);
+        if (got == DS_LINE_EOF) return 0;
         c->line++;
-        if (n > DS_CSV_MAX_LINE) {
-            ds_error_set(err, c->path, c->line, NULL, "line longer than %d bytes", DS_CSV_MAX_LINE);
-            return DS_EPARSE;
+        if (got == DS_LINE_IOERR) {
+            ds_error_set(err, c->path, c->line, NULL, "read error: %s", strerror(errno));
+            return DS_EIO;
         }
-        if ((size_t)n != strlen(c->buf)) {
+        /* DS_EIO, not DS_EPARSE: the reader stopped there, so no row after it can be read (--skip-bad stops too) */
+        if (got == DS_LINE_LONG) {
+            ds_error_set(err, c->path, c->line, NULL, "line longer than %d bytes, stopped reading there (not a CSV file?)", DS_CSV_MAX_LINE);
+            return DS_EIO;
+        }
+        if (got == DS_LINE_NUL) {
             ds_error_set(err, c->path, c->line, NULL, "NUL byte in line (binary file?)");
-            return DS_EPARSE;
+            return DS_EIO;
         }
+        char *buf = c->in.line;
+        size_t n = c->in.len;
         /* a UTF-8 byte-order mark (spreadsheets write one) would otherwise become part of the first column name */
-        if (c->line == 1 && n >= 3 && !memcmp(c->buf, "\xEF\xBB\xBF", 3)) {
-            memmove(c->buf, c->buf + 3, (size_t)n - 2);
+        if (c->line == 1 && n >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3)) {
+            memmove(buf, buf + 3, n - 2);
             n -= 3;
         }
-        long bad = bad_utf8((const unsigned char *)c->buf, (size_t)n);
+        long bad = bad_utf8((const unsigned char *)buf, n);
         if (bad >= 0) {
             ds_error_set(err, c->path, c->line, NULL, "byte %ld (0x%02X) is not valid UTF-8: save the file as UTF-8",
-                         bad + 1, (unsigned char)c->buf[bad]);
+                         bad + 1, (unsigned char)buf[bad]);
             return DS_EPARSE;
         }
-        c->ended_with_newline = n > 0 && c->buf[n - 1] == '\n';
-        while (n > 0 && (c->buf[n - 1] == '\n' || c->buf[n - 1] == '\r')) c->buf[--n] = '\0';
+        c->ended_with_newline = n > 0 && buf[n - 1] == '\n';
+        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) buf[--n] = '\0';
         if (n == 0) continue;
-        int rc = split(c, c->buf, err);
+        int rc = split(c, buf, err);
         return rc < 0 ? rc : 1;
     }
 }

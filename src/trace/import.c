@@ -107,7 +107,8 @@ void ds_imp_not_run(ds_import_t *im)
     im->dropped[DS_DROP_NOT_RUN]++;
 }
 
-int ds_imp_keep(ds_import_t *im, const ds_import_opts_t *o, const ds_imp_job_t *j)
+int ds_imp_keep(ds_import_t *im, const ds_import_opts_t *o, const ds_imp_job_t *j, const char *path,
+                const ds_imp_cols_t *cols, ds_error_t *err)
 {
     int why = -1;
     if (j->gpus <= 0) why = DS_DROP_CPU_ONLY;
@@ -117,23 +118,104 @@ int ds_imp_keep(ds_import_t *im, const ds_import_opts_t *o, const ds_imp_job_t *
         im->dropped[why]++;
         return 0;
     }
+    /* simulate's limits (trace.h): what import writes, simulate must read and be able to run */
+    if (j->gpus > DS_MAX_JOB_GPUS || j->gpus / o->gpus_per_node > DS_MAX_JOB_NODES) {
+        ds_error_set(err, path, j->line, cols->gpus, "%d GPUs: the simulator takes at most %d GPUs in one job and %d "
+                     "whole nodes (of %d GPUs, --gpus-per-node)", j->gpus, DS_MAX_JOB_GPUS, DS_MAX_JOB_NODES,
+                     o->gpus_per_node);
+        return DS_EPARSE;
+    }
+    if (j->cpus > DS_MAX_JOB_CPUS) {
+        ds_error_set(err, path, j->line, cols->cpus, "%d CPUs: the simulator takes at most %d in one job", j->cpus,
+                     DS_MAX_JOB_CPUS);
+        return DS_EPARSE;
+    }
+    if (j->duration > DS_MAX_DURATION) {
+        ds_error_set(err, path, j->line, cols->duration, "ran %lld s (%.1f days): the simulator takes at most %lld s "
+                     "(%lld days) for one job", (long long)j->duration, (double)j->duration / DAY,
+                     (long long)DS_MAX_DURATION, (long long)(DS_MAX_DURATION / DAY));
+        return DS_EPARSE;
+    }
+    if (im->njobs >= DS_MAX_JOBS) {
+        ds_error_set(err, path, j->line, NULL, "more than %d jobs to import: the simulator reads at most that many; "
+                     "choose a window (--from/--to, --busiest-days)", DS_MAX_JOBS);
+        return DS_EINVAL;
+    }
     *ds_import_add(im) = *j;
     return 1;
+}
+
+int ds_imp_count_row(ds_import_t *im, const char *path, long row, ds_error_t *err)
+{
+    if (im->rows >= DS_IMP_MAX_ROWS) {
+        ds_error_set(err, path, row, NULL, "more than %d rows: split the input", DS_IMP_MAX_ROWS);
+        return DS_EINVAL;
+    }
+    im->rows++;
+    return DS_OK;
+}
+
+/* A blank for each control character (the written rows are single CSV lines) into dst; 1 when one was found. */
+static int blank_controls(const char *s, char *dst, size_t n)
+{
+    int found = 0;
+    size_t k = 0;
+    for (; *s && k + 1 < n; s++, k++) {
+        int ctl = (unsigned char)*s < 0x20 || *s == 0x7f;
+        found |= ctl;
+        dst[k] = ctl ? ' ' : *s;
+    }
+    dst[k] = '\0';
+    return found;
+}
+
+int ds_imp_name(ds_strtab_t *tab, const char *name, const char *path, long line, const char *col, int32_t *out,
+                ds_error_t *err)
+{
+    if (strlen(name) > DS_IMP_MAX_NAME) {
+        ds_error_set(err, path, line, col, "'%.20s...' is longer than %d bytes", name, DS_IMP_MAX_NAME);
+        return DS_EPARSE;
+    }
+    char buf[DS_IMP_MAX_NAME + 1];
+    blank_controls(name, buf, sizeof buf);
+    *out = ds_strtab_intern(tab, buf);
+    return DS_OK;
+}
+
+int ds_imp_tenant_name(const char *name, char *buf, size_t size, const char *path, long line, const char *col,
+                       ds_error_t *err)
+{
+    /* simulate's reader trims blanks around a field, so "vcA " is the tenant "vcA" there: here too */
+    while (*name == ' ' || *name == '\t') name++;
+    size_t n = strlen(name);
+    while (n > 0 && (name[n - 1] == ' ' || name[n - 1] == '\t')) n--;
+    if (n == 0) {
+        ds_error_set(err, path, line, col, "empty tenant name");
+        return DS_EPARSE;
+    }
+    if (n >= size) {
+        ds_error_set(err, path, line, col, "tenant name '%.20s...' is longer than %zu characters", name, size - 1);
+        return DS_EPARSE;
+    }
+    memcpy(buf, name, n);
+    buf[n] = '\0';
+    /* a tenant is an account in logs and on terminals: no control characters (blanks would silently merge two) */
+    for (size_t k = 0; k < n; k++)
+        if ((unsigned char)buf[k] < 0x20 || buf[k] == 0x7f) {
+            ds_error_set(err, path, line, col, "tenant name '%.*s...' holds a control character (byte %zu, 0x%02X)",
+                         (int)k, buf, k + 1, (unsigned char)buf[k]);
+            return DS_EPARSE;
+        }
+    return DS_OK;
 }
 
 int ds_imp_tenant(ds_import_t *im, ds_imp_job_t *j, const char *name, const char *path, long line, const char *col,
                   ds_error_t *err)
 {
-    if (!*name) {
-        ds_error_set(err, path, line, col, "empty tenant name");
-        return DS_EPARSE;
-    }
-    if (strlen(name) >= sizeof(((ds_tenant_t *)0)->name)) {
-        ds_error_set(err, path, line, col, "tenant name '%.20s...' is longer than %zu characters", name,
-                     sizeof(((ds_tenant_t *)0)->name) - 1);
-        return DS_EPARSE;
-    }
-    j->tenant = ds_strtab_intern(&im->tenants, name);
+    char buf[sizeof(((ds_tenant_t *)0)->name)];
+    int rc = ds_imp_tenant_name(name, buf, sizeof buf, path, line, col, err);
+    if (rc) return rc;
+    j->tenant = ds_strtab_intern(&im->tenants, buf);
     return DS_OK;
 }
 
@@ -156,26 +238,25 @@ static void keep_window(ds_import_t *im, int64_t from, int64_t to)
 }
 
 /* The N consecutive days (from the first submission's midnight) with the most GPU-time submitted; the
- * earliest such run wins ties. Sets [*from, *to). */
+ * earliest such run wins ties. Sets [*from, *to). Jobs are sorted by submit: the best run can be taken to end
+ * on a day with a submission (moving it earlier loses nothing), so one pass over the jobs with a trailing edge
+ * finds it, whatever the span (no array per day). GPU-seconds of a job (< 2^42) add up exactly in a double. */
 static void busiest(const ds_import_t *im, int ndays, int64_t *from, int64_t *to)
 {
-    int64_t day0 = floor_div(im->jobs[0].submit, DAY) * DAY;
-    int64_t span = floor_div(im->jobs[im->njobs - 1].submit - day0, DAY) + 1;
-    double *gs = ds_xcalloc((size_t)span, sizeof *gs);
-    for (int32_t i = 0; i < im->njobs; i++)
-        gs[(im->jobs[i].submit - day0) / DAY] += (double)im->jobs[i].gpus * (double)im->jobs[i].duration;
-    int64_t best = 0;
+    int64_t day0 = floor_div(im->jobs[0].submit, DAY);
+    int64_t best = day0;
     double best_sum = -1, sum = 0;
-    for (int64_t d = 0; d < span; d++) {
-        sum += gs[d];
-        if (d >= ndays) sum -= gs[d - ndays];
-        int64_t start = d - ndays + 1 < 0 ? 0 : d - ndays + 1;
-        if (d >= ndays - 1 || d == span - 1) {
-            if (sum > best_sum) best_sum = sum, best = start;
-        }
+    int32_t lo = 0;
+    for (int32_t i = 0; i < im->njobs;) {
+        int64_t day = floor_div(im->jobs[i].submit, DAY);
+        for (; i < im->njobs && floor_div(im->jobs[i].submit, DAY) == day; i++)
+            sum += (double)im->jobs[i].gpus * (double)im->jobs[i].duration;
+        int64_t start = DS_MAX(day0, day - ndays + 1);
+        for (; floor_div(im->jobs[lo].submit, DAY) < start; lo++)
+            sum -= (double)im->jobs[lo].gpus * (double)im->jobs[lo].duration;
+        if (sum > best_sum) best_sum = sum, best = start;
     }
-    free(gs);
-    *from = day0 + best * DAY;
+    *from = best * DAY;
     *to = *from + (int64_t)ndays * DAY;
 }
 
@@ -192,6 +273,18 @@ int ds_import_finish(ds_import_t *im, const ds_import_opts_t *o, ds_error_t *err
         ds_error_set(err, NULL, 0, NULL, "no job is left to import (%lld rows read)", (long long)im->rows);
         return DS_EINVAL;
     }
+    /* simulate reads submit times spanning at most DS_MAX_SPAN: name the first job beyond it */
+    for (int32_t i = 0; i < im->njobs; i++)
+        if (im->jobs[i].submit - im->jobs[0].submit > DS_MAX_SPAN) {
+            char a[64], b[64];
+            ds_imp_format_time(im, im->jobs[0].submit, a, sizeof a);
+            ds_imp_format_time(im, im->jobs[i].submit, b, sizeof b);
+            ds_error_set(err, im->src, im->jobs[i].line, NULL,
+                         "submitted at %s, more than %lld days after the first job (%s): the simulator takes at most "
+                         "%lld days; choose a window with --from/--to or --busiest-days",
+                         b, (long long)(DS_MAX_SPAN / DAY), a, (long long)(DS_MAX_SPAN / DAY));
+            return DS_EINVAL;
+        }
     im->win_from = from != INT64_MIN ? from : im->jobs[0].submit;
     im->win_to = to != INT64_MAX ? to : im->jobs[im->njobs - 1].submit + 1;
     im->origin = floor_div(im->win_from, DAY) * DAY;
@@ -207,7 +300,19 @@ static void largest_jobs(const ds_import_t *im, int32_t *maxg, double *gsec)
     }
 }
 
-void ds_import_quotas(ds_import_t *im, const ds_import_opts_t *o)
+/* GPU-time-weighted mean run time of the jobs: the time over which most of the submitted work runs. */
+static int64_t mean_run(const ds_import_t *im)
+{
+    double gs = 0, gt = 0;
+    for (int32_t i = 0; i < im->njobs; i++) {
+        double w = (double)im->jobs[i].gpus * (double)im->jobs[i].duration;
+        gs += w;
+        gt += w * (double)im->jobs[i].duration;
+    }
+    return gs > 0 ? (int64_t)(gt / gs) : 0;
+}
+
+int ds_import_quotas(ds_import_t *im, const ds_import_opts_t *o, ds_error_t *err)
 {
     int32_t n = im->tenants.n, gpn = o->gpus_per_node;
     int32_t *maxg = ds_xcalloc((size_t)n, sizeof *maxg);
@@ -220,7 +325,10 @@ void ds_import_quotas(ds_import_t *im, const ds_import_opts_t *o)
     }
     free(im->active);
     im->active = ds_xcalloc((size_t)n, 1);
-    double window = (double)DS_MAX(im->win_to - im->win_from, 1);
+    /* A window shorter than the jobs' runs (a burst of submissions, a one-second window) would turn their
+     * GPU-time into absurd rates: the work is spread over the jobs' mean run time instead, and the CLI warns. */
+    im->mean_run = mean_run(im);
+    double window = (double)DS_MAX(DS_MAX(im->win_to - im->win_from, im->mean_run), 1);
     for (int32_t t = 0; t < n; t++) {
         if (maxg[t] == 0) {
             /* no jobs: written only when a sizes file gives it GPUs (they are part of the cluster) */
@@ -238,13 +346,44 @@ void ds_import_quotas(ds_import_t *im, const ds_import_opts_t *o)
         }
         /* GPUs that would run this tenant's demand at the target load over the window, in whole nodes */
         double share = gsec[t] / (o->load * window);
-        int64_t nodes = (int64_t)llround(share / gpn);
+        int64_t nodes = (int64_t)llround(DS_MIN(share / gpn, 1e15));
         if (nodes < fit) nodes = fit;
         if (nodes < 1) nodes = 1;
-        im->quota[t] = (int32_t)DS_MIN(nodes * gpn, 100000000);
+        im->quota[t] = (int32_t)DS_MIN(nodes * gpn, INT32_MAX); /* bounded below, with the tenant named */
     }
     free(maxg);
     free(gsec);
+    /* simulate's tenant limits, named at the first job of the tenant beyond them */
+    int32_t count = 0;
+    for (int32_t t = 0; t < n; t++) count += im->active[t];
+    uint8_t *seen = ds_xcalloc((size_t)n, 1);
+    int32_t k = 0;
+    int rc = DS_OK;
+    for (int32_t i = 0; i < im->njobs && rc == DS_OK; i++) {
+        int32_t t = im->jobs[i].tenant;
+        if (seen[t]) continue;
+        seen[t] = 1;
+        if (++k > DS_MAX_TENANTS)
+            ds_error_set(err, im->src, im->jobs[i].line, NULL, "tenant '%s' is the %dth with jobs: the simulator takes at "
+                         "most %d tenants (fewer with --tenant-by, or a shorter window)", im->tenants.s[t], k,
+                         DS_MAX_TENANTS), rc = DS_EINVAL;
+        else if (im->quota[t] > DS_MAX_QUOTA_GPUS)
+            ds_error_set(err, im->src, im->jobs[i].line, NULL, "tenant '%s' (first job here) would get a quota of %d "
+                         "GPUs, more than the simulator's %d", im->tenants.s[t], im->quota[t], DS_MAX_QUOTA_GPUS),
+                rc = DS_EINVAL;
+    }
+    free(seen);
+    if (rc == DS_OK && count > DS_MAX_TENANTS) { /* tenants of the sizes file without jobs make up the rest */
+        ds_error_set(err, NULL, 0, NULL, "%d tenants with jobs or GPUs: the simulator takes at most %d", count,
+                     DS_MAX_TENANTS);
+        rc = DS_EINVAL;
+    }
+    return rc;
+}
+
+int ds_import_window_short(const ds_import_t *im)
+{
+    return im->win_to - im->win_from < im->mean_run;
 }
 
 double ds_import_gpu_seconds(const ds_import_t *im)
@@ -265,6 +404,6 @@ int64_t ds_import_total_quota(const ds_import_t *im)
 double ds_import_offered_load(const ds_import_t *im)
 {
     int64_t q = ds_import_total_quota(im);
-    double window = (double)DS_MAX(im->win_to - im->win_from, 1);
+    double window = (double)DS_MAX(DS_MAX(im->win_to - im->win_from, im->mean_run), 1); /* as the quotas' */
     return q > 0 ? ds_import_gpu_seconds(im) / ((double)q * window) : 0.0;
 }

@@ -3,6 +3,7 @@
 #include "deepshare/csv.h"
 #include "deepshare/import.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,27 +45,27 @@ static int read_row(ds_import_t *im, const ds_csv_t *c, const int *col, const ch
         return DS_EPARSE;
     }
     char *end;
+    errno = 0;
     long long n = strtoll(id, &end, 10);
-    j->has_num_id = !*end;
+    j->has_num_id = !*end && !errno;
     j->num_id = n;
-    j->orig = ds_strtab_intern(&im->ids, id);
-    j->user = ds_strtab_intern(&im->users, c->fields[col[H_USER]][0] ? c->fields[col[H_USER]] : "-");
+    if ((rc = ds_imp_name(&im->ids, id, c->path, c->line, cname[H_ID], &j->orig, err))) return rc;
+    const char *user = c->fields[col[H_USER]][0] ? c->fields[col[H_USER]] : "-";
+    if ((rc = ds_imp_name(&im->users, user, c->path, c->line, cname[H_USER], &j->user, err))) return rc;
     if ((rc = ds_imp_tenant(im, j, c->fields[col[H_TENANT]], c->path, c->line, cname[H_TENANT], err))) return rc;
-    if ((rc = ds_csv_i64(c, col[H_GPUS], cname[H_GPUS], 0, &v, err))) return rc;
-    if (v > 1000000) {
-        ds_error_set(err, c->path, c->line, cname[H_GPUS], "%lld GPUs is implausible", (long long)v);
-        return DS_EPARSE;
-    }
+    /* int32 here; ds_imp_keep applies the simulator's own limits to the jobs kept */
+    if ((rc = ds_csv_int(c, col[H_GPUS], cname[H_GPUS], 0, INT32_MAX, &v, err))) return rc;
     j->gpus = (int32_t)v;
     if (col[H_CPUS] >= 0 && c->fields[col[H_CPUS]][0]) {
-        if ((rc = ds_csv_i64(c, col[H_CPUS], cname[H_CPUS], 0, &v, err))) return rc;
-        j->cpus = (int32_t)DS_MIN(v, 100000000);
+        if ((rc = ds_csv_int(c, col[H_CPUS], cname[H_CPUS], 0, INT32_MAX, &v, err))) return rc;
+        j->cpus = (int32_t)v;
     }
     j->state = col[H_STATE] >= 0 ? (uint8_t)slurm_state(c->fields[col[H_STATE]]) : DS_IMP_OTHER;
     if ((rc = time_field(im, c, col[H_SUBMIT], cname[H_SUBMIT], &j->submit, err))) return rc;
     if (col[H_DURATION] >= 0 && c->fields[col[H_DURATION]][0]) {
         double d;
-        if ((rc = ds_csv_f64(c, col[H_DURATION], cname[H_DURATION], 0, &d, err))) return rc;
+        /* bounded before the conversion to an integer (a double past int64 is undefined there) */
+        if ((rc = ds_csv_num(c, col[H_DURATION], cname[H_DURATION], 0, 4e15, &d, err))) return rc;
         j->duration = (int64_t)floor(d);
         return DS_OK;
     }
@@ -118,22 +119,31 @@ int ds_import_helios(ds_import_t *im, const ds_import_opts_t *o, const char *pat
         return DS_EPARSE;
     }
     int ncols = c.nfields;
+    im->src = path;
+    ds_imp_cols_t kc = {cname[H_GPUS], col[H_CPUS] >= 0 ? cname[H_CPUS] : NULL, NULL};
     for (;;) {
         rc = ds_csv_row(&c, ncols, err);
         if (rc == 0) break;
+        int r = ds_imp_count_row(im, path, c.line, err);
+        if (r) {
+            rc = r;
+            break;
+        }
         if (rc < 0) {
-            im->rows++;
             if ((rc = ds_imp_bad_row(im, o, rc, err))) break;
             continue;
         }
-        im->rows++;
         ds_imp_job_t j;
         memset(&j, 0, sizeof j);
         j.line = c.line;
-        int r = read_row(im, &c, col, cname, &j, err);
+        r = read_row(im, &c, col, cname, &j, err);
         if (r == 1) ds_imp_not_run(im);
-        else if (r == 0) ds_imp_keep(im, o, &j);
-        else if ((rc = ds_imp_bad_row(im, o, r, err))) break;
+        else if (r == 0) {
+            /* a duration computed as end minus start is named by end_time in messages */
+            kc.duration = col[H_DURATION] >= 0 && c.fields[col[H_DURATION]][0] ? cname[H_DURATION] : cname[H_END];
+            r = ds_imp_keep(im, o, &j, path, &kc, err);
+        }
+        if (r < 0 && (rc = ds_imp_bad_row(im, o, r, err))) break;
     }
     ds_csv_close(&c);
     return rc < 0 ? rc : DS_OK;

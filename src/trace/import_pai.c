@@ -17,7 +17,7 @@ typedef struct pai_job {
     uint8_t state, unfinished, ntasks;
     double gpu_pct, cpu_pct, top_gpu;
     int64_t tstart, tend;
-    char gpu_type[32];
+    int32_t gpu_type;         /* index into pai_t.types of its largest task's GPU type, -1 none yet */
 } pai_job_t;
 
 typedef struct pai {
@@ -25,6 +25,7 @@ typedef struct pai {
     int32_t n, cap;
     ds_strtab_t names, insts; /* job_name -> index; inst_id, interned in job order */
     ds_strtab_t groups;       /* group tags */
+    ds_strtab_t types;        /* GPU types (kept whole: a cut name could end inside a UTF-8 character) */
     int32_t *group_of_inst;   /* -1 when the group table has no row for it */
 } pai_t;
 
@@ -99,11 +100,12 @@ static int job_row(ds_import_t *im, pai_t *p, const ds_csv_t *c, ds_error_t *err
         if (rc) return rc;
     }
     if (!c->fields[5][0]) pj.unfinished = 1;
+    pj.gpu_type = -1;
     pj.tstart = INT64_MAX;
     pj.tend = INT64_MIN;
-    pj.user = ds_strtab_intern(&im->users, c->fields[2][0] ? c->fields[2] : "-");
+    int rc = ds_imp_name(&im->users, c->fields[2][0] ? c->fields[2] : "-", c->path, c->line, "user", &pj.user, err);
+    if (rc || (rc = ds_imp_name(&im->ids, name, c->path, c->line, "job_name", &pj.orig, err))) return rc;
     pj.inst = ds_strtab_intern(&p->insts, c->fields[1]);
-    pj.orig = ds_strtab_intern(&im->ids, name);
     ds_strtab_intern(&p->names, name);
     if (p->n == p->cap) {
         p->cap = p->cap ? 2 * p->cap : 1024;
@@ -137,9 +139,9 @@ static int task_row(ds_import_t *im, pai_t *p, const ds_csv_t *c, ds_error_t *er
     if (pj->ntasks < 255) pj->ntasks++;
     pj->gpu_pct += inst * gpu;
     pj->cpu_pct += inst * cpu;
-    if (inst * gpu > pj->top_gpu || !pj->gpu_type[0]) {
+    if (inst * gpu > pj->top_gpu || pj->gpu_type < 0 || !p->types.s[pj->gpu_type][0]) {
         if (inst * gpu > pj->top_gpu) pj->top_gpu = inst * gpu;
-        snprintf(pj->gpu_type, sizeof pj->gpu_type, "%s", c->fields[9]);
+        pj->gpu_type = ds_strtab_intern(&p->types, c->fields[9]);
     }
     if (!has_s || !has_e) pj->unfinished = 1;
     else {
@@ -164,9 +166,14 @@ static int read_table(ds_import_t *im, const ds_import_opts_t *o, pai_t *p, cons
     ds_csv_t c;
     int rc = ds_csv_open(&c, path, err);
     if (rc) return rc;
-    for (;;) {
+    for (int64_t rows = 0;; rows++) {
         rc = next_row(&c, table, cols, n, err);
         if (rc == 0) break;
+        if (rows >= DS_IMP_MAX_ROWS) {
+            ds_error_set(err, path, c.line, NULL, "more than %d rows: split the input", DS_IMP_MAX_ROWS);
+            rc = DS_EINVAL;
+            break;
+        }
         if (which == 0) im->rows++;
         if (rc > 0) rc = which == 0 ? job_row(im, p, &c, err) : which == 1 ? task_row(im, p, &c, err) : group_row(p, &c);
         if ((rc = ds_imp_bad_row(im, o, rc, err))) break;
@@ -182,6 +189,7 @@ static void pai_free(pai_t *p)
     ds_strtab_free(&p->names);
     ds_strtab_free(&p->insts);
     ds_strtab_free(&p->groups);
+    ds_strtab_free(&p->types);
 }
 
 int ds_import_pai(ds_import_t *im, const ds_import_opts_t *o, const char *job_path, const char *task_path,
@@ -190,6 +198,7 @@ int ds_import_pai(ds_import_t *im, const ds_import_opts_t *o, const char *job_pa
     pai_t p;
     memset(&p, 0, sizeof p);
     const char *by = o->tenant_by ? o->tenant_by : "user";
+    im->src = job_path;
     int rc = read_table(im, o, &p, job_path, "pai_job_table", job_cols, 6, 0, err);
     if (!rc) rc = read_table(im, o, &p, task_path, "pai_task_table", task_cols, 10, 1, err);
     if (!rc && group_path) {
@@ -216,15 +225,20 @@ int ds_import_pai(ds_import_t *im, const ds_import_opts_t *o, const char *job_pa
         j.state = pj->state;
         j.submit = pj->submit;
         j.duration = pj->tend - pj->tstart;
-        /* plan_gpu is in percent of one GPU; the simulator allocates whole GPUs, so a share rounds up */
-        j.gpus = (int32_t)DS_MIN(ceil(pj->gpu_pct / 100.0 - 1e-9), 1000000.0);
-        j.cpus = (int32_t)DS_MIN(ceil(pj->cpu_pct / 100.0 - 1e-9), 100000000.0);
+        /* plan_gpu is in percent of one GPU; the simulator allocates whole GPUs, so a share rounds up. Clamped
+         * to int32 only: ds_imp_keep refuses what the simulator cannot take, naming the job's line */
+        j.gpus = (int32_t)DS_MIN(ceil(pj->gpu_pct / 100.0 - 1e-9), (double)INT32_MAX);
+        j.cpus = (int32_t)DS_MIN(ceil(pj->cpu_pct / 100.0 - 1e-9), (double)INT32_MAX);
         const char *tn = !strcmp(by, "group")
                              ? (p.group_of_inst[pj->inst] >= 0 ? p.groups.s[p.group_of_inst[pj->inst]] : "untagged")
-                         : !strcmp(by, "gpu-type") ? (pj->gpu_type[0] ? pj->gpu_type : "any")
+                         : !strcmp(by, "gpu-type") ? (pj->gpu_type >= 0 && p.types.s[pj->gpu_type][0] ? p.types.s[pj->gpu_type] : "any")
                                                    : im->users.s[pj->user];
-        if ((rc = ds_imp_tenant(im, &j, tn, job_path, pj->line, by, err))) break;
-        ds_imp_keep(im, o, &j);
+        static const ds_imp_cols_t cols = {"plan_gpu (inst_num x plan_gpu of its tasks)",
+                                           "plan_cpu (inst_num x plan_cpu of its tasks)",
+                                           "end_time (first task start to last task end)"};
+        int r = ds_imp_tenant(im, &j, tn, job_path, pj->line, by, err);
+        if (!r) r = ds_imp_keep(im, o, &j, job_path, &cols, err);
+        if (r < 0 && (rc = ds_imp_bad_row(im, o, r, err))) break;
     }
     pai_free(&p);
     return rc;

@@ -1,6 +1,7 @@
 /* import_philly.c: reads Microsoft Philly's cluster_job_log (msr-fiddle/philly-traces), a JSON array of jobs
- * with their scheduling attempts. Each job is cut out of the array by a small scanner before jansson parses
- * it, so every message names the line where the job starts and a bad job can be skipped on its own. */
+ * with their scheduling attempts. The file is streamed: a small scanner cuts each job out of the array (at most
+ * DS_IMP_MAX_JSON_JOB bytes, checked as it reads) before jansson parses it, so memory stays bounded whatever
+ * the file holds, every message names the line where the job starts and a bad job can be skipped on its own. */
 #include "deepshare/import.h"
 
 #include <errno.h>
@@ -10,31 +11,76 @@
 #include <string.h>
 #include <strings.h>
 
+/* The stream: buf[0, len) holds the unread tail of the file from the current job on; s indexes it. */
 typedef struct scan {
-    const char *s, *end, *path;
+    FILE *f;
+    const char *path;
+    char *buf;
+    size_t len, cap, s;
     long line;
+    int eof, ioerr;
 } scan_t;
 
-static void skip_ws(scan_t *sc)
+#define BLOCK 65536
+
+/* Makes sure byte s is in the buffer, discarding what lies before *keep (the start of the job being cut out,
+ * which then moves to the front: *keep becomes 0); 1 when there is a byte, 0 at the end of the file (or after a
+ * read error, in ioerr), -1 when the bytes from *keep on reach the bound of one job. */
+static int fill(scan_t *sc, size_t *keep)
 {
-    for (; sc->s < sc->end; sc->s++) {
-        if (*sc->s == '\n') sc->line++;
-        else if (*sc->s != ' ' && *sc->s != '\t' && *sc->s != '\r') break;
+    if (sc->s < sc->len) return 1;
+    if (sc->eof) return 0;
+    if (*keep > 0) {
+        memmove(sc->buf, sc->buf + *keep, sc->len - *keep);
+        sc->len -= *keep;
+        sc->s -= *keep;
+        *keep = 0;
+    }
+    if (sc->cap - sc->len < BLOCK) {
+        if (sc->cap >= DS_IMP_MAX_JSON_JOB + BLOCK) return -1;
+        sc->cap = sc->cap ? 2 * sc->cap : 4 * BLOCK;
+        if (sc->cap > DS_IMP_MAX_JSON_JOB + BLOCK) sc->cap = DS_IMP_MAX_JSON_JOB + BLOCK;
+        sc->buf = ds_xrealloc(sc->buf, sc->cap);
+    }
+    size_t n = fread(sc->buf + sc->len, 1, sc->cap - sc->len, sc->f);
+    if (n == 0) {
+        sc->eof = 1;
+        sc->ioerr = ferror(sc->f);
+        return 0;
+    }
+    sc->len += n;
+    return 1;
+}
+
+/* Skips blanks between jobs; returns the next byte, or -1 at the end of the file. */
+static int skip_ws(scan_t *sc)
+{
+    for (;;) {
+        size_t keep = sc->s;
+        if (fill(sc, &keep) <= 0) return -1;
+        char ch = sc->buf[sc->s];
+        if (ch == '\n') sc->line++;
+        else if (ch != ' ' && ch != '\t' && ch != '\r') return (unsigned char)ch;
+        sc->s++;
     }
 }
 
-/* Advances past one JSON object starting at '{'; returns 0, or -1 when the input ends first. */
-static int skip_object(scan_t *sc)
+/* Advances past one JSON object starting at '{'; 0 with the object at buf[*start, s), or -1 when the input
+ * ends first, -2 when the object is longer than DS_IMP_MAX_JSON_JOB, -3 on a NUL byte (binary input). */
+static int skip_object(scan_t *sc, size_t *start)
 {
     int depth = 0, in_str = 0;
-    for (; sc->s < sc->end; sc->s++) {
-        char ch = *sc->s;
+    *start = sc->s;
+    for (;; sc->s++) {
+        int got = fill(sc, start);
+        if (got <= 0) return got < 0 ? -2 : -1;
+        char ch = sc->buf[sc->s];
+        if (ch == '\0') return -3;
         if (ch == '\n') sc->line++;
         if (in_str) {
-            if (ch == '\\') {
-                if (sc->s + 1 < sc->end && sc->s[1] == '\n') sc->line++;
-                sc->s++;
-            } else if (ch == '"') in_str = 0;
+            if (in_str == 2) in_str = 1; /* the character after a backslash */
+            else if (ch == '\\') in_str = 2;
+            else if (ch == '"') in_str = 0;
         } else if (ch == '"') in_str = 1;
         else if (ch == '{' || ch == '[') depth++;
         else if ((ch == '}' || ch == ']') && --depth == 0) {
@@ -42,7 +88,6 @@ static int skip_object(scan_t *sc)
             return 0;
         }
     }
-    return -1;
 }
 
 static int philly_state(const char *s)
@@ -76,6 +121,9 @@ static int time_member(json_t *o, const char *key, const char *where, const char
     return 0;
 }
 
+/* Where a job's figures come from, for ds_imp_keep's messages: GPUs and run time add up over its attempts. */
+static const ds_imp_cols_t philly_cols = {"attempts[].detail[].gpus", NULL, "attempts"};
+
 /* One job object into j; DS_OK, DS_EPARSE (err set) or 1 when it never ran or has not finished. */
 static int read_job(ds_import_t *im, const ds_import_opts_t *o, json_t *job, const char *path, long line,
                     ds_imp_job_t *j, ds_error_t *err)
@@ -98,7 +146,8 @@ static int read_job(ds_import_t *im, const ds_import_opts_t *o, json_t *job, con
         snprintf(idbuf, sizeof idbuf, "%lld", (long long)j->num_id);
         j->orig = ds_strtab_intern(&im->ids, idbuf);
     } else if (json_is_string(id) && json_string_value(id)[0]) {
-        j->orig = ds_strtab_intern(&im->ids, json_string_value(id));
+        int rc = ds_imp_name(&im->ids, json_string_value(id), path, line, "jobid", &j->orig, err);
+        if (rc) return rc;
     } else {
         ds_error_set(err, path, line, "jobid", id ? "not a string" : "missing key");
         return DS_EPARSE;
@@ -107,7 +156,8 @@ static int read_job(ds_import_t *im, const ds_import_opts_t *o, json_t *job, con
     const char *tcol = o->tenant_by ? o->tenant_by : "vc";
     int rc = ds_imp_tenant(im, j, str_member(job, tcol), path, line, tcol, err);
     if (rc) return rc;
-    j->user = ds_strtab_intern(&im->users, str_member(job, "user")[0] ? str_member(job, "user") : "-");
+    const char *user = str_member(job, "user")[0] ? str_member(job, "user") : "-";
+    if ((rc = ds_imp_name(&im->users, user, path, line, "user", &j->user, err))) return rc;
     if ((rc = time_member(job, "submitted_time", "submitted_time", path, line, &j->submit, err)) != 0) {
         if (rc == 1) ds_error_set(err, path, line, "submitted_time", "no submission time");
         return DS_EPARSE;
@@ -164,85 +214,64 @@ static int read_job(ds_import_t *im, const ds_import_opts_t *o, json_t *job, con
     return DS_OK;
 }
 
-static char *slurp(const char *path, size_t *len, ds_error_t *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        ds_error_set(err, path, 0, NULL, "cannot open: %s", strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = ds_xmalloc(cap);
-    for (;;) {
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (n < cap) break;
-        cap *= 2;
-        buf = ds_xrealloc(buf, cap);
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        ds_error_set(err, path, 0, NULL, "read error");
-        free(buf);
-        return NULL;
-    }
-    *len = n;
-    return buf;
-}
-
 int ds_import_philly(ds_import_t *im, const ds_import_opts_t *o, const char *path, ds_error_t *err)
 {
-    size_t len;
-    char *buf = slurp(path, &len, err);
-    if (!buf) return DS_EIO;
-    scan_t sc = {buf, buf + len, path, 1};
-    int rc = DS_OK;
-    skip_ws(&sc);
-    if (sc.s == sc.end || *sc.s != '[') {
+    scan_t sc = {0};
+    sc.path = path;
+    sc.line = 1;
+    if (!(sc.f = fopen(path, "rb"))) {
+        ds_error_set(err, path, 0, NULL, "cannot open: %s", strerror(errno));
+        return DS_EIO;
+    }
+    im->src = path;
+    int rc = DS_OK, ch = skip_ws(&sc);
+    if (ch != '[') {
         ds_error_set(err, path, sc.line, NULL, "%s: expected a JSON list of jobs ('[')",
-                     sc.s == sc.end ? "empty file" : "not Philly's cluster_job_log");
-        free(buf);
-        return DS_EPARSE;
+                     ch < 0 ? (sc.ioerr ? "read error" : "empty file") : "not Philly's cluster_job_log");
+        rc = sc.ioerr ? DS_EIO : DS_EPARSE;
+        goto done;
     }
     sc.s++;
     for (int first = 1;; first = 0) {
-        skip_ws(&sc);
-        if (sc.s < sc.end && *sc.s == ']') break;
-        if (!first) {
-            if (sc.s == sc.end) {
-                ds_error_set(err, path, sc.line, NULL, "the list of jobs is not closed (truncated file?)");
-                rc = ds_imp_bad_row(im, o, DS_EPARSE, err);
-                break;
-            }
-            if (*sc.s != ',') {
+        ch = skip_ws(&sc);
+        if (ch == ']') break;
+        if (!first && ch >= 0) {
+            if (ch != ',') {
                 ds_error_set(err, path, sc.line, NULL, "expected ',' or ']' after a job");
                 rc = DS_EPARSE;
                 break;
             }
             sc.s++;
-            skip_ws(&sc);
+            ch = skip_ws(&sc);
         }
-        if (sc.s == sc.end) {
+        if (ch < 0) {
             ds_error_set(err, path, sc.line, NULL, "the list of jobs is not closed (truncated file?)");
             rc = ds_imp_bad_row(im, o, DS_EPARSE, err);
             break;
         }
-        if (*sc.s != '{') {
-            ds_error_set(err, path, sc.line, NULL, "expected a job object ('{')");
+        if (ch != '{') {
+            ds_error_set(err, path, sc.line, NULL, "expected a job object ('{')%s", ch == 0 ? ", found a NUL byte (binary file?)" : "");
             rc = DS_EPARSE;
             break;
         }
-        const char *start = sc.s;
         long line = sc.line;
-        im->rows++;
-        if (skip_object(&sc)) {
+        if ((rc = ds_imp_count_row(im, path, line, err))) break;
+        size_t at;
+        int cut = skip_object(&sc, &at);
+        if (cut == -1) {
             ds_error_set(err, path, line, NULL, "the job starting here is cut off at the end of the file (truncated file?)");
             rc = ds_imp_bad_row(im, o, DS_EPARSE, err);
             break;
         }
+        if (cut < 0) { /* a job's bound or binary bytes: nothing after it can be trusted to resynchronise */
+            ds_error_set(err, path, line, NULL, cut == -2 ? "the job starting here is longer than %d bytes, stopped reading there"
+                                                           : "NUL byte in the job starting here (binary file?)",
+                         DS_IMP_MAX_JSON_JOB);
+            rc = DS_EPARSE;
+            break;
+        }
         json_error_t je;
-        json_t *job = json_loadb(start, (size_t)(sc.s - start), 0, &je);
+        json_t *job = json_loadb(sc.buf + at, sc.s - at, 0, &je);
         ds_imp_job_t j;
         memset(&j, 0, sizeof j);
         j.line = line;
@@ -255,18 +284,23 @@ int ds_import_philly(ds_import_t *im, const ds_import_opts_t *o, const char *pat
             json_decref(job);
         }
         if (r == 1) ds_imp_not_run(im);
-        else if (r == 0) ds_imp_keep(im, o, &j);
-        else if ((rc = ds_imp_bad_row(im, o, r, err))) break;
+        else if (r == 0) r = ds_imp_keep(im, o, &j, path, &philly_cols, err);
+        if (r < 0 && (rc = ds_imp_bad_row(im, o, r, err))) break;
     }
-    if (rc == DS_OK && sc.s < sc.end) {
+    if (rc == DS_OK && ch == ']') {
         sc.s++;
-        skip_ws(&sc);
-        if (sc.s < sc.end) {
+        if (skip_ws(&sc) >= 0) {
             ds_error_set(err, path, sc.line, NULL, "text after the list of jobs");
             rc = DS_EPARSE;
         }
     }
-    free(buf);
+    if (rc == DS_OK && sc.ioerr) {
+        ds_error_set(err, path, sc.line, NULL, "read error");
+        rc = DS_EIO;
+    }
+done:
+    fclose(sc.f);
+    free(sc.buf);
     im->clock_is_unix = 1;
     return rc;
 }

@@ -14,7 +14,7 @@ static void set_quota(ds_import_t *im, int32_t t, int64_t gpus)
         memset(im->quota + im->nquota, 0, (size_t)(t + 1 - im->nquota) * sizeof *im->quota);
         im->nquota = t + 1;
     }
-    im->quota[t] = (int32_t)DS_MIN(gpus, 100000000);
+    im->quota[t] = (int32_t)gpus; /* bounded by the readers (DS_MAX_QUOTA_GPUS) */
 }
 
 /* Helios: "date,vcA,vcB,...,total", one row per day. The row used is the last whose date is on or before the
@@ -37,7 +37,11 @@ static int read_daily(ds_import_t *im, ds_csv_t *c, ds_error_t *err)
             rc = DS_EPARSE;
             break;
         }
-        for (int k = 1; k < ncols && rc >= 0; k++) rc = ds_csv_i64(c, k, names[k], 0, &row[k], err);
+        for (int k = 1; k < ncols && rc >= 0; k++) {
+            /* the total column may exceed one tenant's bound; it is never a quota */
+            int64_t max = strcasecmp(names[k], "total") ? DS_MAX_QUOTA_GPUS : INT64_MAX;
+            rc = ds_csv_int(c, k, names[k], 0, max, &row[k], err);
+        }
         if (rc < 0) break;
         if (!have || d <= day0) {
             memcpy(pick, row, (size_t)ncols * sizeof *row);
@@ -51,14 +55,9 @@ static int read_daily(ds_import_t *im, ds_csv_t *c, ds_error_t *err)
     if (rc == 0) {
         for (int k = 1; k < ncols; k++) {
             if (!strcasecmp(names[k], "total") || !names[k][0]) continue;
-            int32_t t = ds_strtab_intern(&im->tenants, names[k]);
-            if (strlen(names[k]) >= sizeof(((ds_tenant_t *)0)->name)) {
-                ds_error_set(err, c->path, 1, names[k], "VC name longer than %zu characters",
-                             sizeof(((ds_tenant_t *)0)->name) - 1);
-                rc = DS_EPARSE;
-                break;
-            }
-            set_quota(im, t, pick[k]);
+            char name[sizeof(((ds_tenant_t *)0)->name)];
+            if ((rc = ds_imp_tenant_name(names[k], name, sizeof name, c->path, 1, names[k], err))) break;
+            set_quota(im, ds_strtab_intern(&im->tenants, name), pick[k]);
         }
     }
     for (int k = 1; k < ncols; k++) free(names[k]);

@@ -5,19 +5,13 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-/* A CSV field, quoted when it holds a comma, a quote or surrounding blanks (the reader trims those). Line
- * breaks (possible in JSON strings) become blanks: the reader's rows are single lines. */
+/* A CSV field, quoted when it holds a comma, a quote or surrounding blanks (the reader trims those). Names hold
+ * no line breaks: the readers turned control characters into blanks (ds_imp_name) or refused them. */
 static void field(FILE *f, const char *s)
 {
-    if (strpbrk(s, "\r\n")) {
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", s);
-        for (char *p = buf; (p = strpbrk(p, "\r\n")) != NULL;) *p = ' ';
-        ds_csv_put(f, buf);
-        return;
-    }
     ds_csv_put(f, s);
 }
 
@@ -79,7 +73,26 @@ static int write_one(const ds_import_t *im, const char *dir, const char *name, v
     return DS_OK;
 }
 
-int ds_import_write(const ds_import_t *im, const char *dir, ds_error_t *err)
+/* The written files read back with simulate's own readers: the importers apply its limits row by row, with
+ * the input's file and line; this makes sure no change to either side lets an import write what simulate
+ * refuses. A failure is a bug here, never the input's fault. */
+static void read_back(const char *tenants, const char *jobs, const ds_import_opts_t *o)
+{
+    ds_trace_t t;
+    ds_trace_init(&t);
+    ds_error_t err;
+    ds_error_clear(&err);
+    if (ds_trace_read_tenants(&t, tenants, o->gpus_per_node, &err) == DS_OK && ds_trace_read_jobs(&t, jobs, &err) == DS_OK) {
+        ds_trace_free(&t);
+        return;
+    }
+    char msg[1200];
+    ds_error_format(&err, msg, sizeof msg);
+    fprintf(stderr, "deepshare: internal error: the imported trace does not read back in simulate: %s\n", msg);
+    abort();
+}
+
+int ds_import_write(const ds_import_t *im, const ds_import_opts_t *o, const char *dir, ds_error_t *err)
 {
     char tj[1200], tt[1200], fj[1200], ft[1200];
     int rc = write_one(im, dir, "jobs.csv", write_jobs, tj, sizeof tj, err);
@@ -88,6 +101,7 @@ int ds_import_write(const ds_import_t *im, const char *dir, ds_error_t *err)
         remove(tj);
         return rc;
     }
+    read_back(tt, tj, o);
     /* both files are complete before either replaces what DIR held */
     snprintf(fj, sizeof fj, "%s/jobs.csv", dir);
     snprintf(ft, sizeof ft, "%s/tenants.csv", dir);

@@ -136,7 +136,7 @@ int ds_trace_read_jobs(ds_trace_t *t, const char *path, ds_error_t *err)
         if ((rc = ds_csv_int(&c, col[C_GPUS], cname[C_GPUS], 1, DS_MAX_JOB_GPUS, &v, err))) break;
         j->gpus = (int32_t)v;
         if (col[C_CPUS] >= 0) {
-            if ((rc = ds_csv_int(&c, col[C_CPUS], cname[C_CPUS], 0, 100000000, &v, err))) break;
+            if ((rc = ds_csv_int(&c, col[C_CPUS], cname[C_CPUS], 0, DS_MAX_JOB_CPUS, &v, err))) break;
             j->cpus = (int32_t)v;
         }
         if (col[C_MEM] >= 0) {

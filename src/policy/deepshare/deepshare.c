@@ -60,6 +60,20 @@ static void dsp_cancel_start(ds_engine_t *e, void *state, int32_t j, int64_t now
     s->ppend_gpus[part] += g;
 }
 
+/* A withdrawn job leaves the pending list and the count of active jobs; its reservation, if any, lapses at
+ * the next pass (dsp_resv_refresh drops those of jobs that cannot start). S, the smoothed QAD, is only ever
+ * moved by a cycle: nobody's changes here. A later arrival is a first sight again. */
+static void dsp_withdraw(ds_engine_t *e, void *state, int32_t j, int64_t now)
+{
+    (void)now;
+    dsp_t *s = state;
+    int32_t part = e->js[j].part;
+    dsp_pend_remove(s, part, j);
+    s->ppend_gpus[part] -= e->trace->jobs[j].gpus;
+    s->seen[j] = 0;
+    s->nactive--;
+}
+
 static void dsp_on_finish(ds_engine_t *e, void *state, int32_t j, int64_t now)
 {
     dsp_t *s = state;
@@ -325,6 +339,7 @@ const ds_policy_ops_t ds_policy_deepshare = {
     .init = dsp_init,
     .fini = dsp_fini,
     .enqueue = dsp_enqueue,
+    .withdraw = dsp_withdraw,
     .cancel_start = dsp_cancel_start,
     .on_finish = dsp_on_finish,
     .adopt = dsp_adopt,

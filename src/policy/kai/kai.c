@@ -38,6 +38,18 @@ static void kai_cancel_start(ds_engine_t *e, void *state, int32_t j, int64_t now
     kai_pend_add(e, s, j);
 }
 
+/* A withdrawn job leaves its queue's pending lists, and its build-class demand with it: a later arrival
+ * is classed at submit again. */
+static void kai_withdraw(ds_engine_t *e, void *state, int32_t j, int64_t now)
+{
+    (void)now;
+    kai_t *s = state;
+    const ds_job_t *jb = &e->trace->jobs[j];
+    kai_pend_remove(s, j);
+    if (s->cls[j] == KAI_G) s->q[jb->tenant].gdemand -= jb->gpus;
+    s->seen[j] = 0;
+}
+
 static void kai_adopt(ds_engine_t *e, void *state, int32_t j, int64_t now)
 {
     (void)now;
@@ -226,6 +238,7 @@ const ds_policy_ops_t ds_policy_kai = {
     .init = kai_init,
     .fini = kai_fini,
     .enqueue = kai_enqueue,
+    .withdraw = kai_withdraw,
     .cancel_start = kai_cancel_start,
     .adopt = kai_adopt,
     .on_finish = kai_on_finish,

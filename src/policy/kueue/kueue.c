@@ -35,6 +35,21 @@ static void kueue_cancel_start(ds_engine_t *e, void *state, int32_t j, int64_t n
     pq_put(&s->unpl, e->js[j].part, j, s->adm.key[j]);
 }
 
+/* A deleted workload: out of its queue, or, when it was admitted and waited for nodes, its quota released
+ * as Kueue releases a finished one (the cohort's inadmissible workloads are requeued). A later arrival is
+ * classed at submit again. */
+static void kueue_withdraw(ds_engine_t *e, void *state, int32_t j, int64_t now)
+{
+    kueue_t *s = state;
+    const ds_job_t *jb = &e->trace->jobs[j];
+    kq_cq_t *c = &s->cq[jb->tenant];
+    if (s->state[j] == KQ_ADMITTED) kq_release(s, j, now);
+    else pq_drop(&s->pend, j);
+    if (c->sticky == j) c->sticky = -1;
+    if (s->cls[j] == 0) c->gdemand -= jb->gpus;
+    s->state[j] = KQ_NONE;
+}
+
 static void kueue_adopt(ds_engine_t *e, void *state, int32_t j, int64_t now)
 {
     (void)now;
@@ -223,7 +238,7 @@ void kueue_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t n
 
 #define KUEUE_OPS                                                   \
     .props = DS_POLICY_PREEMPTIVE | DS_POLICY_CLASSES | DS_POLICY_EXACT_HOLD, \
-    .fini = kueue_fini, .enqueue = kueue_enqueue, .cancel_start = kueue_cancel_start, .adopt = kueue_adopt, \
+    .fini = kueue_fini, .enqueue = kueue_enqueue, .withdraw = kueue_withdraw, .cancel_start = kueue_cancel_start, .adopt = kueue_adopt, \
     .on_finish = kueue_on_finish, .schedule = kueue_schedule, .next_timer = kueue_next_timer, \
     .config_free = kueue_config_free, .check = kueue_check, .stats = kueue_stats, .explain = kueue_explain
 

@@ -1,0 +1,101 @@
+/* usage.h: 'deepshare usage', who used what: the records read from deepshared's journal or a simulator run's
+ * --out folder (src/trace/usage_read.c), and the per-tenant (or per-user) report computed from them over a
+ * time window (src/report/usage.c): GPU-hours as guaranteed and best effort, lent and borrowed, quota, time
+ * under-served, QAD compliance, preemptions, queueing delay percentiles. docs/usage.md defines each column. */
+#ifndef DS_USAGE_H
+#define DS_USAGE_H
+/* layering (CMakeLists.txt): the io layer's header, out of reach of the layers below it */
+#if defined(DS_LAYER_BASE) || defined(DS_LAYER_ENGINE)
+#error "deepshare/usage.h belongs to the io layer: this layer may not include it (see CMakeLists.txt)"
+#endif
+
+#include <stdio.h>
+
+#include "deepshare/common.h"
+#include "deepshare/trace.h"
+
+/* Bounds of what a reader takes in (a larger input is refused with a message, never read without end). */
+#define DS_USAGE_MAX_ROWS (50 * 1000 * 1000)
+#define DS_USAGE_MAX_TENANTS 4096
+#define DS_USAGE_MAX_NAME 127
+#define DS_USAGE_MAX_TIME ((int64_t)1 << 40) /* |Unix seconds| of any time read */
+
+/* One finished job. Fields a source does not have are -1 (submit, queue, preemptions in the journal). */
+typedef struct ds_usage_job {
+    int64_t id;
+    int32_t tenant, user;     /* indices into tenants / users */
+    int32_t gpus;
+    int64_t submit, start, end;
+    int64_t queue;            /* seconds pending in all (-1: unknown) */
+    int64_t run;              /* wall seconds holding GPUs */
+    int32_t preemptions;      /* -1: unknown */
+} ds_usage_job_t;
+
+/* One tenant at one cycle (a simulator run's tenant_usage.csv). */
+typedef struct ds_usage_sample {
+    int64_t time;
+    int32_t tenant;
+    int32_t quota, g, be, pending; /* GPUs: quota, held as G, held as BE, pending demand */
+    float qad, smoothed;
+} ds_usage_sample_t;
+
+typedef struct ds_usage_data {
+    char source[32];          /* "journal" or "simulation" */
+    ds_strtab_t tenants, users;
+    ds_usage_job_t *jobs;
+    int64_t njobs, capjobs;
+    ds_usage_sample_t *samples;
+    int64_t nsamples, capsamples;
+    int64_t step;             /* seconds between samples (0: no samples) */
+} ds_usage_data_t;
+
+void ds_usage_init(ds_usage_data_t *d);
+void ds_usage_free(ds_usage_data_t *d);
+/* deepshared's journal: "slurm_job_id,tenant,user,gpus,seconds,end" records (src/daemon/hist.c writes
+ * them); a job's run is taken as [end - seconds, end]. Every malformed record is an error naming the file,
+ * line and field (a usage report must not quietly leave jobs out), except a torn last line, which a crash
+ * leaves and the daemon skips too: it is counted in *torn. */
+int ds_usage_read_journal(ds_usage_data_t *d, const char *path, int64_t *torn, ds_error_t *err);
+/* A simulator run's --out folder: jobs.csv and tenant_usage.csv. */
+int ds_usage_read_run(ds_usage_data_t *d, const char *dir, ds_error_t *err);
+/* The two files of a run folder, one by one (the fuzz targets read each). */
+int ds_usage_read_jobs_csv(ds_usage_data_t *d, const char *path, ds_error_t *err);
+int ds_usage_read_samples_csv(ds_usage_data_t *d, const char *path, ds_error_t *err);
+
+/* One row of the report. NAN: the source does not say (e.g. G/BE from a journal). */
+typedef struct ds_usage_row {
+    char name[DS_USAGE_MAX_NAME + 1];
+    int64_t jobs;             /* finished in the window */
+    double gpu_h;             /* GPU-hours held in the window, any class */
+    double g_h, be_h;         /* of which as guaranteed, as best effort */
+    double quota_h;           /* quota x window hours */
+    double borrowed_h;        /* GPU-hours held above its quota */
+    double lent_h;            /* GPU-hours of its idle quota that others' borrowing used (pro rata) */
+    double under_h;           /* hours with demand and smoothed QAD under theta */
+    double compliance;        /* share of cycles with demand whose smoothed QAD >= theta */
+    double preemptions;       /* suffered by its jobs finished in the window */
+    double q_p50, q_p95, q_p99; /* queueing delay of its jobs finished in the window, seconds */
+} ds_usage_row_t;
+
+typedef struct ds_usage_report {
+    int64_t from, to;
+    int by_user;
+    double theta;
+    ds_usage_row_t *rows;     /* sorted by name; the last one is the total ("all") */
+    int32_t nrows;
+} ds_usage_report_t;
+
+/* Computes the report over [from, to) (Unix seconds) by tenant or by user (by_user: the tenant-level
+ * columns, which only a tenant has, are NAN). */
+void ds_usage_compute(const ds_usage_data_t *d, int64_t from, int64_t to, int by_user, double theta,
+                      ds_usage_report_t *r);
+void ds_usage_report_free(ds_usage_report_t *r);
+/* The report as an aligned table, CSV or JSON. */
+void ds_usage_print_table(FILE *f, const ds_usage_report_t *r, const char *source);
+void ds_usage_print_csv(FILE *f, const ds_usage_report_t *r);
+int ds_usage_print_json(FILE *f, const ds_usage_report_t *r, const char *source);
+/* A plot folder: usage.dat and plots.gp (stacked G/BE GPU-hours, borrowed, lent and quota per row), for
+ * ds_plot_render. Returns DS_OK or DS_EIO with err filled. */
+int ds_usage_write_plot(const char *dir, const ds_usage_report_t *r, ds_error_t *err);
+
+#endif

@@ -1,0 +1,142 @@
+/* usage.c: 'deepshare usage': who used what over a time window, from deepshared's journal or a simulator
+ * run's --out folder, as a table, CSV or JSON, and a plot (deepshare/usage.h, docs/usage.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "deepshare/datetime.h"
+#include "deepshare/plot.h"
+#include "deepshare/usage.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: deepshare usage (--journal FILE | --run DIR) [--from T] [--to T] [--by tenant|user]\n"
+               "                       [--format table|csv|json] [--output FILE] [--plot DIR] [--theta X]\n"
+               "Per tenant (or user) over [--from, --to): jobs finished, GPU-hours held, as guaranteed (G) and as\n"
+               "best effort (BE), quota GPU-hours, GPU-hours borrowed (held above quota) and lent (idle quota that\n"
+               "others' borrowing used, shared pro rata), hours under-served (demand and smoothed QAD < theta), QAD\n"
+               "compliance, preemptions suffered and queueing delay percentiles of the jobs finished.\n"
+               "  --journal FILE   deepshared's journal of finished jobs (its 'journal' setting): jobs and GPU-hours;\n"
+               "                   it records no classes, queueing or QAD, so those columns read '-'\n"
+               "  --run DIR        a 'deepshare simulate --out DIR' folder (jobs.csv, tenant_usage.csv): every column\n"
+               "  --from, --to     'YYYY-MM-DD[ HH:MM[:SS]]' (UTC) or Unix seconds; default: the data's whole span\n"
+               "  --plot DIR       writes DIR/usage.dat, DIR/plots.gp and renders DIR/usage.png with gnuplot\n"
+               "  --theta X        the compliance threshold of the smoothed QAD (0.95)\n");
+}
+
+static int parse_time(const char *opt, const char *s, int64_t *out)
+{
+    if (ds_datetime_parse(s, out) == 0) return 0;
+    if (ds_parse_i64(opt, s, -DS_USAGE_MAX_TIME, DS_USAGE_MAX_TIME, out) == 0) return 0;
+    fprintf(stderr, "deepshare usage: %s: expected 'YYYY-MM-DD[ HH:MM[:SS]]' or Unix seconds, got '%s'\n", opt, s);
+    return -1;
+}
+
+/* The data's span: first start or sample to last end or sample, whole. */
+static void span(const ds_usage_data_t *d, int64_t *lo, int64_t *hi)
+{
+    *lo = INT64_MAX, *hi = INT64_MIN;
+    for (int64_t k = 0; k < d->njobs; k++) {
+        int64_t s = d->jobs[k].end - d->jobs[k].run;
+        if (d->jobs[k].submit >= 0 && d->jobs[k].submit < s) s = d->jobs[k].submit;
+        if (s < *lo) *lo = s;
+        if (d->jobs[k].end + 1 > *hi) *hi = d->jobs[k].end + 1;
+    }
+    for (int64_t k = 0; k < d->nsamples; k++) {
+        if (d->samples[k].time < *lo) *lo = d->samples[k].time;
+        if (d->samples[k].time + d->step > *hi) *hi = d->samples[k].time + d->step;
+    }
+    if (*lo > *hi) *lo = *hi = 0;
+}
+
+int ds_cmd_usage(int argc, char **argv)
+{
+    const char *journal = NULL, *run = NULL, *from_s = NULL, *to_s = NULL, *by = "tenant", *format = "table";
+    const char *output = NULL, *plot = NULL, *theta_s = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
+        const char **dst = !strcmp(a, "--journal") ? &journal : !strcmp(a, "--run") ? &run : !strcmp(a, "--from") ? &from_s
+                           : !strcmp(a, "--to") ? &to_s : !strcmp(a, "--by") ? &by : !strcmp(a, "--format") ? &format
+                           : !strcmp(a, "--output") ? &output : !strcmp(a, "--plot") ? &plot
+                           : !strcmp(a, "--theta") ? &theta_s : NULL;
+        if (!dst) {
+            fprintf(stderr, "deepshare usage: unknown option '%s' (see --help)\n", a);
+            return 2;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "deepshare usage: %s needs a value\n", a);
+            return 2;
+        }
+        *dst = argv[++i];
+    }
+    if (!journal == !run) {
+        fprintf(stderr, "deepshare usage: give one of --journal FILE or --run DIR (see --help)\n");
+        return 2;
+    }
+    int by_user = !strcmp(by, "user");
+    if (!by_user && strcmp(by, "tenant")) {
+        fprintf(stderr, "deepshare usage: --by: expected tenant or user, got '%s'\n", by);
+        return 2;
+    }
+    if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json")) {
+        fprintf(stderr, "deepshare usage: --format: expected table, csv or json, got '%s'\n", format);
+        return 2;
+    }
+    double theta = 0.95;
+    if (theta_s && ds_parse_f64("--theta", theta_s, 0, 1, &theta)) return 2;
+    int64_t from = 0, to = 0;
+    if ((from_s && parse_time("--from", from_s, &from)) || (to_s && parse_time("--to", to_s, &to))) return 2;
+    ds_usage_data_t d;
+    ds_usage_init(&d);
+    ds_error_t err;
+    ds_error_clear(&err);
+    int64_t torn = 0;
+    int rc = journal ? ds_usage_read_journal(&d, journal, &torn, &err) : ds_usage_read_run(&d, run, &err);
+    if (rc) {
+        ds_die_error(&err);
+        ds_usage_free(&d);
+        return 1;
+    }
+    if (torn) fprintf(stderr, "deepshare usage: %s: the torn last record (a crash while writing) is left out\n", journal);
+    int64_t lo, hi;
+    span(&d, &lo, &hi);
+    if (!from_s) from = lo;
+    if (!to_s) to = hi;
+    if (to <= from) {
+        fprintf(stderr, "deepshare usage: the window is empty (--to must be after --from)\n");
+        ds_usage_free(&d);
+        return 2;
+    }
+    ds_usage_report_t r;
+    ds_usage_compute(&d, from, to, by_user, theta, &r);
+    FILE *f = output ? fopen(output, "w") : stdout;
+    if (!f) {
+        fprintf(stderr, "deepshare usage: --output: cannot write '%s'\n", output);
+        rc = 1;
+    } else {
+        if (!strcmp(format, "csv")) ds_usage_print_csv(f, &r);
+        else if (!strcmp(format, "json")) ds_usage_print_json(f, &r, d.source);
+        else ds_usage_print_table(f, &r, journal ? "deepshared journal" : "simulator run");
+        if (output && fclose(f)) {
+            fprintf(stderr, "deepshare usage: --output: write failed on '%s'\n", output);
+            rc = 1;
+        }
+    }
+    if (rc == 0 && plot) {
+        char gp[1024], msg[300];
+        if (ds_usage_write_plot(plot, &r, &err)) {
+            ds_die_error(&err);
+            rc = 1;
+        } else if (ds_plot_find_gnuplot(gp, sizeof gp)) {
+            fprintf(stderr, "deepshare usage: no gnuplot found: %s/plots.gp written, not rendered\n", plot);
+        } else if (ds_plot_render(gp, plot, msg, sizeof msg)) {
+            fprintf(stderr, "deepshare usage: gnuplot: %s\n", msg);
+            rc = 1;
+        }
+    }
+    ds_usage_report_free(&r);
+    ds_usage_free(&d);
+    return rc;
+}

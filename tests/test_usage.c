@@ -1,0 +1,256 @@
+/* test_usage.c: 'deepshare usage': its readers (journal, a run's jobs.csv and tenant_usage.csv) refuse bad
+ * input naming file, line and field; the report's figures on hand-computed inputs; a simulated run read back
+ * agrees with the simulator's own accounting. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deepshare/report.h"
+#include "deepshare/synth.h"
+#include "deepshare/usage.h"
+
+static const ds_usage_row_t *row(const ds_usage_report_t *r, const char *name)
+{
+    for (int32_t i = 0; i < r->nrows; i++)
+        if (!strcmp(r->rows[i].name, name)) return &r->rows[i];
+    fail_msg("no row %s", name);
+    return NULL;
+}
+
+static void test_journal_figures(void **st)
+{
+    (void)st;
+    /* job 1: 2 GPUs for 3600 s ending at 7200; job 2: 1 GPU 1800 s ending at 9000; job 3 (user u2) 4 GPUs,
+     * 7200 s ending at 14400: half of it inside [0, 10800); a duplicate line of job 1 counts once */
+    const char *p = tu_write_temp("journal.csv", "slurm_job_id,tenant,user,gpus,seconds,end\n"
+                                                 "1,ta,u1,2,3600,7200\n2,ta,u1,1,1800,9000\n3,tb,u2,4,7200,14400\n"
+                                                 "1,ta,u1,2,3600,7200\n");
+    ds_usage_data_t d;
+    ds_usage_init(&d);
+    ds_error_t err;
+    int64_t torn = -1;
+    assert_int_equal(ds_usage_read_journal(&d, p, &torn, &err), 0);
+    assert_int_equal(torn, 0);
+    assert_int_equal(d.njobs, 3);
+    ds_usage_report_t r;
+    ds_usage_compute(&d, 0, 10800, 0, 0.95, &r);
+    assert_int_equal(r.nrows, 3);
+    const ds_usage_row_t *a = row(&r, "ta"), *b = row(&r, "tb"), *all = row(&r, "all");
+    assert_int_equal(a->jobs, 2);
+    assert_true(fabs(a->gpu_h - 2.5) < 1e-9);  /* 2 x 1 h + 1 x 0.5 h */
+    assert_int_equal(b->jobs, 0);              /* ends after the window */
+    assert_true(fabs(b->gpu_h - 4.0) < 1e-9);  /* 4 GPUs x the hour inside */
+    assert_true(fabs(all->gpu_h - 6.5) < 1e-9);
+    /* a journal says nothing of classes, queueing or QAD */
+    assert_true(isnan(a->g_h) && isnan(a->compliance) && isnan(a->q_p50) && isnan(a->preemptions));
+    ds_usage_report_free(&r);
+    ds_usage_compute(&d, 0, 20000, 1, 0.95, &r);
+    assert_true(fabs(row(&r, "u2")->gpu_h - 8.0) < 1e-9);
+    assert_int_equal(row(&r, "u1")->jobs, 2);
+    ds_usage_report_free(&r);
+    ds_usage_free(&d);
+}
+
+static void expect_journal_error(const char *text, long line, const char *field, const char *needle)
+{
+    const char *p = tu_write_temp("bad_journal.csv", text);
+    ds_usage_data_t d;
+    ds_usage_init(&d);
+    ds_error_t err;
+    ds_error_clear(&err);
+    int64_t torn;
+    assert_int_not_equal(ds_usage_read_journal(&d, p, &torn, &err), 0);
+    tu_expect_error(&err, "bad_journal.csv", line, field, needle);
+    ds_usage_free(&d);
+}
+
+static void test_journal_errors(void **st)
+{
+    (void)st;
+    expect_journal_error("1,ta,u1,2,3600,7200\n2,ta,u1,x,1,9000\n", 2, "gpus", "GPU count");
+    expect_journal_error("1,ta,u1,2,3600,7200\n0,ta,u1,1,1,9000\n", 2, "slurm_job_id", "job id");
+    expect_journal_error("1,ta,u1,2,-5,7200\n", 1, "seconds", "run time");
+    expect_journal_error("1,ta,u1,2,inf,7200\n", 1, "seconds", "run time");
+    expect_journal_error("1,ta,u1,2,5,-1\n", 1, "end", "Unix time");
+    expect_journal_error("1,ta,u1,2,5\n", 1, "", "expected 6 fields");
+    expect_journal_error("1,ta,u1,2,5,6,7\n", 1, "", "more than 6");
+    expect_journal_error("1,,u1,2,5,6\n", 1, "tenant", "empty");
+    /* a torn last record is what a crash leaves: counted, not an error */
+    const char *p = tu_write_temp("torn.csv", "1,ta,u1,2,3600,7200\n2,ta,u1,1,18");
+    ds_usage_data_t d;
+    ds_usage_init(&d);
+    ds_error_t err;
+    int64_t torn = 0;
+    assert_int_equal(ds_usage_read_journal(&d, p, &torn, &err), 0);
+    assert_int_equal(torn, 1);
+    assert_int_equal(d.njobs, 1);
+    ds_usage_free(&d);
+}
+
+/* Two tenants of quota 4 over three 60 s cycles: B borrows 2 GPUs in cycle 2 from A's idle quota; A waits
+ * (smoothed QAD 0.5) in cycle 3. */
+static void test_run_figures(void **st)
+{
+    (void)st;
+    char dir[256];
+    tu_make_dir("ds_usage_run", dir, sizeof dir);
+    char path[512];
+    snprintf(path, sizeof path, "%s/jobs.csv", dir);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "job_id,tenant,user,gpus,submit,start,end,queue,jct,duration,preemptions,colocated\n"
+               "1,A,ua,2,0,0,180,0,180,180,0,0\n2,B,ub,6,0,60,120,60,120,60,1,0\n3,A,ua,4,100,170,300,70,200,130,0,0\n");
+    fclose(f);
+    snprintf(path, sizeof path, "%s/tenant_usage.csv", dir);
+    f = fopen(path, "w");
+    fprintf(f, "time,tenant,quota_gpus,g_gpus,be_gpus,pending_gpus,qad,qad_smoothed\n"
+               "0,A,4,2,0,0,1,1\n0,B,4,0,0,6,0,0\n"
+               "60,A,4,2,0,0,1,1\n60,B,4,4,2,0,1,1\n"
+               "120,A,4,2,0,4,0.5,0.5\n120,B,4,0,0,0,1,1\n");
+    fclose(f);
+    ds_usage_data_t d;
+    ds_usage_init(&d);
+    ds_error_t err;
+    if (ds_usage_read_run(&d, dir, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(d.step, 60);
+    ds_usage_report_t r;
+    ds_usage_compute(&d, 0, 180, 0, 0.95, &r);
+    const ds_usage_row_t *a = row(&r, "A"), *b = row(&r, "B");
+    double h = 60.0 / 3600.0;
+    assert_true(fabs(a->g_h - 6 * h) < 1e-9);
+    assert_true(fabs(b->g_h - 4 * h) < 1e-9 && fabs(b->be_h - 2 * h) < 1e-9);
+    assert_true(fabs(b->borrowed_h - 2 * h) < 1e-9);
+    assert_true(fabs(a->lent_h - 2 * h) < 1e-9); /* A's 2 idle GPUs were all B borrowed */
+    assert_true(fabs(a->quota_h - 12 * h) < 1e-9);
+    assert_true(fabs(a->under_h - h) < 1e-9);           /* cycle 3 */
+    assert_true(fabs(a->compliance - 2.0 / 3.0) < 1e-9);
+    assert_true(fabs(b->compliance - 0.5) < 1e-9); /* cycle 1: demand, S = 0; cycle 3: no demand */
+    assert_int_equal(a->jobs, 0); /* job 1 ends at 180, the window's (open) end; job 3 at 300 */
+    assert_int_equal(b->jobs, 1);
+    assert_true(b->preemptions == 1 && b->q_p50 == 60);
+    ds_usage_report_free(&r);
+    /* the outputs: CSV has a header and a row per tenant plus the total; JSON parses */
+    ds_usage_compute(&d, 0, 400, 0, 0.95, &r);
+    snprintf(path, sizeof path, "%s/u.csv", dir);
+    f = fopen(path, "w");
+    ds_usage_print_csv(f, &r);
+    fclose(f);
+    char *csv = tu_slurp(path, NULL);
+    assert_non_null(strstr(csv, "tenant,jobs,gpu_hours,g_gpu_hours"));
+    assert_non_null(strstr(csv, "\nall,3,"));
+    free(csv);
+    snprintf(path, sizeof path, "%s/u.json", dir);
+    f = fopen(path, "w");
+    assert_int_equal(ds_usage_print_json(f, &r, "simulation"), 0);
+    fclose(f);
+    char *js = tu_slurp(path, NULL);
+    assert_non_null(strstr(js, "\"lent_gpu_hours\""));
+    free(js);
+    snprintf(path, sizeof path, "%s/plot", dir);
+    assert_int_equal(ds_usage_write_plot(path, &r, &err), 0);
+    ds_usage_report_free(&r);
+    ds_usage_free(&d);
+    tu_remove_dir(dir);
+}
+
+static void expect_file_error(const char *name, const char *text, int samples, long line, const char *field, const char *needle)
+{
+    const char *p = tu_write_temp(name, text);
+    ds_usage_data_t d;
+    ds_usage_init(&d);
+    ds_error_t err;
+    ds_error_clear(&err);
+    int rc = samples ? ds_usage_read_samples_csv(&d, p, &err) : ds_usage_read_jobs_csv(&d, p, &err);
+    assert_int_not_equal(rc, 0);
+    tu_expect_error(&err, name, line, field, needle);
+    ds_usage_free(&d);
+}
+
+static void test_run_errors(void **st)
+{
+    (void)st;
+    const char *jh = "job_id,tenant,user,gpus,submit,start,end,queue,jct,duration,preemptions,colocated\n";
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s1,A,u,2,100,50,200,0,100,100,0,0\n", jh);
+    expect_file_error("j1.csv", buf, 0, 2, "start", "");
+    snprintf(buf, sizeof buf, "%s1,A,u,2,0,10,200,500,200,100,0,0\n", jh);
+    expect_file_error("j2.csv", buf, 0, 2, "queue", "");
+    snprintf(buf, sizeof buf, "%s1,A,u,2,0,10,200,0,200\n", jh);
+    expect_file_error("j3.csv", buf, 0, 2, "", "expected 12 fields");
+    expect_file_error("j4.csv", "job_id,tenant\n1,A\n", 0, 1, "user", "missing required column");
+    const char *sh = "time,tenant,quota_gpus,g_gpus,be_gpus,pending_gpus,qad,qad_smoothed\n";
+    snprintf(buf, sizeof buf, "%s60,A,4,1,0,0,1,1.5\n", sh);
+    expect_file_error("s1.csv", buf, 1, 2, "qad_smoothed", "");
+    snprintf(buf, sizeof buf, "%s60,A,4,1,0,0,1,1\n0,A,4,1,0,0,1,1\n", sh);
+    expect_file_error("s2.csv", buf, 1, 3, "time", "out of time order");
+    snprintf(buf, sizeof buf, "%s0,A,4,1,0,0,1,1\n60,A,4,1,0,0,1,1\n90,A,4,1,0,0,1,1\n", sh);
+    expect_file_error("s3.csv", buf, 1, 4, "time", "step");
+    snprintf(buf, sizeof buf, "%s0,A,4,-1,0,0,1,1\n", sh);
+    expect_file_error("s4.csv", buf, 1, 2, "g_gpus", "");
+}
+
+/* A simulated run written with --out and read back: the G + BE GPU-hours of the samples are the busy GPU
+ * integral of the run (up to the sampling), and the jobs are all there. */
+static void test_simulated_run_reads_back(void **st)
+{
+    (void)st;
+    ds_synth_config_t sc;
+    ds_synth_config_default(&sc);
+    sc.jobs = 800;
+    sc.nodes = 8;
+    sc.tenants = 4;
+    ds_trace_t t;
+    ds_trace_init(&t);
+    ds_error_t err;
+    assert_int_equal(ds_synth_generate(&t, &sc, &err), 0);
+    ds_sim_config_t c;
+    ds_sim_config_default(&c);
+    c.engine.mode = DS_MODE_POOLED;
+    c.policy = ds_policy_find("deepshare");
+    c.keep_series = 1;
+    ds_sim_result_t r;
+    tu_sim(&t, &c, &r);
+    char dir[256];
+    tu_make_dir("ds_usage_sim", dir, sizeof dir);
+    assert_int_equal(ds_report_write_csv(dir, &t, &r, &err), 0);
+    ds_usage_data_t d;
+    ds_usage_init(&d);
+    if (ds_usage_read_run(&d, dir, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(d.njobs, t.njobs);
+    assert_int_equal(d.nsamples, r.nseries * t.ntenants);
+    ds_usage_report_t u;
+    ds_usage_compute(&d, INT64_MIN / 4, INT64_MAX / 4, 0, 0.95, &u);
+    const ds_usage_row_t *all = row(&u, "all");
+    assert_int_equal(all->jobs, t.njobs);
+    double held_jobs = 0;
+    int64_t pre = 0;
+    for (int32_t j = 0; j < t.njobs; j++) held_jobs += (double)t.jobs[j].gpus * (double)(r.end[j] - r.submit[j] - r.queued[j]) / 3600.0;
+    for (int32_t j = 0; j < t.njobs; j++) pre += r.preempts[j];
+    fprintf(stderr, "  sampled G+BE %.1f GPU-h (G %.1f, BE %.1f, borrowed %.1f, lent %.1f), held by jobs %.1f GPU-h\n",
+            all->gpu_h, all->g_h, all->be_h, all->borrowed_h, all->lent_h, held_jobs);
+    /* sampling every 60 s: each job's hold is counted to within a cycle at each end */
+    assert_true(fabs(all->gpu_h - held_jobs) <= 0.02 * held_jobs + 1);
+    assert_true(fabs(all->g_h + all->be_h - all->gpu_h) < 1e-6);
+    assert_true(all->lent_h <= all->borrowed_h + 1e-9);
+    assert_int_equal((int64_t)all->preemptions, pre);
+    assert_true(all->compliance >= 0 && all->compliance <= 1);
+    ds_usage_report_free(&u);
+    ds_usage_free(&d);
+    ds_sim_result_free(&r);
+    ds_trace_free(&t);
+    tu_remove_dir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_journal_figures),
+        cmocka_unit_test(test_journal_errors),
+        cmocka_unit_test(test_run_figures),
+        cmocka_unit_test(test_run_errors),
+        cmocka_unit_test(test_simulated_run_reads_back),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
