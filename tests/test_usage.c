@@ -47,6 +47,18 @@ static void test_journal_figures(void **st)
     /* a journal says nothing of classes, queueing or QAD */
     assert_true(isnan(a->g_h) && isnan(a->compliance) && isnan(a->q_p50) && isnan(a->preemptions));
     ds_usage_report_free(&r);
+    /* quotas from a tenants file: quota x the window's 3 h; tc has no jobs but a row */
+    ds_trace_t tt;
+    ds_trace_init(&tt);
+    assert_int_equal(ds_trace_read_tenants(&tt, tu_write_temp("q.csv", "tenant,quota_gpus\nta,4\ntc,2\n"), 8, &err), 0);
+    ds_usage_set_quotas(&d, &tt);
+    ds_trace_free(&tt);
+    ds_usage_compute(&d, 0, 10800, 0, 0.95, &r);
+    assert_true(fabs(row(&r, "ta")->quota_h - 12.0) < 1e-9);
+    assert_true(fabs(row(&r, "tc")->quota_h - 6.0) < 1e-9);
+    assert_true(isnan(row(&r, "tb")->quota_h)); /* not in the file */
+    assert_true(isnan(row(&r, "all")->quota_h));
+    ds_usage_report_free(&r);
     ds_usage_compute(&d, 0, 20000, 1, 0.95, &r);
     assert_true(fabs(row(&r, "u2")->gpu_h - 8.0) < 1e-9);
     assert_int_equal(row(&r, "u1")->jobs, 2);

@@ -47,6 +47,7 @@ typedef struct ds_usage_data {
     ds_usage_sample_t *samples;
     int64_t nsamples, capsamples;
     int64_t step;             /* seconds between samples (0: no samples) */
+    int32_t *quota;           /* per tenant index: quota GPUs from a tenants file, -1 unknown (NULL: none given) */
 } ds_usage_data_t;
 
 void ds_usage_init(ds_usage_data_t *d);
@@ -56,6 +57,9 @@ void ds_usage_free(ds_usage_data_t *d);
  * line and field (a usage report must not quietly leave jobs out), except a torn last line, which a crash
  * leaves and the daemon skips too: it is counted in *torn. */
 int ds_usage_read_journal(ds_usage_data_t *d, const char *path, int64_t *torn, ds_error_t *err);
+/* The quotas of a tenants file (read with ds_trace_read_tenants) for the quota column of a journal's report:
+ * each of its tenants gets a row, jobs or not; taken as constant over the window. */
+void ds_usage_set_quotas(ds_usage_data_t *d, const ds_trace_t *tenants);
 /* A simulator run's --out folder: jobs.csv and tenant_usage.csv. */
 int ds_usage_read_run(ds_usage_data_t *d, const char *dir, ds_error_t *err);
 /* The two files of a run folder, one by one (the fuzz targets read each). */

@@ -13,6 +13,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: deepshare usage (--journal FILE | --run DIR) [--from T] [--to T] [--by tenant|user]\n"
                "                       [--format table|csv|json] [--output FILE] [--plot DIR] [--theta X]\n"
+               "                       [--tenants FILE [--gpus-per-node N]]\n"
                "Per tenant (or user) over [--from, --to): jobs finished, GPU-hours held, as guaranteed (G) and as\n"
                "best effort (BE), quota GPU-hours, GPU-hours borrowed (held above quota) and lent (idle quota that\n"
                "others' borrowing used, shared pro rata), hours under-served (demand and smoothed QAD < theta), QAD\n"
@@ -22,7 +23,10 @@ static void usage(FILE *f)
                "  --run DIR        a 'deepshare simulate --out DIR' folder (jobs.csv, tenant_usage.csv): every column\n"
                "  --from, --to     'YYYY-MM-DD[ HH:MM[:SS]]' (UTC) or Unix seconds; default: the data's whole span\n"
                "  --plot DIR       writes DIR/usage.dat, DIR/plots.gp and renders DIR/usage.png with gnuplot\n"
-               "  --theta X        the compliance threshold of the smoothed QAD (0.95)\n");
+               "  --theta X        the compliance threshold of the smoothed QAD (0.95)\n"
+               "  --tenants FILE   with --journal: the quotas (tenant,quota_gpus, or Venus' vc_config in nodes of\n"
+               "                   --gpus-per-node N GPUs, 8) for the quota column, taken as constant; every tenant\n"
+               "                   it names gets a row\n");
 }
 
 static int parse_time(const char *opt, const char *s, int64_t *out)
@@ -53,14 +57,15 @@ static void span(const ds_usage_data_t *d, int64_t *lo, int64_t *hi)
 int ds_cmd_usage(int argc, char **argv)
 {
     const char *journal = NULL, *run = NULL, *from_s = NULL, *to_s = NULL, *by = "tenant", *format = "table";
-    const char *output = NULL, *plot = NULL, *theta_s = NULL;
+    const char *output = NULL, *plot = NULL, *theta_s = NULL, *tenants = NULL, *gpn_s = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
         const char **dst = !strcmp(a, "--journal") ? &journal : !strcmp(a, "--run") ? &run : !strcmp(a, "--from") ? &from_s
                            : !strcmp(a, "--to") ? &to_s : !strcmp(a, "--by") ? &by : !strcmp(a, "--format") ? &format
                            : !strcmp(a, "--output") ? &output : !strcmp(a, "--plot") ? &plot
-                           : !strcmp(a, "--theta") ? &theta_s : NULL;
+                           : !strcmp(a, "--theta") ? &theta_s : !strcmp(a, "--tenants") ? &tenants
+                           : !strcmp(a, "--gpus-per-node") ? &gpn_s : NULL;
         if (!dst) {
             fprintf(stderr, "deepshare usage: unknown option '%s' (see --help)\n", a);
             return 2;
@@ -98,6 +103,19 @@ int ds_cmd_usage(int argc, char **argv)
         ds_die_error(&err);
         ds_usage_free(&d);
         return 1;
+    }
+    if (rc == 0 && tenants) {
+        int64_t gpn = 8;
+        ds_trace_t tt;
+        ds_trace_init(&tt);
+        if (gpn_s && ds_parse_i64("--gpus-per-node", gpn_s, 1, 64, &gpn)) rc = 2;
+        else if (ds_trace_read_tenants(&tt, tenants, (int)gpn, &err)) ds_die_error(&err), rc = 1;
+        else ds_usage_set_quotas(&d, &tt);
+        ds_trace_free(&tt);
+        if (rc) {
+            ds_usage_free(&d);
+            return rc;
+        }
     }
     if (torn) fprintf(stderr, "deepshare usage: %s: the torn last record (a crash while writing) is left out\n", journal);
     int64_t lo, hi;

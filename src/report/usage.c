@@ -108,6 +108,17 @@ void ds_usage_compute(const ds_usage_data_t *d, int64_t from, int64_t to, int by
         }
         k = e;
     }
+    /* a journal with a tenants file: quota x the window, per tenant the file names (a tenant it does not
+     * name stays unknown, and then so does the total) */
+    if (!samples && !by_user && d->quota) {
+        double hours = (double)(to - from) / 3600.0, sum = 0;
+        for (int32_t i = 0; i < n; i++) {
+            int32_t q = i < d->tenants.n ? d->quota[i] : -1;
+            r->rows[i].quota_h = q >= 0 ? (double)q * hours : NAN;
+            sum += r->rows[i].quota_h;
+        }
+        r->rows[tot].quota_h = sum;
+    }
     for (int32_t i = 0; i <= n; i++) {
         ds_usage_row_t *x = &r->rows[i];
         x->compliance = samples ? (a[i].dem ? (double)a[i].ok / (double)a[i].dem : 1.0) : NAN;

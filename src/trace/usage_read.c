@@ -20,7 +20,17 @@ void ds_usage_free(ds_usage_data_t *d)
     ds_strtab_free(&d->users);
     free(d->jobs);
     free(d->samples);
+    free(d->quota);
     memset(d, 0, sizeof *d);
+}
+
+void ds_usage_set_quotas(ds_usage_data_t *d, const ds_trace_t *tenants)
+{
+    for (int32_t i = 0; i < tenants->ntenants; i++) ds_strtab_intern(&d->tenants, tenants->tenants[i].name);
+    d->quota = ds_xrealloc(d->quota, (size_t)(d->tenants.n ? d->tenants.n : 1) * sizeof *d->quota);
+    for (int32_t i = 0; i < d->tenants.n; i++) d->quota[i] = -1;
+    for (int32_t i = 0; i < tenants->ntenants; i++)
+        d->quota[ds_strtab_find(&d->tenants, tenants->tenants[i].name)] = tenants->tenants[i].quota_gpus;
 }
 
 static int name_of(ds_strtab_t *tab, const char *s, const char *path, long line, const char *field, int32_t max,
