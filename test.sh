@@ -35,6 +35,8 @@ fi
 if [ $slurm_e2e = 1 ]; then
   echo "== Slurm end-to-end test (deepshared on a local cluster)" >&2
   bash tests/e2e_slurm.sh build-test-release || status=1
+  echo "== the trust boundary as a plain user (job_submit.lua, tenants' members, GRES, arrays, --begin, dependencies)" >&2
+  bash tests/e2e_trust.sh build-test-release || status=1
   if [ -n "${DS_SOAK:-}" ]; then
     echo "== deepshared soak (SIGKILLs during a burst, slurmctld restart under shard jobs, slow clients; 2-7 min)" >&2
     bash tests/soak_daemon.sh build-test-release || status=1

@@ -30,7 +30,7 @@ T build cmake --build "$B/build" -j"$(nproc)" || exit 1
 T cpack bash -c "cd '$B/build' && cpack -G DEB" || exit 1
 T dpkg-i bash -c "dpkg -i '$B'/build/deepshare_*.deb" || exit 1
 T cluster bash -c "'$src/deploy/slurm/stop.sh'; CLEAN=1 '$src/deploy/slurm/start.sh'" || exit 1
-printf 'tenant vision 8\ntenant speech 8\ncycle = 10\n' > /etc/deepshare/deepshared.conf
+printf 'tenant vision 8 users=root\ntenant speech 8 users=root\ncycle = 10\n' > /etc/deepshare/deepshared.conf
 T check-config /usr/sbin/deepshared --check-config /etc/deepshare/deepshared.conf
 t0=$(now)
 /usr/sbin/deepshared -c /etc/deepshare/deepshared.conf > "$B/daemon.log" 2>&1 &

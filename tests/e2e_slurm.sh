@@ -115,6 +115,9 @@ default_runtime = 600
 # with a 16-GPU cluster and no GPU free, the default eps = 1e-6 makes the colocation threshold ~1;
 # eps = 1 keeps the pressure at sqrt(pending GPUs)
 policy.eps = 1
+# the test cluster has no accounting: every job here is root's, charged to the account it names
+# (tests/e2e_trust.sh checks tenants' members as a plain user)
+trust_accounts = yes
 tenant ta 8
 tenant tb 8
 EOF

@@ -19,6 +19,7 @@ static int fail_left[FS_NOPS], calls[FS_NOPS];
 static uint32_t last_id[FS_NOPS];
 static uint8_t script_ended[FS_MAX]; /* 2: ended, slurmctld not told yet (the requeue race) */
 static int reruns;
+static int accounts_enforced;
 
 void fs_reset(void)
 {
@@ -30,6 +31,7 @@ void fs_reset(void)
     memset(phantom, 0, sizeof phantom);
     memset(script_ended, 0, sizeof script_ended);
     reruns = 0;
+    accounts_enforced = 0;
     model_gpus = 0;
     njobs = nnodes = 0;
     dirty = 1;
@@ -108,6 +110,7 @@ sl_job_t *fs_add_job(uint32_t id, const char *account, const char *partition, co
     j->submit = id;
     j->cpus = 1;
     j->num_tasks = 1;
+    j->min_nodes = 1;
     dirty = 1;
     return j;
 }
@@ -195,6 +198,12 @@ int sl_job_running(uint32_t id, char *err, size_t errn)
 }
 
 void sl_init(const char *conf) { (void)conf; }
+void fs_set_accounts_enforced(int on) { accounts_enforced = on; }
+int sl_accounts_enforced(char *err, size_t errn)
+{
+    (void)err, (void)errn;
+    return accounts_enforced;
+}
 void sl_fini(void) {}
 void sl_jobs_reset(void) { dirty = 1; }
 
@@ -240,7 +249,7 @@ int sl_dispatch(uint32_t id, const char *partition, const char *node, const int 
         return -1;
     }
     snprintf(j->partition, sizeof j->partition, "%s", partition);
-    if (clear_first) j->untyped_gpus = 0;
+    if (clear_first) j->untyped_gpus = j->gres_gpus = j->ngpu_idx = 0; /* the GRES asked at submit goes */
     if (fix_tasks) j->num_tasks = 1;
     j->on_shard = shard;
     /* 22.05 adds a new GRES request to the earlier one: a second pin would grow the job */

@@ -40,6 +40,8 @@ int fs_run_dispatched(const char *staging);
 void fs_end_script(uint32_t id, int race);
 /* Requeues that landed on a job whose script had ended (fs_end_script with race). */
 int fs_reruns(void);
+/* What sl_accounts_enforced answers (0 after fs_reset). */
+void fs_set_accounts_enforced(int on);
 /* The next n calls of op fail as an unreachable slurmctld would. */
 void fs_fail(fs_op_t op, int n);
 /* How many calls of op were made (failed ones included) and the id of the last one. */

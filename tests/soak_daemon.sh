@@ -53,6 +53,7 @@ journal = $W/journal.csv
 listen = 127.0.0.1:$port
 default_runtime = 15
 dispatch_timeout = 10
+trust_accounts = yes
 tenant t1 4
 tenant t2 4
 tenant t3 4

@@ -212,7 +212,7 @@ static json_t *run_twice(const char *tag, const char *args)
         assert_int_equal(rc, 0);
         free(err);
     }
-    static const char *const files[] = {".json", "/jobs.csv", "/timeseries.csv", "/tenants.csv", "/qad.csv"};
+    static const char *const files[] = {".json", "/jobs.csv", "/timeseries.csv", "/tenants.csv", "/qad.csv", "/events.csv"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char p1[800], p2[800];
         snprintf(p1, sizeof p1, "%s/%s1%s", tmpdir, tag, files[i]);
@@ -259,6 +259,65 @@ static void test_determinism(void **st)
 }
 
 
+/* --out's per-job class split and decision log agree with each other and with the run: queue_g + queue_be
+ * within each job's queue, one finish per job, one start per job and per preemption, the preemptions of
+ * jobs.csv logged one by one; classless policies have neither split nor classes. */
+static void check_out(const char *dir, int classes)
+{
+    char p[800], line[512];
+    snprintf(p, sizeof p, "%s/%s/jobs.csv", tmpdir, dir);
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_non_null(strstr(line, ",queue_g,queue_be\n"));
+    long long jobs = 0, pre = 0, qbe = 0;
+    while (fgets(line, sizeof line, f)) {
+        long long v[14];
+        char ten[64], user[64];
+        int n = sscanf(line, "%lld,%63[^,],%63[^,],%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld", &v[0], ten, user,
+                       &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &v[12], &v[13]);
+        assert_int_equal(n, 14);
+        assert_true(v[12] >= 0 && v[13] >= 0 && v[12] + v[13] <= v[7]);
+        if (!classes) assert_true(v[12] == 0 && v[13] == 0);
+        jobs++, pre += v[10], qbe += v[13];
+    }
+    fclose(f);
+    if (classes) assert_true(qbe > 0);
+    snprintf(p, sizeof p, "%s/%s/events.csv", tmpdir, dir);
+    assert_non_null(f = fopen(p, "r"));
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_string_equal(line, "time,event,job_id,class,reason,other_job_id\n");
+    long long fin = 0, starts = 0, pres = 0, last = -1;
+    while (fgets(line, sizeof line, f)) {
+        long long t, id, other;
+        int reason;
+        char ev[16], cls[8];
+        assert_int_equal(sscanf(line, "%lld,%15[^,],%lld,%7[^,],%d,%lld", &t, ev, &id, cls, &reason, &other), 6);
+        assert_true(t >= last);
+        last = t;
+        fin += !strcmp(ev, "finish"), starts += !strcmp(ev, "start"), pres += !strcmp(ev, "preempt");
+        if (!classes) assert_string_equal(cls, "-");
+        else if (!strcmp(ev, "start")) assert_true(!strcmp(cls, "G") || !strcmp(cls, "BE"));
+    }
+    fclose(f);
+    assert_int_equal(fin, jobs);
+    assert_int_equal(pres, pre);
+    assert_int_equal(starts, jobs + pre);
+}
+
+static void test_out_classes_and_events(void **st)
+{
+    (void)st;
+    const char *w = "--synth-jobs 800 --synth-nodes 6 --synth-tenants 3 --synth-load 1.3 --seed 5 --predictor oracle";
+    char a[800];
+    snprintf(a, sizeof a, "simulate --policy deepshare --mode pooled %s --quiet --out '%s/ev-ds'", w, tmpdir);
+    assert_int_equal(run(a, NULL, NULL), 0);
+    check_out("ev-ds", 1);
+    snprintf(a, sizeof a, "simulate --policy tiresias --mode pooled %s --quiet --out '%s/ev-tir'", w, tmpdir);
+    assert_int_equal(run(a, NULL, NULL), 0);
+    check_out("ev-tir", 0);
+}
+
 /* The no-argument main job: both modes of every policy in one table, ending with DeepShare's verdict
  * against the suite's goal; the verdict names the best pooled and partitioned baselines it judged by. */
 static void test_main_job_verdict(void **st)
@@ -293,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_help_mentions_every_flag),
         cmocka_unit_test(test_simulate_explain),
         cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_out_classes_and_events),
         cmocka_unit_test(test_main_job_verdict),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

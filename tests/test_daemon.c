@@ -1,8 +1,10 @@
 /* test_daemon.c: the parts of deepshared that need no Slurm: its config file (every error names file,
  * line and key), the runtime history and its journal, and the engine calls it relies on (adopt, move,
  * cancel_start, hold). */
+#include <grp.h>
 #include <math.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +185,68 @@ static void test_config_hardening(void **state)
     snprintf(c.listen_addr, sizeof c.listen_addr, "127.0.0.1");
     c.listen_port = 0;
     assert_int_equal(dconfig_check_bind(&c, &err), DS_OK); /* off */
+}
+
+/* Who may change the file and who may charge a tenant (docs/deepshared.md, Access and threat model): a
+ * file others may write, or owned by another user, is refused; members are parsed strictly; without
+ * Slurm's account check or trust_accounts, a tenant without members stops the start. */
+static void test_config_trust(void **state)
+{
+    (void)state;
+    const char *p = tu_write_temp("t.conf", "tenant a 4 users=alice,@vision\ntenant b 2\ntrust_accounts = no\n");
+    dconfig_t c;
+    ds_error_t err;
+    ds_error_clear(&err);
+    chmod(p, 0644);
+    dconfig_default(&c);
+    assert_int_equal(dconfig_read(&c, p, &err), DS_OK);
+    assert_string_equal(c.tenants[0].members, "alice,@vision");
+    assert_int_equal(c.tenants[0].line, 1);
+    assert_string_equal(c.tenants[1].members, "");
+    assert_int_equal(c.trust_accounts, 0);
+    /* b lists no members: refused unless Slurm enforces associations or the operator trusts accounts */
+    assert_int_equal(dconfig_check_identity(&c, 0, &err), DS_EPARSE);
+    tu_expect_error(&err, p, 2, "tenant", "tenant 'b' lists no members");
+    assert_int_equal(dconfig_check_identity(&c, 1, &err), DS_OK);
+    c.trust_accounts = 1;
+    assert_int_equal(dconfig_check_identity(&c, 0, &err), DS_OK);
+    assert_int_equal(dconfig_member(&c.tenants[0], "alice"), 1);
+    assert_int_equal(dconfig_member(&c.tenants[0], "mallory"), 0);
+    assert_int_equal(dconfig_member(&c.tenants[0], "alic"), 0);
+    assert_int_equal(dconfig_member(&c.tenants[1], "anyone"), 1);
+    /* a group: root is a member of the group of gid 0, whatever it is called */
+    dc_tenant_t t;
+    memset(&t, 0, sizeof t);
+    struct group *g0 = getgrgid(0);
+    if (g0) {
+        snprintf(t.members, sizeof t.members, "nosuchuser,@%s", g0->gr_name);
+        assert_int_equal(dconfig_member(&t, "root"), 1);
+        assert_int_equal(dconfig_member(&t, "nosuchuser-either"), 0);
+    }
+    expect_error("tenant a 4 users=\n", 1, "users", "no empty names");
+    expect_error("tenant a 4 users=al ice\n", 1, "tenant", "tenant ACCOUNT QUOTA_GPUS");
+    expect_error("tenant a 4 users=alice,,bob\n", 1, "users", "no empty names");
+    expect_error("tenant a 4 users=al$ice\n", 1, "users", "not a user name");
+    expect_error("tenant a 4 members=alice\n", 1, "tenant", "users=NAME");
+    expect_error("tenant a\033[2J 4\n", 1, "tenant", "may hold only letters");
+    expect_error("tenant a 4\ntrust_accounts = maybe\n", 2, "trust_accounts", "yes or no");
+    /* others may write it: refused, as at start and at every reload */
+    p = tu_write_temp("t.conf", "tenant a 4\n");
+    chmod(p, 0666);
+    dconfig_default(&c);
+    assert_int_not_equal(dconfig_read(&c, p, &err), DS_OK);
+    tu_expect_error(&err, p, 0, "", "writable by every user (mode 666)");
+    chmod(p, 0664);
+    assert_int_not_equal(dconfig_read(&c, p, &err), DS_OK);
+    tu_expect_error(&err, p, 0, "", "writable by its group");
+    chmod(p, 0644);
+    assert_int_equal(dconfig_read(&c, p, &err), DS_OK);
+    if (geteuid() == 0) {
+        /* owned by another user (nobody's uid): that user could rewrite it */
+        assert_int_equal(chown(p, 65534, (gid_t)-1), 0);
+        assert_int_not_equal(dconfig_read(&c, p, &err), DS_OK);
+        tu_expect_error(&err, p, 0, "", "not by root or the daemon's user");
+    }
 }
 
 /* The journal: a reused job id with another end time is a new job; non-finite or absurd run times and
@@ -549,6 +613,7 @@ int main(void)
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_journal),
         cmocka_unit_test(test_config_hardening),
+        cmocka_unit_test(test_config_trust),
         cmocka_unit_test(test_journal_hardening),
         cmocka_unit_test(test_read_token),
         cmocka_unit_test(test_print_and_reload_merge),

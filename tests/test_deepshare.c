@@ -662,6 +662,57 @@ static void test_revoke_needs_confident_mean(void **st)
 
 /* QG order: band first. An under-served tenant's long job precedes a well-served tenant's short
  * one, and over random states the bands never decrease along the order. */
+/* Only under-served tenants' G jobs go before best-effort work (served-g-in-qb, docs/policy.md §3, revision
+ * 7). A is served, B under-served; A's and B's 1-GPU jobs are G, C's 8-GPU job takes C's quota (G) and C's
+ * 1-GPU job is BE. By default QG holds B's job alone and QB the rest, each tenant's in its own order; with
+ * served-g-in-qb=0 every G job is in QG. Classes are the same either way, and explain says which queue. */
+static void sgq_case(const char *kv, int on)
+{
+    ds_trace_t t;
+    tu_trace(&t, "A:8 B:8 C:8", "1 A 1 0 100; 2 B 1 0 100; 3 C 8 0 100; 4 C 1 0 500");
+    void *cfg = cfg_with(kv);
+    ds_engine_t *e = engine_for(&t, 8, cfg);
+    dsp_t *s = e->pstate;
+    for (int32_t j = 0; j < 4; j++) ds_engine_arrive(e, j, 0);
+    s->S[0] = 1.0, s->S[1] = 0.5, s->S[2] = 1.0;
+    int32_t ng, nb;
+    dsp_classify(e, s, s->pend[0].v, s->pend[0].n, &ng, &nb);
+    for (int32_t j = 0; j < 3; j++) assert_int_equal(e->js[j].klass, DS_CLASS_G);
+    assert_int_equal(e->js[3].klass, DS_CLASS_BE);
+    if (on) {
+        assert_int_equal(ng, 1);
+        assert_int_equal(s->qg[0], 1);
+        assert_int_equal(nb, 3);
+        int seen = 0;
+        for (int32_t k = 0; k < nb; k++) seen |= 1 << s->qb[k];
+        assert_int_equal(seen, 1 | 4 | 8);
+    } else {
+        assert_int_equal(ng, 3);
+        assert_int_equal(nb, 1);
+        assert_int_equal(s->qb[0], 3);
+    }
+    ds_buf_t b = {0};
+    ops()->explain(e, e->pstate, 0, 0, &b);
+    char *text = ds_bdone(&b);
+    assert_non_null(strstr(text, on ? "placed in the best-effort queue's order" : "placed before best-effort work"));
+    free(text);
+    b = (ds_buf_t){0};
+    ops()->explain(e, e->pstate, 1, 0, &b);
+    text = ds_bdone(&b);
+    assert_non_null(strstr(text, "placed before best-effort work (G queue)"));
+    free(text);
+    ds_engine_destroy(e);
+    ops()->config_free(cfg);
+    ds_trace_free(&t);
+}
+
+static void test_served_g_in_qb(void **st)
+{
+    (void)st;
+    sgq_case("colocation=0", 1);
+    sgq_case("colocation=0,served-g-in-qb=0", 0);
+}
+
 static void test_prediction_never_lifts(void **st)
 {
     (void)st;
@@ -896,7 +947,8 @@ static void test_invariants_synthetic(void **st)
     const char *variants[] = {"ablation=none", "ablation=no-prediction", "ablation=interference-blind",
                               "ablation=no-colocation", "ablation=no-borrowing", "ablation=hard-colocate",
                               "m=0.5,rho-min=0.5,monitor-threshold=admit", "m=1,work-conserving=0",
-                              "g-prefix=0", "reserve-after=600,reserve-max=2", "m=0,tau-max=1"};
+                              "g-prefix=0", "reserve-after=600,reserve-max=2", "m=0,tau-max=1",
+                              "served-g-in-qb=0"};
     for (int seed = 1; seed <= 4; seed++) {
         ds_synth_config_t sc;
         ds_synth_config_default(&sc);
@@ -1029,6 +1081,7 @@ int main(void)
         cmocka_unit_test(test_yield_back),
         cmocka_unit_test(test_probe_unmeasured_pair),
         cmocka_unit_test(test_prediction_never_lifts),
+        cmocka_unit_test(test_served_g_in_qb),
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_qad_definition),
         cmocka_unit_test(test_work_conserving),

@@ -974,7 +974,8 @@ static void test_completing_gpu_not_offered(void **state)
 static const char *conf(const char *text)
 {
     char full[1024];
-    snprintf(full, sizeof full, "journal = %s\nlisten = off\nk = 1\ngpu_sharing = 0\n%s", journal_path, text);
+    snprintf(full, sizeof full, "journal = %s\nlisten = off\nk = 1\ngpu_sharing = 0\n%s%s", journal_path,
+             strstr(text, "trust_accounts") ? "" : "trust_accounts = yes\n", text);
     const char *p = tu_write_temp("reload.conf", full);
     chmod(p, 0600);
     return p;
@@ -1037,6 +1038,25 @@ static void test_reload(void **state)
     assert_int_equal(daemon_reload(&D), 0);
     assert_true(D.cfg.cycle == 9);
     assert_int_equal(D.cfg.k, 1);
+
+    /* accounts trusted no more and a tenant without members: rejected (Slurm does not check accounts here) */
+    conf("tenant a 4 users=ua\ntenant b 2\ntrust_accounts = no\n");
+    assert_int_equal(daemon_reload(&D), -1);
+    assert_int_equal(D.cfg.trust_accounts, 1);
+    /* both with members: applied, and the jobs in staging are screened again (a rebuild) */
+    conf("tenant a 4 users=ua\ntenant b 2 users=ub\ntrust_accounts = no\ncycle = 9\n");
+    assert_int_equal(daemon_reload(&D), 0);
+    assert_string_equal(D.cfg.tenants[0].members, "ua");
+    assert_null(D.e);
+    sl_jobs_reset();
+    assert_int_equal(sync_now(), 1);
+    rebuilds++;
+    for (uint32_t id = 1; id <= 4; id++) assert_int_equal(jstate(id)->status, DS_JS_RUNNING);
+    conf("tenant a 4\ntenant b 2\ncycle = 9\n");
+    assert_int_equal(daemon_reload(&D), 0);
+    sl_jobs_reset();
+    assert_int_equal(sync_now(), 1);
+    rebuilds++;
 
     /* a tenant with running jobs cannot be removed */
     conf("tenant b 2\n");

@@ -98,6 +98,10 @@ typedef struct ds_jstate {
     int64_t last_start;
     int64_t pend_since;
     int64_t queued;       /* total pending seconds so far (excluding the current pending spell) */
+    int64_t queued_g;     /* ...of which while its class was G, and BE (DeepShare classes pending jobs each
+                             pass; the rest it spent unclassified; both stay 0 under other policies) */
+    int64_t queued_be;
+    int64_t class_since;  /* start of the current pending stretch in one class */
     int64_t run_time;     /* wall seconds run before last_start */
     int64_t end;          /* -1 until done */
     double overhead;      /* restart overheads added so far, seconds of work */

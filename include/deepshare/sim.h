@@ -26,6 +26,7 @@ typedef struct ds_sim_config {
     uint64_t seed;
     int check_invariants;        /* run ds_engine_check after every scheduling pass */
     int keep_series;             /* record the per-cycle time series */
+    int keep_events;             /* record every decision (ds_sim_event_t; --out's events.csv) */
     /* Called after every scheduling pass once its decisions are applied (NULL: none), read-only: the CLI's
      * --explain JOB asks the policy about one job there (ops->explain). */
     void (*after_pass)(void *ctx, const ds_engine_t *e, int64_t now);
@@ -58,6 +59,17 @@ typedef struct ds_sample {
     int64_t preemptions, colocations; /* cumulative */
 } ds_sample_t;
 
+/* One decision as the simulator applied it, with the job's class right after it; a finish is logged as
+ * DS_SIM_EV_FINISH, with the class the job ended in. */
+#define DS_SIM_EV_FINISH 0
+typedef struct ds_sim_event {
+    int64_t time;
+    int32_t type;     /* ds_dec_type_t */
+    int32_t job, other; /* trace indices; other: the partner of a shared start, the kept job of a revocation, or -1 */
+    int32_t reason;   /* the policy's code (DeepShare: 1 reclaim, 2 revocation) */
+    uint8_t klass;    /* DS_CLASS_G / DS_CLASS_BE, 0 for classless policies */
+} ds_sim_event_t;
+
 typedef struct ds_sim_result {
     char policy[32];
     ds_mode_t mode;
@@ -74,10 +86,13 @@ typedef struct ds_sim_result {
     ds_tenant_result_t *tenants;
     int32_t ntenants;
     /* per job (trace order) */
-    int64_t *submit, *start, *end, *queued;
+    int64_t *submit, *start, *end, *queued, *queued_g, *queued_be;
     int32_t *preempts;
     uint8_t *colocated;
     int8_t *gtype;              /* typed clusters: the GPU type of its last run (NULL on a cluster of one type) */
+    /* decisions, when keep_events */
+    ds_sim_event_t *events;
+    int64_t nevents;
     /* time series */
     ds_sample_t *series;
     int64_t nseries;

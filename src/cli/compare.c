@@ -26,7 +26,8 @@ static void help(FILE *f)
             "Runs several policies on one workload side by side (the built-in synthetic workload when no --trace\n"
             "is given), prints the comparison table and writes a report folder DIR:\n"
             "  summary.csv, summary.json   one row/object per policy, the numbers of 'simulate --json'\n"
-            "  <policy>/                   with --details: jobs.csv, timeseries.csv, qad.csv, tenants.csv\n"
+            "  <policy>/                   with --details: jobs.csv, timeseries.csv, qad.csv, tenants.csv,\n"
+            "                              events.csv\n"
             "  plots/*.png, plots/*.svg    queueing-delay and JCT CDFs, GPU allocation, SM utilization, idle\n"
             "                              GPUs, preemptions and colocations over time, per-tenant smoothed QAD\n"
             "                              of each policy, and with --sweep the sensitivity curves\n"
@@ -422,6 +423,7 @@ int ds_cmd_compare(int argc, char **argv)
     sc.speeds = speeds.nrows ? &speeds : NULL;
     pred.speeds = sc.speeds;
     sc.seed = wo.synth.seed;
+    sc.keep_events = details; /* <policy>/events.csv */
     /* the runs side by side, before any allocates its cluster and series */
     if (ds_fits_run(&trace, &sc, (int)(jobs < nruns ? jobs : nruns), &err) ||
         ds_cli_predictors_setup(&pred, &trace, sc.coloc, ds_runs_use_predictors(runs, nruns) || sweep, &err)) {

@@ -80,9 +80,14 @@ int ds_cmd_explain(int argc, char **argv)
     size_t cap = 8192, len = 0;
     char *buf = malloc(cap);
     ssize_t k;
-    while (buf && (k = read(fd, buf + len, cap - len - 1)) > 0) {
+    /* an answer is a few KiB: 16 MiB is a daemon gone wrong (or not deepshared at that port) */
+    while (buf && cap <= (16u << 20) && (k = read(fd, buf + len, cap - len - 1)) > 0) {
         len += (size_t)k;
-        if (len + 1 == cap) buf = realloc(buf, cap *= 2);
+        if (len + 1 == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) free(buf);
+            buf = nb;
+        }
     }
     close(fd);
     if (!buf) return 1;
@@ -91,7 +96,13 @@ int ds_cmd_explain(int argc, char **argv)
     sscanf(buf, "HTTP/%*s %d", &status);
     char *body = strstr(buf, "\r\n\r\n");
     body = body ? body + 4 : buf;
-    fputs(body, status == 200 ? stdout : stderr);
+    /* the text names accounts and users that came from Slurm: no control character reaches the terminal */
+    FILE *out = status == 200 ? stdout : stderr;
+    for (const char *p = body; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) fprintf(out, "\\x%02x", c);
+        else fputc(c, out);
+    }
     free(buf);
     return status == 200 ? 0 : 1;
 }

@@ -87,7 +87,8 @@ static void help(FILE *f)
             "\n"
             "output:\n"
             "  --json FILE|-       summary JSON (an object for one policy, an array for several)\n"
-            "  --out DIR           per-job, per-cycle, QAD and per-tenant CSVs (DIR/<policy>/ for several)\n"
+            "  --out DIR           per-job, per-cycle, QAD, per-tenant and per-decision CSVs (DIR/<policy>/\n"
+            "                      for several; docs/trace-format.md, Output files)\n"
             "  --tenants           also print the per-tenant table\n"
             "  --quiet             no table on stdout\n"
             "\n"
@@ -224,6 +225,7 @@ int ds_cmd_simulate(int argc, char **argv)
     sc.speeds = speeds.nrows ? &speeds : NULL;
     pred.speeds = sc.speeds;
     sc.seed = wo.synth.seed;
+    sc.keep_events = out != NULL; /* events.csv */
     explainer_t ex = {.t = &trace, .job = -1};
     if (explain) {
         char *end;

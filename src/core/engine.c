@@ -364,6 +364,15 @@ static inline void held_typed(ds_engine_t *e, int32_t j, int klass, int sign)
     (klass == DS_CLASS_BE ? e->tenant_be_gpus_t : e->tenant_g_gpus_t)[k] += sign * job->gpus;
 }
 
+/* Closes a pending job's stretch in its present class at now (queued_g / queued_be). */
+static void class_time(ds_jstate_t *s, int64_t now)
+{
+    int64_t from = DS_MAX(s->pend_since, s->class_since), d = now - from;
+    if (d > 0 && s->klass == DS_CLASS_G) s->queued_g += d;
+    else if (d > 0 && s->klass == DS_CLASS_BE) s->queued_be += d;
+    s->class_since = now;
+}
+
 static void make_pending(ds_engine_t *e, int32_t j, int64_t now)
 {
     ds_jstate_t *s = &e->js[j];
@@ -451,6 +460,7 @@ void ds_engine_start(ds_engine_t *e, int32_t j, const int32_t *gpus, int64_t now
     ds_placement_charge(e, j, +1);
     ds_part_t *p = &e->parts[s->part];
     p->npending--;
+    class_time(s, now); /* a cancelled start leaves class_since at it: the stretch after goes on from there */
     s->status = DS_JS_RUNNING;
     s->queued += now - s->pend_since;
     if (s->first_start < 0) s->first_start = now;
@@ -632,6 +642,7 @@ void ds_engine_set_class(ds_engine_t *e, int32_t j, int klass)
 {
     ds_jstate_t *s = &e->js[j];
     if (s->klass == klass) return;
+    if (s->status == DS_JS_PENDING) class_time(s, e->now);
     if (s->status == DS_JS_RUNNING) {
         int32_t t = e->trace->jobs[j].tenant, g = e->trace->jobs[j].gpus;
         int64_t *from = s->klass == DS_CLASS_BE ? e->tenant_be_gpus : e->tenant_g_gpus;

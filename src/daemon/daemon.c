@@ -56,6 +56,7 @@ void daemon_teardown(daemon_t *d)
     free(d->shardless);
     free(d->leftover);
     free(d->completing);
+    free(d->foreign);
     free(d->slot);
     free(d->sj);
     free(d->nodes);

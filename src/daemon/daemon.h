@@ -25,10 +25,15 @@ typedef struct dslot {
     int8_t npin;            /* GPU indices pinned at its first dispatch (Slurm 22.05 cannot re-pin) */
     int8_t pin[SL_MAX_GPUS];
     double t_dispatch;      /* monotonic seconds of the last dispatch, 0 none */
+    double t_seen;          /* monotonic seconds the daemon first saw the job (its queued line) */
+    double t_decided;       /* monotonic start of the pass that made its last dispatch */
     uint8_t whole;          /* one-GPU job sent onto a whole GPU because its GPU had lost its shards */
     double t_requeue;       /* monotonic seconds of its last requeue by us, 0 none */
     char why[160];          /* last daemon-side note for /explain */
     uint32_t why_logged;    /* hash of the last taken-back reason logged (digits ignored), 0 none */
+    uint32_t err_logged;    /* hash of the last dispatch error logged, 0 none */
+    int16_t fails;          /* dispatches Slurm refused in a row */
+    double t_hold_until;    /* monotonic seconds: held out of the policy's pass until then (Slurm refused it) */
     uint8_t withdrawn;      /* out of the engine (ds_engine_withdraw): D_AWAY while its owner holds it or it
                                waits outside deepshared's partitions, D_GONE once it ended while pending */
 } dslot_t;
@@ -41,6 +46,10 @@ enum { D_AWAY = 1, D_GONE = 2 };
  * is from the second the job's previous credential was revoked in ("Job credential revoked"), and Slurm
  * then ends the job for good. */
 #define D_REQUEUE_SETTLE 3.0
+/* Dispatches Slurm refuses in a row before the job is held out of the policy's pass for D_FAIL_HOLD
+ * seconds (logged once): an impossible request is otherwise sent again every pass. */
+#define D_FAILS_HOLD 3
+#define D_FAIL_HOLD 300.0
 /* Engine rounds in one pass: a start the daemon takes back holds its job (ds_engine_hold) and the policy
  * runs again, so the GPUs it was offered go to the next job in the same pass. */
 #define D_PASS_ROUNDS 4
@@ -95,6 +104,7 @@ typedef struct daemon {
     uint8_t *leftover;
     int nleftover;          /* GPUs with leftover shards */
     uint8_t *completing;    /* GPUs a job still completing in Slurm holds (node-major) */
+    uint8_t *foreign;       /* GPUs a running job deepshared did not dispatch holds (node-major) */
     double t_nodes;         /* monotonic seconds of the last node read */
     /* returns to staging from a dispatch, per Slurm job (kept across rebuilds) */
     ds_idmap_t bounce_of;
@@ -114,6 +124,10 @@ typedef struct daemon {
     sl_job_t *sj;
     int nsj;
     ds_idmap_t warned;      /* Slurm ids already reported as ignored */
+    int acct_enforced;      /* Slurm checks accounts (AccountingStorageEnforce=associations), read at start */
+    int32_t nrefused;       /* jobs in staging deepshared does not take (screen.c), at the last change */
+    int32_t nwaiting;       /* jobs in staging waiting for Slurm (a begin time, a dependency) */
+    int32_t nforeign;       /* jobs in deepshared's partitions it did not dispatch */
     /* figures */
     dtenant_t *ten;
     int s_init;
@@ -133,6 +147,10 @@ typedef struct daemon {
     double lat_samples[D_SAMPLES];
     double s2r_samples[D_SAMPLES];   /* submit -> running, seconds (Slurm's 1 s clock) */
     int64_t s2r_n;
+    double t_pass;                   /* monotonic start of the current (or last) pass */
+    double d2r_samples[D_SAMPLES];   /* a dispatch's update returned -> the job seen RUNNING, seconds */
+    int64_t d2r_n;
+    double d2r_sum;
     /* the histogram of submit -> running, folded from s2r_samples by report.c */
     int64_t s2r_folded;
     int64_t s2r_count[D_S2R_BUCKETS + 1];
@@ -156,6 +174,30 @@ double daemon_now_mono(void);
 /* Sets up the policy of c (its parameters applied to a new config); *pconfig may be NULL on return for a
  * policy without parameters. Errors name the config file and key. Start and reload both use it. */
 int daemon_policy_config(const dconfig_t *c, const ds_policy_ops_t **ops, void **pconfig, ds_error_t *err);
+
+/* screen.c: which Slurm jobs deepshared takes */
+/* Workload facts users give in --comment: "gpus=2 model=resnet50 dataset=imagenet batch=64 amp=1 gmem=8000
+ * class=BE" (comma, semicolon or space separated). */
+typedef struct screen_hints {
+    int gpus, has_gpus, batch, amp, gmem, klass;
+    char model[32], dataset[32];
+} screen_hints_t;
+/* Parses a comment strictly: known keys once each, whole numbers in range, names of safe characters; -1
+ * with the reason in why (a zeroed h) when it does not parse. */
+int screen_hints(const char *comment, screen_hints_t *h, char *why, size_t n);
+/* Tenant index of a Slurm account (the config's order, the trace's), -1 when it is no tenant. */
+int32_t screen_tenant(const daemon_t *d, const char *account);
+/* Dispatched by deepshared: its admin comment (which only root and SlurmUser can set) is ours. */
+int screen_ours(const sl_job_t *j);
+/* The GPUs a job holds or asks for as Slurm counts them: its untyped or typed GRES (our pins included),
+ * else the comment's gpus=. */
+int screen_gpus(const sl_job_t *j);
+/* A job pending in staging: 0 when deepshared takes it, 1 when it waits for Slurm (a begin time, a
+ * dependency), -1 when it is refused; why says what. */
+int screen_job(const daemon_t *d, const sl_job_t *j, char *why, size_t n);
+/* Copies s to out with control characters, DEL and '\' escaped (\xNN): user text bound for a log or a
+ * terminal. */
+void screen_escape(const char *s, char *out, size_t n);
 
 /* gpumap.c: the GPUs as Slurm will use them */
 /* Seconds between reads of the nodes' shard counts (also read every cycle and after an outage). */

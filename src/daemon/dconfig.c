@@ -2,6 +2,8 @@
 #include "dconfig.h"
 
 #include <arpa/inet.h>
+#include <grp.h>
+#include <pwd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -188,6 +190,15 @@ static int set_key(dconfig_t *c, const char *path, long line, const char *k, con
     INT("job_capacity", job_capacity, 16, 1e7);
     NUM("dispatch_timeout", dispatch_timeout, 1, 86400);
     INT("verbose", verbose, 0, 2);
+    if (!strcmp(k, "trust_accounts")) {
+        if (!strcmp(v, "yes") || !strcmp(v, "1")) c->trust_accounts = 1;
+        else if (!strcmp(v, "no") || !strcmp(v, "0")) c->trust_accounts = 0;
+        else {
+            ds_error_set(err, path, line, k, "expected yes or no, got '%s'", v);
+            return DS_EPARSE;
+        }
+        return DS_OK;
+    }
     NUM("status_window", status_window, 60, 30 * 86400);
 #undef STR
 #undef NUM
@@ -220,12 +231,115 @@ static int set_key(dconfig_t *c, const char *path, long line, const char *k, con
     return DS_EPARSE;
 }
 
+/* A Slurm account, user or group name: letters, digits, '_', '.', '-' (no spaces, no control characters:
+ * they reach logs and pages). */
+static int name_ok(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > max) return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_' && *s != '.' && *s != '-') return 0;
+    return 1;
+}
+
+/* "tenant ACCOUNT QUOTA_GPUS [users=NAME,@GROUP,...]" */
+static int tenant_line(dconfig_t *c, const char *path, long line, const char *rest, ds_error_t *err)
+{
+    char name[128], qs[32], us[320], extra[8];
+    long q = -1;
+    int n = sscanf(rest, "%127s %31s %319s %7s", name, qs, us, extra);
+    if (n == 2 || n == 3) {
+        char *qe;
+        errno = 0;
+        q = strtol(qs, &qe, 10);
+        if (errno || qe == qs || *qe) q = -1;
+    }
+    if ((n != 2 && n != 3) || q < 0 || q > 1000000 || (n == 3 && strncmp(us, "users=", 6))) {
+        ds_error_set(err, path, line, "tenant", "expected 'tenant ACCOUNT QUOTA_GPUS [users=NAME,@GROUP,...]'");
+        return DS_EPARSE;
+    }
+    if (strlen(name) >= sizeof c->tenants[0].name || c->ntenants == DC_MAX_TENANTS) {
+        ds_error_set(err, path, line, "tenant", "name too long or more than %d tenants", DC_MAX_TENANTS);
+        return DS_EPARSE;
+    }
+    if (!name_ok(name, 63)) {
+        ds_error_set(err, path, line, "tenant", "the account name may hold only letters, digits, '_', '.' and '-'");
+        return DS_EPARSE;
+    }
+    for (char *p = name; *p; p++) *p = (char)tolower((unsigned char)*p); /* Slurm lower-cases accounts */
+    for (int i = 0; i < c->ntenants; i++)
+        if (!strcmp(c->tenants[i].name, name)) {
+            ds_error_set(err, path, line, "tenant", "tenant '%s' defined twice", name);
+            return DS_EPARSE;
+        }
+    dc_tenant_t *t = &c->tenants[c->ntenants];
+    memset(t, 0, sizeof *t);
+    if (n == 3) {
+        const char *list = us + 6;
+        if (strlen(list) >= sizeof t->members) {
+            ds_error_set(err, path, line, "users", "list longer than %zu characters", sizeof t->members - 1);
+            return DS_EPARSE;
+        }
+        char buf[sizeof t->members];
+        snprintf(buf, sizeof buf, "%s", list);
+        char *save = NULL;
+        int k = 0;
+        for (char *m = strtok_r(buf, ",", &save); m; m = strtok_r(NULL, ",", &save), k++)
+            if (!name_ok(m[0] == '@' ? m + 1 : m, 63)) {
+                ds_error_set(err, path, line, "users", "name %d of the list is not a user name or @group (letters, "
+                             "digits, '_', '.', '-')", k + 1);
+                return DS_EPARSE;
+            }
+        if (k == 0 || list[0] == ',' || list[strlen(list) - 1] == ',' || strstr(list, ",,")) {
+            ds_error_set(err, path, line, "users", "expected NAME,@GROUP,... (no empty names), got '%s'", list);
+            return DS_EPARSE;
+        }
+        memcpy(t->members, list, strlen(list) + 1); /* shorter than members: checked above */
+    }
+    snprintf(t->name, sizeof t->name, "%.63s", name);
+    t->quota = (int)q;
+    t->line = (int)line;
+    c->ntenants++;
+    return DS_OK;
+}
+
+/* Refuses a file others may change: writable by group or others, or owned by someone else than root
+ * and the caller. */
+static int safe_owner(FILE *f, const char *path, ds_error_t *err)
+{
+    struct stat st;
+    if (fstat(fileno(f), &st)) {
+        ds_error_set(err, path, 0, NULL, "cannot stat: %s", strerror(errno));
+        return DS_EIO;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        ds_error_set(err, path, 0, NULL, "writable by %s (mode %03o): whoever can write it sets every tenant's quota; "
+                     "chmod go-w", st.st_mode & S_IWOTH ? "every user" : "its group", (unsigned)(st.st_mode & 0777));
+        return DS_EPARSE;
+    }
+    if (st.st_uid != 0 && st.st_uid != geteuid()) {
+        struct passwd pw, *res = NULL;
+        char buf[1024];
+        int known = getpwuid_r(st.st_uid, &pw, buf, sizeof buf, &res) == 0 && res;
+        ds_error_set(err, path, 0, NULL, "owned by %s%s (uid %u), not by root or the daemon's user (uid %u): that user "
+                     "could rewrite it; chown it", known ? "user " : "another user", known ? pw.pw_name : "",
+                     (unsigned)st.st_uid, (unsigned)geteuid());
+        return DS_EPARSE;
+    }
+    return DS_OK;
+}
+
 int dconfig_read(dconfig_t *c, const char *path, ds_error_t *err)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
         ds_error_set(err, path, 0, NULL, "cannot open: %s", strerror(errno));
         return DS_EIO;
+    }
+    int prc = safe_owner(f, path, err);
+    if (prc) {
+        fclose(f);
+        return prc;
     }
     snprintf(c->path, sizeof c->path, "%s", path);
     char buf[1024];
@@ -243,34 +357,8 @@ int dconfig_read(dconfig_t *c, const char *path, ds_error_t *err)
         char *s = trim(buf);
         if (!*s) continue;
         if (!strncmp(s, "tenant", 6) && isspace((unsigned char)s[6])) {
-            char name[128], qs[32], extra[8];
-            long q = -1;
-            int n = sscanf(s + 6, "%127s %31s %7s", name, qs, extra);
-            if (n == 2) {
-                char *qe;
-                errno = 0;
-                q = strtol(qs, &qe, 10);
-                if (errno || qe == qs || *qe) q = -1;
-            }
-            if (n != 2 || q < 0 || q > 1000000) {
-                ds_error_set(err, path, line, "tenant", "expected 'tenant ACCOUNT QUOTA_GPUS'");
-                rc = DS_EPARSE;
-                break;
-            }
-            if (strlen(name) >= sizeof c->tenants[0].name || c->ntenants == DC_MAX_TENANTS) {
-                ds_error_set(err, path, line, "tenant", "name too long or more than %d tenants", DC_MAX_TENANTS);
-                rc = DS_EPARSE;
-                break;
-            }
-            for (char *p = name; *p; p++) *p = (char)tolower((unsigned char)*p); /* Slurm lower-cases accounts */
-            for (int i = 0; i < c->ntenants; i++)
-                if (!strcmp(c->tenants[i].name, name)) {
-                    ds_error_set(err, path, line, "tenant", "tenant '%s' defined twice", name);
-                    rc = DS_EPARSE;
-                }
+            rc = tenant_line(c, path, line, s + 6, err);
             if (rc) break;
-            snprintf(c->tenants[c->ntenants].name, sizeof c->tenants[0].name, "%.63s", name);
-            c->tenants[c->ntenants++].quota = (int)q;
             continue;
         }
         char *eq = strchr(s, '=');
@@ -288,6 +376,53 @@ int dconfig_read(dconfig_t *c, const char *path, ds_error_t *err)
         rc = DS_EPARSE;
     }
     return rc;
+}
+
+int dconfig_check_identity(const dconfig_t *c, int enforced, ds_error_t *err)
+{
+    if (enforced || c->trust_accounts) return DS_OK;
+    for (int i = 0; i < c->ntenants; i++)
+        if (!c->tenants[i].members[0]) {
+            ds_error_set(err, c->path, c->tenants[i].line, "tenant",
+                         "tenant '%s' lists no members (users=NAME,@GROUP,...) and Slurm does not check accounts "
+                         "(AccountingStorageEnforce=associations with slurmdbd): any user could charge it with -A; "
+                         "list its members, enforce associations, or set trust_accounts = yes",
+                         c->tenants[i].name);
+            return DS_EPARSE;
+        }
+    return DS_OK;
+}
+
+int dconfig_member(const dc_tenant_t *t, const char *user)
+{
+    if (!t->members[0]) return 1;
+    char buf[sizeof t->members];
+    snprintf(buf, sizeof buf, "%s", t->members);
+    gid_t groups[256];
+    int ngroups = -1; /* looked up at the first @group */
+    char *save = NULL;
+    for (char *m = strtok_r(buf, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
+        if (m[0] != '@') {
+            if (!strcmp(m, user)) return 1;
+            continue;
+        }
+        if (ngroups < 0) {
+            struct passwd pw, *res = NULL;
+            char pb[1024];
+            ngroups = 0;
+            if (getpwnam_r(user, &pw, pb, sizeof pb, &res) == 0 && res) {
+                int n = (int)(sizeof groups / sizeof groups[0]);
+                if (getgrouplist(user, pw.pw_gid, groups, &n) >= 0) ngroups = n;
+                else ngroups = (int)(sizeof groups / sizeof groups[0]); /* the first 256 */
+            }
+        }
+        struct group gr, *gres = NULL;
+        char gb[4096];
+        if (getgrnam_r(m + 1, &gr, gb, sizeof gb, &gres) || !gres) continue;
+        for (int i = 0; i < ngroups; i++)
+            if (groups[i] == gres->gr_gid) return 1;
+    }
+    return 0;
 }
 
 int dconfig_check(const dconfig_t *c, ds_error_t *err)
@@ -363,7 +498,10 @@ void dconfig_print(FILE *f, const dconfig_t *c)
     else fprintf(f, "# read_token: none (the HTTP endpoints are open to whoever reaches %s)\n",
                  c->listen_port ? c->listen_addr : "them");
     fprintf(f, "status_window = %g\nverbose = %d\n", c->status_window, c->verbose);
-    for (int i = 0; i < c->ntenants; i++) fprintf(f, "tenant %s %d\n", c->tenants[i].name, c->tenants[i].quota);
+    fprintf(f, "trust_accounts = %s\n", c->trust_accounts ? "yes" : "no");
+    for (int i = 0; i < c->ntenants; i++)
+        fprintf(f, "tenant %s %d%s%s\n", c->tenants[i].name, c->tenants[i].quota, c->tenants[i].members[0] ? " users=" : "",
+                c->tenants[i].members);
     for (int i = 0; i < c->nparams; i++) fprintf(f, "policy.%s = %s\n", c->pkeys[i], c->pvals[i]);
 }
 

@@ -13,6 +13,10 @@
 typedef struct dc_tenant {
     char name[64];   /* Slurm account (lower case, as Slurm stores it) */
     int quota;       /* GPUs */
+    /* who may charge it: "alice,bob,@vision" (users, and @ Unix groups), "" = whoever Slurm lets use the
+     * account (accounting enforcing associations, or trust_accounts) */
+    char members[256];
+    int line;        /* its line in the file, for errors */
 } dc_tenant_t;
 
 typedef struct dconfig {
@@ -41,6 +45,7 @@ typedef struct dconfig {
     char read_token_file[256];
     int token_line;          /* line of read_token / read_token_file, 0 = not set */
     double status_window;    /* seconds of QAD history on the status page (21600) */
+    int trust_accounts;      /* charge a job to the account it names, with no check of its user (0) */
     dc_tenant_t tenants[DC_MAX_TENANTS];
     int ntenants;
     char pkeys[DC_MAX_PARAMS][64], pvals[DC_MAX_PARAMS][128];
@@ -49,11 +54,20 @@ typedef struct dconfig {
 } dconfig_t;
 
 void dconfig_default(dconfig_t *c);
-/* Reads a config file over the defaults; on error fills err with file, line and key. */
+/* Reads a config file over the defaults; on error fills err with file, line and key. A file that others
+ * than its owner may write, or that is owned by neither root nor the caller, is refused: whoever can
+ * change it decides every tenant's quota. */
 int dconfig_read(dconfig_t *c, const char *path, ds_error_t *err);
 /* Checks what start needs beyond single keys (listen address, tenants, journal, a read token when listening
  * on a non-loopback address): --check runs it too, and so does a reload. */
 int dconfig_check(const dconfig_t *c, ds_error_t *err);
+/* Whether the tenants' identity holds: each tenant lists its members, or Slurm checks accounts itself
+ * (enforced: AccountingStorageEnforce=associations), or the operator said trust_accounts = yes. Checked at
+ * start, once Slurm has said whether it enforces, and at every reload. */
+int dconfig_check_identity(const dconfig_t *c, int enforced, ds_error_t *err);
+/* Whether user (with uid; getgrouplist for @groups) may charge tenant t: 1 yes, 0 no (a members list
+ * without it). A tenant without a list: 1 (dconfig_check_identity decided that is safe). */
+int dconfig_member(const dc_tenant_t *t, const char *user);
 /* Binds the listen address once and lets go (--check): DS_OK, 1 when the port is in use (a running
  * daemon?), or an error (not a local address, no permission) that start would hit. */
 int dconfig_check_bind(const dconfig_t *c, ds_error_t *err);
@@ -67,7 +81,7 @@ void dconfig_print(FILE *f, const dconfig_t *c);
  * that needs a restart (the running value stays in force) and writes their names, comma separated, to
  * restart (size n; "" when none changed). Keys that apply at once: tenant lines (quotas; tenants added
  * or removed rebuild the engine), cycle, poll, dispatch_timeout, default_job_gpu_mem_mib, qad_lambda,
- * qad_theta, verbose, read_token, read_token_file. */
+ * qad_theta, verbose, trust_accounts, read_token, read_token_file. */
 void dconfig_reload_merge(const dconfig_t *cur, dconfig_t *next, char *restart, size_t n);
 
 #endif

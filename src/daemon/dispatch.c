@@ -164,19 +164,33 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
                                   sl->shareable ? "shard" : "gpu");
     for (int i = 0; i < n && off < sizeof ac; i++) off += (size_t)snprintf(ac + off, sizeof ac - off, "%s%d", i ? "," : "", idx[i]);
     /* a GRES asked at submit must go before the pin */
-    int clear = sl->npin == 0 && sj && sj->untyped_gpus > 0;
+    int clear = sl->npin == 0 && sj && (sj->untyped_gpus > 0 || sj->gres_gpus > 0);
     double t0 = daemon_now_mono();
     /* the GPU types go to Slurm once in a job's life: a second update adds to the first (22.05) */
     if (sl_dispatch(d->slot[j].id, be ? d->cfg.be_partition : d->cfg.g_partition, d->nodes[node].name, idx,
                     sl->npin ? 0 : n, d->slot[j].shareable, clear, sj && sj->num_tasks == 0, ac, be ? 10000 : 20000,
                     err, sizeof err)) {
-        dlog(0, "%s", err);
         d->errors++;
         snprintf(d->slot[j].why, sizeof d->slot[j].why, "last dispatch failed: %.120s", err);
         d->slot[j].undo = 1;
+        /* one line per job and error, not one per pass; Slurm refusing it D_FAILS_HOLD times in a row holds it */
+        uint32_t h = 2166136261u;
+        for (const char *p = err; *p; p++) h = (h ^ (uint8_t)*p) * 16777619u;
+        if (!h) h = 1;
+        if (h != sl->err_logged) dlog(0, "%s", err);
+        sl->err_logged = h;
+        if (++sl->fails >= D_FAILS_HOLD) {
+            sl->fails = 0;
+            sl->t_hold_until = daemon_now_mono() + D_FAIL_HOLD;
+            dlog(0, "job %u: Slurm refused its dispatch %d times in a row (the error is logged above): held out of "
+                 "the policy's pass for %.0f s", sl->id, D_FAILS_HOLD, D_FAIL_HOLD);
+        }
         return;
     }
+    sl->fails = 0;
+    sl->err_logged = 0;
     d->slot[j].t_dispatch = daemon_now_mono();
+    d->slot[j].t_decided = d->t_pass;
     if (!sl->whole) d->slot[j].why[0] = 0;
     sl->why_logged = 0;
     if (sl->npin == 0) {
@@ -313,6 +327,10 @@ static void hold_unstartable(daemon_t *d)
         int hold = 0;
         if (settling(d, j, mono)) {
             hold = 1;
+        } else if (sl->t_hold_until > mono) {
+            hold = 1;
+            snprintf(sl->why, sizeof sl->why, "Slurm refused its dispatch %d times in a row: held out of the policy's "
+                     "pass for %.0f s more", D_FAILS_HOLD, sl->t_hold_until - mono);
         } else if (sl->npin > 0 && !pins_open(d, j, refused, sizeof refused)) {
             hold = 1;
             if (refused[0]) snprintf(sl->why, sizeof sl->why, "%s", refused);
@@ -336,6 +354,7 @@ void daemon_pass(daemon_t *d, int timer)
     if (!e) return;
     d->now = DS_MAX(d->now, (int64_t)time(NULL));
     d->passes++;
+    d->t_pass = daemon_now_mono();
     hold_unstartable(d);
     ds_engine_schedule(e, d->now, timer);
     int held = 0;

@@ -69,6 +69,10 @@ const char *gpumap_refuses(const daemon_t *d, int32_t j, int node, int idx, char
                  "there", d->nodes[node].name, idx, left, left == 1 ? "" : "s");
         return buf;
     }
+    if (d->foreign && d->foreign[g]) {
+        snprintf(buf, n, "GPU %.32s:g%d runs a job deepshared did not dispatch", d->nodes[node].name, idx);
+        return buf;
+    }
     if (d->completing && d->completing[g]) {
         snprintf(buf, n, "a job on GPU %.32s:g%d is still completing in Slurm", d->nodes[node].name, idx);
         return buf;
@@ -144,8 +148,15 @@ void gpumap_update_leftover(daemon_t *d)
     int ng = d->nnodes * d->gpn, count = 0;
     int *held = ds_xcalloc((size_t)ng, sizeof *held);
     memset(d->completing, 0, (size_t)ng);
+    memset(d->foreign, 0, (size_t)ng);
     for (int i = 0; i < d->nsj; i++) {
         const sl_job_t *j = &d->sj[i];
+        if (j->state == SL_RUNNING && !screen_ours(j)) {
+            /* an operator's job (or one Slurm ran on its own): its GPUs are taken */
+            int n = gpumap_node(d, j->nodes);
+            for (int k = 0; n >= 0 && k < j->ngpu_idx; k++)
+                if (j->gpu_idx[k] >= 0 && j->gpu_idx[k] < d->gpn) d->foreign[n * d->gpn + j->gpu_idx[k]] = 1;
+        }
         /* dispatched (pending where we sent it): Slurm may have started it since the job read */
         int sent = j->state == SL_PENDING && !j->held && j->req_nodes[0] && strcmp(j->partition, d->cfg.staging);
         if (j->state != SL_RUNNING && !j->completing && !sent) continue;
@@ -209,8 +220,10 @@ int gpumap_load_nodes(daemon_t *d, char *err, size_t errn)
     d->nshardless = 0;
     free(d->leftover);
     free(d->completing);
+    free(d->foreign);
     d->leftover = ds_xcalloc((size_t)n * (size_t)gpn, 1);
     d->completing = ds_xcalloc((size_t)n * (size_t)gpn, 1);
+    d->foreign = ds_xcalloc((size_t)n * (size_t)gpn, 1);
     d->nleftover = 0;
     update_shards(d, nodes);
     d->t_nodes = daemon_now_mono();

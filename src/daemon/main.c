@@ -101,6 +101,28 @@ int main(int argc, char **argv)
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     sl_init(d.cfg.slurm_conf[0] ? d.cfg.slurm_conf : NULL);
+    /* who may charge a tenant: Slurm's own account check, or the config's members (docs/deepshared.md,
+     * Access and threat model) */
+    char e1[300];
+    d.acct_enforced = sl_accounts_enforced(e1, sizeof e1);
+    if (d.acct_enforced < 0) {
+        fprintf(stderr, "deepshared: %s: cannot tell whether Slurm checks accounts; start again once slurmctld "
+                "answers\n", e1);
+        sl_fini();
+        daemon_teardown(&d);
+        return 1;
+    }
+    if (dconfig_check_identity(&d.cfg, d.acct_enforced, &err)) {
+        ds_error_format(&err, msg, sizeof msg);
+        fprintf(stderr, "deepshared: %s\n", msg);
+        sl_fini();
+        daemon_teardown(&d);
+        return 1;
+    }
+    dlog(0, "accounts: %s", d.acct_enforced ? "Slurm enforces associations: a job's account is one its user may use"
+                          : d.cfg.trust_accounts ? "trust_accounts = yes: every job is charged to the account it names, "
+                                                   "whoever submitted it"
+                                                 : "each tenant's members (users=) are checked");
     http_set_token(d.cfg.read_token);
     if (d.cfg.listen_port && http_start(&d, &err)) {
         ds_error_format(&err, msg, sizeof msg);
@@ -112,7 +134,7 @@ int main(int argc, char **argv)
     dlog(0, "started: policy %s, %d tenants, cycle %g s, poll %g s%s%s%s", d.ops->name, d.cfg.ntenants, d.cfg.cycle,
          d.cfg.poll, d.cfg.listen_port ? ", http " : "", d.cfg.listen_port ? d.cfg.listen_addr : "",
          d.cfg.listen_port ? (d.cfg.read_token[0] ? " (read token required)" : " (no read token)") : "");
-    double next_cycle = 0, backoff = 0;
+    double next_cycle = 0, backoff = 0, published = -1e9;
     int was_down = 0;
     while (!stop) {
         double t0 = daemon_now_mono();
@@ -141,10 +163,16 @@ int main(int argc, char **argv)
         } else {
             d.slurm_up = 0;
         }
-        /* /metrics and /healthz serve this snapshot: requests never wait on the lock held above */
+        /* /metrics and /healthz serve this snapshot: requests never wait on the lock held above. Rendered
+         * when the state changed, and at least once a second: a poll that found nothing new (most of them,
+         * at a short poll) renders nothing */
         if (d.cfg.listen_port) {
-            if (rc >= 0) http_publish(&d);
-            else http_publish_health(0);
+            if (rc >= 0 && (rc > 0 || timer || reloaded || was_down || t0 - published >= 1.0)) {
+                http_publish(&d);
+                published = t0;
+            } else if (rc < 0) {
+                http_publish_health(0);
+            }
         }
         pthread_mutex_unlock(&d.lock);
         if (rc < 0) {

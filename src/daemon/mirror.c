@@ -14,53 +14,6 @@
 
 int32_t daemon_slot_of(const daemon_t *d, uint32_t id) { return ds_idmap_get(&d->byid, id); }
 
-/* Tenant index (the config's order, which is also the trace's) of a Slurm account, -1 when unknown. */
-static int32_t tenant_of(const daemon_t *d, const char *account)
-{
-    for (int i = 0; i < d->cfg.ntenants; i++)
-        if (!strcasecmp(d->cfg.tenants[i].name, account)) return i;
-    return -1;
-}
-
-/* Workload facts users may give in --comment: "gpus=2 model=resnet50 dataset=imagenet batch=64 amp=1
- * gmem=8000 class=BE" (comma or space separated). */
-typedef struct hints {
-    int gpus, batch, amp, gmem, klass;
-    char model[32], dataset[32];
-} hints_t;
-
-static void parse_hints(const char *s, hints_t *h)
-{
-    memset(h, 0, sizeof *h);
-    h->gmem = -1;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", s);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ", ;", &save); tok; tok = strtok_r(NULL, ", ;", &save)) {
-        char *eq = strchr(tok, '=');
-        if (!eq) continue;
-        *eq = 0;
-        const char *v = eq + 1;
-        if (!strcmp(tok, "gpus")) h->gpus = atoi(v);
-        else if (!strcmp(tok, "batch")) h->batch = atoi(v);
-        else if (!strcmp(tok, "amp")) h->amp = atoi(v);
-        else if (!strcmp(tok, "gmem")) h->gmem = atoi(v);
-        else if (!strcmp(tok, "model")) snprintf(h->model, sizeof h->model, "%s", v);
-        else if (!strcmp(tok, "dataset")) snprintf(h->dataset, sizeof h->dataset, "%s", v);
-        else if (!strcmp(tok, "class")) h->klass = !strcasecmp(v, "BE") ? DS_CLASS_BE : !strcasecmp(v, "G") ? DS_CLASS_G : 0;
-    }
-}
-
-/* GPUs a job asks for: an untyped --gres=gpu:N, our own pins, or gpus= in its comment. */
-static int job_gpus(const sl_job_t *j)
-{
-    if (j->untyped_gpus > 0) return j->untyped_gpus;
-    if (j->ngpu_idx > 0) return j->ngpu_idx;
-    hints_t h;
-    parse_hints(j->comment, &h);
-    return h.gpus;
-}
-
 static int is_ours(const daemon_t *d, const char *part)
 {
     return !strcmp(part, d->cfg.g_partition) || !strcmp(part, d->cfg.be_partition);
@@ -92,21 +45,28 @@ static void warn_once(daemon_t *d, uint32_t id, const char *fmt, ...)
     dlog(0, "job %u: %s", id, msg);
 }
 
-/* Why a Slurm job cannot be scheduled by us (NULL when it can). */
-static const char *unschedulable(daemon_t *d, const sl_job_t *j, char *buf, size_t n)
+/* Why a Slurm job that is live in Slurm is not scheduled by us (NULL when it is): a job waiting in staging
+ * as screen.c screens it (*wait set when it only waits for Slurm: a begin time, a dependency); one in our
+ * partitions must be one we dispatched (an operator's own job there is left alone) of a tenant. */
+static const char *unschedulable(daemon_t *d, const sl_job_t *j, char *buf, size_t n, int *wait)
 {
-    if (tenant_of(d, j->account) < 0) {
-        snprintf(buf, n, "account '%s' is not a tenant in %.100s; left in partition %.60s", j->account, d->cfg.path,
+    *wait = 0;
+    if (!strcmp(j->partition, d->cfg.staging)) {
+        int rc = screen_job(d, j, buf, n);
+        if (rc > 0) *wait = 1;
+        return rc ? buf : NULL;
+    }
+    if (!screen_ours(j)) {
+        snprintf(buf, n, "%s in %s but not dispatched by deepshared (submitted or moved there by root or SlurmUser?): "
+                 "left alone, its GPUs are given to no other job", j->state == SL_RUNNING ? "runs" : "waits",
                  j->partition);
         return buf;
     }
-    int g = job_gpus(j);
-    if (g < 1) {
-        snprintf(buf, n, "asks for no GPU (use --comment=gpus=N or --gres=gpu:N); left in %s", j->partition);
-        return buf;
-    }
-    if (g > d->gpn) {
-        snprintf(buf, n, "asks for %d GPUs but a node has %d; left in %s", g, d->gpn, j->partition);
+    if (screen_tenant(d, j->account) < 0) {
+        char acct[64 * 4 + 1];
+        screen_escape(j->account, acct, sizeof acct);
+        snprintf(buf, n, "account '%.120s' is not a tenant in %.100s; left in partition %.60s", acct, d->cfg.path,
+                 j->partition);
         return buf;
     }
     return NULL;
@@ -117,13 +77,14 @@ static int32_t add_slot(daemon_t *d, const sl_job_t *j)
 {
     int32_t s = d->nslots++;
     ds_job_t *job = &d->trace.jobs[s];
-    hints_t h;
-    parse_hints(j->comment, &h);
+    screen_hints_t h;
+    char w[8];
+    screen_hints(j->comment, &h, w, sizeof w); /* screened before (a job we dispatched: as far as it parses) */
     job->id = j->id;
     job->submit = j->submit;
-    job->tenant = tenant_of(d, j->account);
+    job->tenant = screen_tenant(d, j->account);
     job->user = ds_strtab_intern(&d->trace.users, j->user);
-    job->gpus = job_gpus(j);
+    job->gpus = screen_gpus(j);
     job->cpus = j->cpus > 0 ? j->cpus : 1;
     job->mem_mib = j->mem_mib;
     job->model = h.model[0] ? ds_strtab_intern(&d->trace.models, h.model) : -1;
@@ -139,8 +100,9 @@ static int32_t add_slot(daemon_t *d, const sl_job_t *j)
     dslot_t *sl = &d->slot[s];
     memset(sl, 0, sizeof *sl);
     sl->id = j->id;
+    sl->t_seen = daemon_now_mono();
     /* Slurm 22.05 refuses a shard on a job that asked for a GPU GRES at submit, and a shard holds one GPU */
-    sl->shareable = job->gpus == 1 && j->untyped_gpus == 0 && !(j->ngpu_idx > 0 && !j->on_shard);
+    sl->shareable = job->gpus == 1 && j->untyped_gpus == 0 && j->gres_gpus == 0 && !(j->ngpu_idx > 0 && !j->on_shard);
     /* our own record in the admin comment: "deepshare class=G gres=shard pin=2" */
     const char *g = strstr(j->admin_comment, "gres=");
     if (g) sl->shareable = job->gpus == 1 && !strncmp(g + 5, "shard", 5);
@@ -195,7 +157,8 @@ static int rebuild(daemon_t *d, ds_error_t *err)
         sl_job_t *j = &d->sj[i];
         if (!is_live(d, j)) continue;
         if (j->state == SL_PENDING && !strcmp(j->partition, d->cfg.staging) && j->held) continue;
-        if (unschedulable(d, j, why, sizeof why)) { warn_once(d, j->id, "%s", why); continue; }
+        int wait;
+        if (unschedulable(d, j, why, sizeof why, &wait)) continue; /* logged by daemon_sync */
         v[live++] = j;
     }
     qsort(v, (size_t)live, sizeof *v, cmp_submit);
@@ -302,10 +265,10 @@ static void journal_finished(daemon_t *d, const sl_job_t *j)
 {
     if (j->state != SL_COMPLETED || !is_ours(d, j->partition) || j->start <= 0 || j->end < j->start) return;
     if (hist_seen(&d->hist, j->id, j->end)) return;
-    int32_t t = tenant_of(d, j->account);
-    if (t < 0) return;
+    int32_t t = screen_tenant(d, j->account);
+    if (t < 0 || !screen_ours(j)) return;
     char err[300];
-    if (hist_record(&d->hist, j->id, j->account, j->user, job_gpus(j), (double)(j->end - j->start), j->end, err,
+    if (hist_record(&d->hist, j->id, j->account, j->user, screen_gpus(j), (double)(j->end - j->start), j->end, err,
                     sizeof err)) {
         dlog(0, "%s", err);
         d->errors++;
@@ -367,7 +330,7 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
             dlog(1, "job %u back in staging: queued again", j->id);
         }
         if (sl->withdrawn && holds_gpus(d, j)) {
-            d->need_rebuild = 1; /* it was started in our partitions by someone else: adopt it */
+            d->need_rebuild = 1; /* started in our partitions by someone else: the rebuild leaves it alone (screen_ours) */
             snprintf(d->rebuild_why, sizeof d->rebuild_why, "withdrawn job %u was started outside deepshared", j->id);
         }
         if (sl->withdrawn) return;
@@ -375,6 +338,16 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
     if (j->state == SL_RUNNING && !sl->seen_running && is_ours(d, j->partition)) {
         sl->seen_running = 1;
         if (j->start >= j->submit && j->restarts == 0) d->s2r_samples[d->s2r_n++ % D_SAMPLES] = (double)(j->start - j->submit);
+        if (sl->t_dispatch > 0) {
+            /* where a start's latency goes (docs/deepshared.md, Latency): the daemon's own steps, then Slurm's
+             * (slurmctld starts an updated job at its next 1-second background loop), seen at a poll */
+            double d2r = mono - sl->t_dispatch;
+            d->d2r_samples[d->d2r_n++ % D_SAMPLES] = d2r;
+            d->d2r_sum += d2r;
+            dlog(1, "job %u running: seen -> pass %.3f s, pass -> dispatched %.3f s, dispatched -> running seen %.3f s",
+                 j->id, sl->t_seen > 0 && sl->t_decided >= sl->t_seen ? sl->t_decided - sl->t_seen : 0.0,
+                 sl->t_dispatch - sl->t_decided, d2r);
+        }
     }
     if (j->state == SL_PENDING) sl->seen_running = 0;
     int holds = holds_gpus(d, j);
@@ -455,7 +428,8 @@ int daemon_sync(daemon_t *d, int force, char *err, size_t errn)
     double mono = daemon_now_mono();
     ds_idmap_t present;
     ds_idmap_init(&present);
-    char why[300];
+    char why[400];
+    int32_t nrefused = 0, nwaiting = 0, nforeign = 0;
     for (int i = 0; i < d->nsj; i++) {
         const sl_job_t *j = &d->sj[i];
         ds_idmap_put(&present, j->id, i);
@@ -464,7 +438,15 @@ int daemon_sync(daemon_t *d, int force, char *err, size_t errn)
         if (s >= 0) { reconcile(d, s, j, mono); continue; }
         if (!is_live(d, j)) continue;
         if (j->state == SL_PENDING && !strcmp(j->partition, d->cfg.staging) && j->held) continue; /* user hold */
-        if (unschedulable(d, j, why, sizeof why)) { warn_once(d, j->id, "%s", why); continue; }
+        int wait;
+        if (unschedulable(d, j, why, sizeof why, &wait)) {
+            /* once per job, not every pass: its Slurm state is read again at every change */
+            warn_once(d, j->id, "%s%s", why, wait || strcmp(j->partition, d->cfg.staging) ? "" : "; left in staging");
+            if (wait) nwaiting++;
+            else if (!strcmp(j->partition, d->cfg.staging)) nrefused++;
+            else nforeign += !screen_ours(j);
+            continue;
+        }
         if (holds_gpus(d, j) || is_ours(d, j->partition)) {
             d->need_rebuild = 1;
             snprintf(d->rebuild_why, sizeof d->rebuild_why, "job %u appeared in %s", j->id, j->partition);
@@ -480,6 +462,9 @@ int daemon_sync(daemon_t *d, int force, char *err, size_t errn)
         ds_engine_arrive(d->e, ns, d->now);
         dlog(1, "job %u (%s, %d GPUs) queued", j->id, j->account, d->trace.jobs[ns].gpus);
     }
+    d->nrefused = nrefused;
+    d->nwaiting = nwaiting;
+    d->nforeign = nforeign;
     /* jobs Slurm no longer knows */
     for (int32_t s = 0; s < d->nslots; s++) {
         if (ds_idmap_get(&present, d->slot[s].id) >= 0) continue;

@@ -44,7 +44,7 @@ int daemon_reload(daemon_t *d)
     void *pc = NULL;
     /* everything start would refuse is refused here, even keys that only a restart applies */
     if (dconfig_read(next, d->cfg.path, &err) || dconfig_check(next, &err) ||
-        daemon_policy_config(next, &ops, &pc, &err)) {
+        dconfig_check_identity(next, d->acct_enforced, &err) || daemon_policy_config(next, &ops, &pc, &err)) {
         if (pc && ops->config_free) ops->config_free(pc);
         free(next);
         return reject(&err);
@@ -83,6 +83,10 @@ int daemon_reload(daemon_t *d)
     for (int i = 0; i < d->cfg.ntenants; i++)
         if (find_tenant(next, d->cfg.tenants[i].name) < 0) dlog(0, "reload: tenant %s removed", d->cfg.tenants[i].name);
     int need_rebuild = !same;
+    /* members or trust changed: the jobs waiting in staging are screened again (running ones stay) */
+    for (int i = 0; same && i < next->ntenants; i++)
+        if (strcmp(next->tenants[i].members, d->cfg.tenants[i].members)) need_rebuild = 1;
+    if (next->trust_accounts != d->cfg.trust_accounts) need_rebuild = 1;
     if (same && d->e) {
         for (int i = 0; i < next->ntenants; i++) {
             if (ds_engine_set_quota(d->e, i, next->tenants[i].quota)) need_rebuild = 1; /* partitions sized by quota */

@@ -230,6 +230,18 @@ char *daemon_metrics(daemon_t *d)
          "Pending jobs deepshared cannot start yet (requeued seconds ago; pinned GPU indices busy), kept out of "
          "the policy's pass.");
     ds_bprintf(&b, "deepshare_jobs_held %d\n", d->nheld);
+    head(&b, "deepshare_jobs_refused", "gauge",
+         "Jobs in staging deepshared does not schedule (account not a tenant or user not its member, an array, "
+         "several nodes, --exclusive, a GPU request it cannot honour, a comment that does not parse): logged once "
+         "each, explain says why.");
+    ds_bprintf(&b, "deepshare_jobs_refused %d\n", d->nrefused);
+    head(&b, "deepshare_jobs_waiting_slurm", "gauge",
+         "Jobs in staging not offered to the policy before Slurm would start them (a begin time, a dependency).");
+    ds_bprintf(&b, "deepshare_jobs_waiting_slurm %d\n", d->nwaiting);
+    head(&b, "deepshare_jobs_foreign", "gauge",
+         "Jobs in deepshared's partitions it did not dispatch (an operator's): left alone, their GPUs given to no "
+         "other job.");
+    ds_bprintf(&b, "deepshare_jobs_foreign %d\n", d->nforeign);
     counter(&b, "deepshare_cycles_total", "Periodic cycles run (QAD update, promotion, reclaim).", d->cycles);
     head(&b, "deepshare_journal_records", "gauge", "Finished jobs in the journal the runtime predictor learns from.");
     ds_bprintf(&b, "deepshare_journal_records %lld\n", (long long)d->hist.records);
@@ -244,6 +256,10 @@ char *daemon_metrics(daemon_t *d)
     summary(&b, "deepshare_submit_to_running_recent_seconds",
             "Submit to running: quantiles over the last first runs (nearest rank), sum and count over all.",
             d->s2r_samples, d->s2r_n, d->s2r_sum, d->s2r_folded);
+    summary(&b, "deepshare_dispatch_to_running_recent_seconds",
+            "A dispatch's update returned to the job seen RUNNING (slurmctld's next scheduling loop, at most 1 s in "
+            "Slurm 22.05, and the poll that sees it): quantiles over the last dispatches, sum and count over all.",
+            d->d2r_samples, d->d2r_n, d->d2r_sum, d->d2r_n);
     if (e && d->ops->stats) {
         ds_policy_stat_t st[64];
         int n = d->ops->stats(e, e->pstate, st, 64);
@@ -304,13 +320,22 @@ char *daemon_explain(daemon_t *d, uint32_t id)
     if (j < 0 || !e) {
         for (int i = 0; i < d->nsj; i++) {
             if (d->sj[i].id != id) continue;
+            const sl_job_t *sj = &d->sj[i];
+            char acct[sizeof sj->account * 4 + 1], part[sizeof sj->partition * 4 + 1], w[400];
+            screen_escape(sj->account, acct, sizeof acct);
+            screen_escape(sj->partition, part, sizeof part);
             ds_bprintf(&b, "job %u: not scheduled by deepshared: Slurm state %s in partition '%s', account '%s'.\n", id,
-                       d->sj[i].state == SL_PENDING ? "pending" : d->sj[i].state == SL_RUNNING ? "running" : "ended",
-                       d->sj[i].partition, d->sj[i].account);
-            if (ds_trace_find_tenant(&d->trace, d->sj[i].account) < 0)
-                ds_bprintf(&b, "  account '%s' is not a tenant in %s.\n", d->sj[i].account, d->cfg.path);
-            if (strcmp(d->sj[i].partition, d->cfg.staging))
+                       sj->state == SL_PENDING ? "pending" : sj->state == SL_RUNNING ? "running" : "ended", part, acct);
+            if (sj->state == SL_PENDING && !strcmp(sj->partition, d->cfg.staging)) {
+                int rc = screen_job(d, sj, w, sizeof w);
+                if (rc > 0) ds_bprintf(&b, "  %s.\n", w);
+                else if (rc < 0) ds_bprintf(&b, "  refused: %s.\n", w);
+                else if (sj->held) ds_bprintf(&b, "  held by its user or an operator (scontrol release).\n");
+            } else if (strcmp(sj->partition, d->cfg.staging)) {
+                if ((sj->state == SL_PENDING || sj->state == SL_RUNNING) && !screen_ours(sj))
+                    ds_bprintf(&b, "  not dispatched by deepshared: left alone, its GPUs are given to no other job.\n");
                 ds_bprintf(&b, "  deepshared schedules jobs submitted to partition '%s'.\n", d->cfg.staging);
+            }
             return ds_bdone(&b);
         }
         return NULL;

@@ -286,6 +286,13 @@ void status_render(daemon_t *d, char **html_main, char **json)
     int32_t npend = e ? ds_engine_pending_order(e, ord, STATUS_QUEUE_MAX) : 0, shown = DS_MIN(npend, STATUS_QUEUE_MAX);
     ds_bprintf(&hq, "<section id=\"queue\"><h2>Queue <span class=\"muted\">%d pending%s, in scheduling order</span></h2>\n",
             npend, npend > shown ? ", the first 100 shown" : "");
+    /* jobs deepshared does not schedule (screen.c): deepshare explain JOB says why */
+    if (d->nrefused || d->nwaiting || d->nforeign)
+        ds_bprintf(&hq, "<p class=\"muted\" id=\"unscheduled\">Not in the queue: %d refused in staging, %d waiting for "
+                   "Slurm (begin time, dependency), %d in deepshared's partitions not dispatched by it "
+                   "(<code>deepshare explain JOB</code> says why).</p>\n", d->nrefused, d->nwaiting, d->nforeign);
+    ds_bprintf(&j, ",\"unscheduled\":{\"refused\":%d,\"waiting_slurm\":%d,\"foreign\":%d}", d->nrefused, d->nwaiting,
+               d->nforeign);
     ds_bprintf(&j, ",\"queue\":{\"pending\":%d,\"shown\":%d,\"jobs\":[", npend, shown);
     if (!shown) ds_bputs(&hq, "<p class=\"muted\">No job waits.</p>\n");
     else ds_bputs(&hq, "<table><thead><tr><th>#</th><th>job</th><th>tenant</th><th>user</th><th>GPUs</th><th>class</th>"

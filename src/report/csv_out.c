@@ -35,7 +35,7 @@ int ds_report_write_csv(const char *dir, const ds_trace_t *t, const ds_sim_resul
     }
     FILE *f = open_in(dir, "jobs.csv", err);
     if (!f) return DS_EIO;
-    fprintf(f, "job_id,tenant,user,gpus,submit,start,end,queue,jct,duration,preemptions,colocated\n");
+    fprintf(f, "job_id,tenant,user,gpus,submit,start,end,queue,jct,duration,preemptions,colocated,queue_g,queue_be\n");
     for (int32_t j = 0; j < t->njobs; j++) {
         const ds_job_t *x = &t->jobs[j];
         /* names come from the input and may hold commas or quotes: they are written as CSV fields */
@@ -43,11 +43,25 @@ int ds_report_write_csv(const char *dir, const ds_trace_t *t, const ds_sim_resul
         ds_csv_put(f, t->tenants[x->tenant].name);
         fputc(',', f);
         ds_csv_put(f, t->users.s[x->user]);
-        fprintf(f, ",%d,%lld,%lld,%lld,%lld,%lld,%lld,%d,%d\n", x->gpus, (long long)x->submit, (long long)r->start[j], (long long)r->end[j],
-                (long long)r->queued[j], (long long)(r->end[j] - x->submit), (long long)x->duration, r->preempts[j],
-                r->colocated[j]);
+        fprintf(f, ",%d,%lld,%lld,%lld,%lld,%lld,%lld,%d,%d,%lld,%lld\n", x->gpus, (long long)x->submit, (long long)r->start[j],
+                (long long)r->end[j], (long long)r->queued[j], (long long)(r->end[j] - x->submit), (long long)x->duration,
+                r->preempts[j], r->colocated[j], (long long)r->queued_g[j], (long long)r->queued_be[j]);
     }
     if (close_checked(f, dir, "jobs.csv", err)) return DS_EIO;
+    if (r->events) {
+        static const char *const names[] = {"finish", "start", "preempt", "promote", "revoke"};
+        static const char *const cls[] = {"-", "G", "BE"};
+        if (!(f = open_in(dir, "events.csv", err))) return DS_EIO;
+        fprintf(f, "time,event,job_id,class,reason,other_job_id\n");
+        for (int64_t i = 0; i < r->nevents; i++) {
+            const ds_sim_event_t *v = &r->events[i];
+            fprintf(f, "%lld,%s,%lld,%s,%d,%lld\n", (long long)v->time,
+                    v->type >= 0 && v->type <= DS_DEC_REVOKE ? names[v->type] : "?", (long long)t->jobs[v->job].id,
+                    v->klass <= DS_CLASS_BE ? cls[v->klass] : "?", v->reason,
+                    v->other >= 0 ? (long long)t->jobs[v->other].id : -1LL);
+        }
+        if (close_checked(f, dir, "events.csv", err)) return DS_EIO;
+    }
     if (!(f = open_in(dir, "timeseries.csv", err))) return DS_EIO;
     fprintf(f, "time,busy_gpus,idle_gpus,running_jobs,pending_jobs,pending_gpus,sm_util,gmem_util,preemptions,"
                "colocations\n");

@@ -37,7 +37,18 @@ typedef struct sim {
     int64_t nheap, capheap;
     uint64_t rng[2];
     double (*qad)(const ds_engine_t *, int32_t, ds_qad_kind_t); /* the engine's QAD, chosen once for its types */
+    int64_t capev;
 } sim_t;
+
+/* Appends one event to the result's log (keep_events). */
+static void log_event(sim_t *s, ds_sim_result_t *res, int64_t t, int32_t type, int32_t job, int32_t other, int32_t reason)
+{
+    if (res->nevents == s->capev) {
+        s->capev = s->capev ? s->capev * 2 : 4096;
+        res->events = ds_xrealloc(res->events, (size_t)s->capev * sizeof *res->events);
+    }
+    res->events[res->nevents++] = (ds_sim_event_t){t, type, job, other, reason, ds_engine_job(s->e, job)->klass};
+}
 
 static int ev_less(const ev_t *a, const ev_t *b)
 {
@@ -198,6 +209,7 @@ static void apply(sim_t *s, ds_sim_result_t *res, int64_t now)
     for (int32_t i = 0; i < nd; i++) {
         const ds_decision_t *d = &dec[i];
         int32_t j = d->job;
+        if (s->cfg->keep_events) log_event(s, res, d->time, d->type, j, d->other, d->reason);
         if (d->type == DS_DEC_START) {
             s->tupd[j] = now;
             s->rate[j] = 1.0;
@@ -356,6 +368,8 @@ static void finish_result(sim_t *s, acc_t *a, ds_sim_result_t *res)
         res->start[j] = ds_engine_job(e, j)->first_start;
         res->end[j] = ds_engine_job(e, j)->end;
         res->queued[j] = ds_engine_job(e, j)->queued;
+        res->queued_g[j] = ds_engine_job(e, j)->queued_g;
+        res->queued_be[j] = ds_engine_job(e, j)->queued_be;
         res->preempts[j] = ds_engine_job(e, j)->preemptions;
         jct[j] = (double)(ds_engine_job(e, j)->end - tr->jobs[j].submit);
         que[j] = (double)ds_engine_job(e, j)->queued;
@@ -473,6 +487,8 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
     res->start = ds_xmalloc((size_t)n * sizeof *res->start);
     res->end = ds_xmalloc((size_t)n * sizeof *res->end);
     res->queued = ds_xmalloc((size_t)n * sizeof *res->queued);
+    res->queued_g = ds_xmalloc((size_t)n * sizeof *res->queued_g);
+    res->queued_be = ds_xmalloc((size_t)n * sizeof *res->queued_be);
     res->preempts = ds_xmalloc((size_t)n * sizeof *res->preempts);
     res->colocated = ds_xcalloc((size_t)n, 1);
     if (e->ntypes > 1) {
@@ -521,6 +537,7 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
             ev_t v = heap_pop(&s);
             advance(&s, v.job, t);
             s.left[v.job] = 0;
+            if (cfg->keep_events) log_event(&s, res, t, DS_SIM_EV_FINISH, v.job, -1, 0);
             ds_engine_finish(e, v.job, t);
         }
         while (next_arr < n && trace->jobs[next_arr].submit == t) {
@@ -572,6 +589,9 @@ void ds_sim_result_free(ds_sim_result_t *r)
     free(r->start);
     free(r->end);
     free(r->queued);
+    free(r->queued_g);
+    free(r->queued_be);
+    free(r->events);
     free(r->preempts);
     free(r->colocated);
     free(r->gtype);

@@ -26,6 +26,12 @@ void sl_jobs_reset(void) { last_update = 0; }
 
 static void copy(char *dst, size_t n, const char *src) { snprintf(dst, n, "%s", src ? src : ""); }
 
+#define DS_SL_MIN(a, b) ((a) < (b) ? (a) : (b))
+/* AccountingStorageEnforce=associations (Slurm's src/common/slurm_accounting_storage.h; not in slurm.h) */
+#ifndef ACCOUNTING_ENFORCE_ASSOCS
+#define ACCOUNTING_ENFORCE_ASSOCS 0x0001
+#endif
+
 static void seterr(char *err, size_t n, const char *what)
 {
     snprintf(err, n, "%s: %s", what, slurm_strerror(slurm_get_errno()));
@@ -46,7 +52,22 @@ static void parse_idx_list(const char *s, sl_job_t *j)
     }
 }
 
-/* Typed pins "gres:gpu:g2:1,gres:shard:g3:1" -> indices; untyped "gres:gpu:N" -> untyped_gpus. */
+/* The count of one GRES entry "gpu:N", "gpu:TYPE:N" (after "gres:"), -1 when it has none. */
+static long gres_count(const char *rest)
+{
+    const char *c = strrchr(rest, ':');
+    c = c ? c + 1 : rest;
+    char *end;
+    long n = strtol(c, &end, 10);
+    if (end == c || n < 0) return -1;
+    return n;
+}
+
+/* Whether a TRES list ("gres:gpu:2", "gres/gpu=2") asks for GPUs. */
+static int asks_gpus(const char *tres) { return tres && (strstr(tres, "gpu:") || strstr(tres, "gpu=")); }
+
+/* Typed pins "gres:gpu:g2:1,gres:shard:g3:1" -> indices; untyped "gres:gpu:N" -> untyped_gpus; every gpu
+ * and shard entry, typed or not, counted into gres_gpus and gres_shards. */
 static void parse_tres(const char *tres, sl_job_t *j)
 {
     char buf[256];
@@ -59,7 +80,11 @@ static void parse_tres(const char *tres, sl_job_t *j)
         if (!shard && strncmp(tok, "gpu:", 4)) continue;
         char *rest = tok + (shard ? 6 : 4);
         int idx;
-        long cnt;
+        long cnt, all = gres_count(rest);
+        if (all > 0) {
+            int *sum = shard ? &j->gres_shards : &j->gres_gpus;
+            *sum = (int)DS_SL_MIN((long)*sum + all, 1000000L);
+        }
         if (rest[0] == 'g' && sscanf(rest, "g%d:%ld", &idx, &cnt) == 2) {
             if (j->ngpu_idx < SL_MAX_GPUS) j->gpu_idx[j->ngpu_idx++] = idx;
             j->on_shard |= shard;
@@ -135,6 +160,18 @@ int sl_load_jobs(sl_job_t **jobs, int *njobs, int *changed, char *err, size_t er
         copy(j->nodes, sizeof j->nodes, s->nodes);
         copy(j->req_nodes, sizeof j->req_nodes, s->req_nodes);
         parse_tres(j->tres_per_node, j);
+        j->comment_long = s->comment && strlen(s->comment) >= sizeof j->comment;
+        j->other_gpus = asks_gpus(s->tres_per_job) || asks_gpus(s->tres_per_task) || asks_gpus(s->tres_per_socket);
+        j->array = s->array_task_id != NO_VAL || (s->array_task_str && s->array_task_str[0]) ||
+                   (s->array_job_id != 0 && s->array_job_id != NO_VAL);
+        j->min_nodes = s->num_nodes == NO_VAL || s->num_nodes == 0 ? 1 : (int)DS_SL_MIN(s->num_nodes, 1000000u);
+        j->exclusive = s->shared == JOB_SHARED_NONE;
+        j->has_features = s->features && s->features[0];
+        j->reason = s->state_reason;
+        j->wait_begin = s->state_reason == WAIT_TIME;
+        j->wait_dep = s->state_reason == WAIT_DEPENDENCY || (s->dependency && strstr(s->dependency, "(unfulfilled)"));
+        j->dep_never = s->state_reason == WAIT_DEP_INVALID || (s->dependency && strstr(s->dependency, "(failed)"));
+        j->eligible = s->eligible_time;
         if (j->ngpu_idx == 0 && j->state == SL_RUNNING && s->gres_detail_cnt > 0 && s->gres_detail_str &&
             s->gres_detail_str[0]) {
             const char *p = strstr(s->gres_detail_str[0], "IDX:");
@@ -164,6 +201,19 @@ static int scan_gres(const char *gres, int *shards)
         if (!strncmp(tok, "gpu:", 4)) gpus += atoi(strrchr(tok, ':') + 1);
     }
     return gpus;
+}
+
+int sl_accounts_enforced(char *err, size_t errn)
+{
+    slurm_conf_t *c = NULL;
+    if (slurm_load_ctl_conf(0, &c) != SLURM_SUCCESS) {
+        seterr(err, errn, "loading Slurm's configuration");
+        return -1;
+    }
+    int on = c->accounting_storage_type && !strstr(c->accounting_storage_type, "none") &&
+             (c->accounting_storage_enforce & ACCOUNTING_ENFORCE_ASSOCS);
+    slurm_free_ctl_conf(c);
+    return on;
 }
 
 int sl_load_nodes(sl_node_t **nodes, int *nnodes, char *err, size_t errn)

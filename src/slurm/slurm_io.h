@@ -41,6 +41,22 @@ typedef struct sl_job {
     int gpu_idx[SL_MAX_GPUS];
     int on_shard;          /* the pinned GRES is shard (a shareable dispatch) */
     int untyped_gpus;      /* N of an untyped gres:gpu:N request, 0 when none */
+    /* What the job asked of Slurm, as the screening of a new job (screen.c) reads it */
+    int gres_gpus;         /* GPUs of every gpu entry of tres_per_node, typed or not (what Slurm allocates
+                            * per node), 0 when none */
+    int gres_shards;       /* shards of its shard entries */
+    int other_gpus;        /* a GPU request by --gpus, --gpus-per-task or --gpus-per-socket (tres_per_job,
+                            * tres_per_task, tres_per_socket) */
+    int array;             /* a job array (or one of its tasks) */
+    int min_nodes;         /* nodes asked (1 when not given) */
+    int exclusive;         /* --exclusive: the whole node */
+    int has_features;      /* --constraint given */
+    int comment_long;      /* the comment did not fit in comment[] */
+    uint32_t reason;       /* Slurm's wait reason (enum job_state_reason) */
+    int wait_begin;        /* waits for its begin time (--begin; Slurm's reason BeginTime) */
+    int wait_dep;          /* waits for a dependency (reason Dependency) */
+    int dep_never;         /* a dependency that can never be satisfied (DependencyNeverSatisfied) */
+    int64_t eligible;      /* Slurm's eligible time (its begin time while it waits for it), 0 unknown */
 } sl_job_t;
 
 typedef struct sl_node {
@@ -68,6 +84,10 @@ int sl_load_jobs(sl_job_t **jobs, int *njobs, int *changed, char *err, size_t er
 int sl_load_nodes(sl_node_t **nodes, int *nnodes, char *err, size_t errn);
 /* Forgets the last load time so the next sl_load_jobs returns everything. */
 void sl_jobs_reset(void);
+/* 1 when Slurm's accounting checks each job's account against the user's associations
+ * (AccountingStorageType slurmdbd with AccountingStorageEnforce including associations), 0 when it does
+ * not (accounts are free-form strings then), -1 with err filled when slurmctld cannot say. */
+int sl_accounts_enforced(char *err, size_t errn);
 
 /* Moves a pending job to partition on node with the GPUs idx pinned (gpu:gN:1 each, or shard:gN:1
  * when shard is set; n = 0 leaves the job's GRES as it is), sets its admin comment and priority.

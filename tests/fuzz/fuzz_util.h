@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,6 +31,7 @@ static inline const char *fz_file(const char *tag, const uint8_t *data, size_t s
     if (!f) abort();
     if (size && fwrite(data, 1, size, f) != size) abort();
     fclose(f);
+    chmod(paths[slot], 0600); /* deepshared refuses a config others may write, whatever the umask */
     return paths[slot];
 }
 

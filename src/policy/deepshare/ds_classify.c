@@ -104,7 +104,8 @@ static inline int budget_take(const ds_engine_t *e, const dsp_t *s, dsp_budget_t
 }
 
 /* v[0..n) holds the partition's pending jobs grouped by tenant, each in the tenant's order.
- * Writes G jobs to s->qg and BE jobs to s->qb; the rest wait for a later pass. */
+ * Writes G jobs to s->qg (or, of a served tenant with served-g-in-qb, to s->qb) and BE jobs to s->qb; the
+ * rest wait for a later pass. */
 void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t *ng, int32_t *nb)
 {
     const ds_trace_t *t = e->trace;
@@ -134,7 +135,11 @@ void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t
         if (cls == DS_CLASS_G) {
             ds_engine_set_class(e, j, DS_CLASS_G);
             s->cls_pass[j] = s->st.passes;
-            s->qg[g_n++] = j;
+            /* QAD steers the order: a served tenant's G job needs no head start over best-effort work (its
+             * class already makes it safe from preemption once it runs), and its tenant's QAD falling under
+             * theta is what moves its G jobs first (docs/policy.md §3, revision 7) */
+            if (s->cfg.served_g_in_qb && s->cfg.borrowing && !dsp_underserved(s, ten)) s->qb[b_n++] = j;
+            else s->qg[g_n++] = j;
         } else if (cls == DS_CLASS_BE) {
             ds_engine_set_class(e, j, DS_CLASS_BE);
             s->cls_pass[j] = s->st.passes;

@@ -41,6 +41,7 @@ void dsp_config_default(dsp_config_t *c)
     c->share_first = 1;
     c->share_first_min = 0.0;
     c->overrun_yield = 1;
+    c->served_g_in_qb = 1;
     c->prediction = c->interference_aware = c->colocation = c->borrowing = 1;
     c->preemption = c->cpu_reclaim = c->monitor = 1;
 }
@@ -78,6 +79,7 @@ static const param_t params[] = {
     {"w", P_INT, F(w), 1, 1000000, "3", "consecutive low retention samples that revoke a colocation"},
     {"gpu-time-order", P_BOOL, F(gpu_time_order), 0, 1, "0", "inside a QAD band, order by predicted remaining GPU-time (x GPUs, as QSSF) instead of remaining time"},
     {"overrun-yield", P_BOOL, F(overrun_yield), 0, 1, "1", "a G job that has run longer than predicted, while its tenant has a job waiting, yields its G class (runs on as BE, expected to run as long again; promoted back once nothing of its tenant waits); 0: G until it ends"},
+    {"served-g-in-qb", P_BOOL, F(served_g_in_qb), 0, 1, "1", "G jobs of a served tenant (smoothed QAD >= theta) are placed in the BE queue's order (predicted remaining time), beside best-effort work; only under-served tenants' G jobs go before it (0: every G job first, as in SPEC 4.3)"},
     {"admit-floor", P_BOOL, F(admit_floor), 0, 1, "1", "a pair is admitted when the interference model predicts both at or above rho-min; the monitor then holds it to the current threshold (0: the prediction must meet the current threshold)"},
     {"monitor-z", P_DBL, F(monitor_z), 0, 100, "2", "...only when the pair's mean sample is also this many standard errors below threshold (0: off)"},
     {"prediction", P_BOOL, F(prediction), 0, 1, "1", "0: order by submit time inside a QAD band (ablation)"},

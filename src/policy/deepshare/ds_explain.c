@@ -182,6 +182,11 @@ void dsp_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now
     ds_bprintf(out, "  order: QAD band first (lowest first), then %s (%.0f s); %d of %d pending\n",
                !c->prediction ? "submit time" : c->gpu_time_order ? "predicted remaining GPU-time" : "predicted remaining time",
                s->krem[j], ahead + 1, npend);
+    if (cls == DS_CLASS_G && c->served_g_in_qb && c->borrowing && !under)
+        ds_bputs(out, "  queue: placed in the best-effort queue's order, beside best-effort work: its tenant is served, "
+                      "so its G class gives it no head start (served-g-in-qb)\n");
+    else if (cls == DS_CLASS_G)
+        ds_bputs(out, "  queue: placed before best-effort work (G queue)\n");
     if (ds_explain_fit(e, j, out) || !cls) return;
     if (c->colocation && e->cfg.k >= 2 && job->gpus <= s->maxg) explain_coloc(e, s, j, cls, out);
     if (!c->preemption || !c->borrowing)

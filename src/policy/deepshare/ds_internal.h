@@ -50,6 +50,8 @@ typedef struct dsp_config {
     int32_t w;              /* consecutive low samples before a revocation (3) */
     int gpu_time_order;     /* inside a band, order by predicted GPU-time (remaining x GPUs), not time (0) */
     int overrun_yield;      /* a G job that outlived its prediction yields its class while its tenant waits (1) */
+    int served_g_in_qb;     /* G jobs of served tenants (S_i >= theta) are placed in QB's order, beside
+                               best-effort work; only under-served tenants' G jobs go first (1) */
     int admit_floor;        /* the model's prediction admits at rho_min; the monitor enforces the threshold (1) */
     double monitor_z;       /* ...and the pair's mean retention that far (in standard errors) below threshold (2; 0: off) */
     int monitor_threshold;  /* DSP_MON_CURRENT or DSP_MON_ADMIT */
@@ -313,6 +315,8 @@ typedef struct dsp_budget {
     int64_t gbud_t[DS_MAX_GPU_TYPES];
     double gbud_eff;
 } dsp_budget_t;
+/* Writes the G jobs of under-served tenants to s->qg and the BE jobs, with the G jobs of served tenants when
+ * served-g-in-qb, to s->qb, each tenant's in its own order. */
 void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t *ng, int32_t *nb);
 /* The class pending job j would get from a pass now (DS_CLASS_G, DS_CLASS_BE, 0: none), with its tenant's
  * budgets as its turn comes in *before (for explain; as if j were not held). Read-only. */
