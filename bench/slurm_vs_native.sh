@@ -220,6 +220,27 @@ cell() {
     fi
     echo
   fi
+  # fidelity of the simulated Slurm setups (slurm-quota, slurm-borrow, docs/peers.md) against the mean of their live
+  # runs: the live settings in trace seconds (bench/native/slurm-sim.conf), true durations for the time limits (what
+  # the replayer knows), without and with the live runs' median hand-off latency held by every job (target: 15%)
+  for v in slurm-quota slurm-borrow; do
+    read -r n lq _ <<< "$(stat "$v" 4)"; la=$(stat "$v" 7 | cut -d' ' -f2); h=$(stat "$v" 12 | cut -d' ' -f2)
+    [ "$n" -gt 0 ] || continue
+    [ "$h" != nan ] || h=0
+    x=$(awk "BEGIN {printf \"%d\", $h * $compress + 0.5}")
+    awk -F, -v x="$x" 'BEGIN {OFS = ","} NR == 1 {print; next} {$5 += x; print}' "$trace" > "$out/jobs-latency-$v.csv"
+    line="Fidelity (simulated $v vs the live $v mean of $n run(s)):"
+    for tr in "$trace" "$out/jobs-latency-$v.csv"; do
+      "$ds" simulate --trace "$tr" --vc-config "$tenants" --mode pooled --gpus-per-node 4 --pool-nodes 4 --k 1 --no-cpu-check \
+        --window "$window" --cycle "$cycle" --policy "$v" --predictor oracle --config "$root/bench/native/slurm-sim.conf" \
+        --json "$out/sim-$v.json" --quiet 2>/dev/null || continue
+      sq=$(jsonnum "$out/sim-$v.json" avg_queue); sa=$(jsonnum "$out/sim-$v.json" gpu_alloc)
+      what=$([ "$tr" = "$trace" ] && echo "as simulated" || echo "with the hand-off ($(printf '%.2f' "$h") wall s = $x trace s) added to every job")
+      line="$line $what: avg queue $(printf '%.0f' "$sq") s vs $(printf '%.0f' "$lq") s ($(awk "BEGIN {printf \"%+.1f\", ($sq - $lq) / $lq * 100}")%), GPU allocation $(printf '%.3f' "$sa") vs $(printf '%.3f' "$la") ($(awk "BEGIN {printf \"%+.1f\", ($sa - $la) / $la * 100}")%);"
+    done
+    echo "$line target within 15%."
+    echo
+  done
   # verdict: deepshared against both native configurations, on the intervals
   read -r dn dq dh <<< "$(stat deepshared 4)"; read -r _ dc dch <<< "$(stat deepshared 8)"
   read -r qn qq qh <<< "$(stat slurm-quota 4)"; read -r _ qc qch <<< "$(stat slurm-quota 8)"

@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -500,21 +501,34 @@ static void test_suite(void **st)
     assert_int_equal(json_array_size(wl), 3);
     for (size_t w = 0; w < json_array_size(wl); w++) {
         json_t *o = json_array_get(wl, w), *res = json_object_get(o, "results");
+        /* every policy in both modes, the production models (by their props) pooled only */
         const ds_policy_ops_t *const *pl = ds_policy_list();
-        size_t npol = 0;
-        while (pl[npol]) npol++;
-        assert_int_equal(json_array_size(res), 2 * npol);
-        double ds_q = -1, ds_p99 = -1, best = -1, minp99 = -1;
+        size_t nrows = 0, nprod = 0;
+        for (size_t k = 0; pl[k]; k++) {
+            int prod = (pl[k]->props & DS_POLICY_PRODUCTION) != 0;
+            nrows += prod ? 1 : 2;
+            nprod += prod;
+        }
+        assert_true(nprod >= 2); /* slurm-quota, slurm-borrow at least */
+        assert_int_equal(json_array_size(res), nrows);
+        double ds_q = -1, ds_p99 = -1, best = -1, minp99 = -1, best_prod = -1;
+        const char *best_prod_name = NULL, *best_name = NULL;
         for (size_t i = 0; i < json_array_size(res); i++) {
             json_t *r = json_array_get(res, i);
             const char *pol = json_string_value(json_object_get(r, "policy"));
             int pooled = !strcmp(json_string_value(json_object_get(r, "mode")), "pooled");
             double q = json_number_value(json_object_get(r, "avg_queue")), p99 = json_number_value(json_object_get(r, "p99_queue"));
-            if (!pooled) continue;
+            const ds_policy_ops_t *ops = ds_policy_find(pol);
+            assert_non_null(ops);
+            if (!pooled) {
+                assert_false(ops->props & DS_POLICY_PRODUCTION);
+                continue;
+            }
             if (!strcmp(pol, "deepshare")) ds_q = q, ds_p99 = p99;
             else {
-                if (best < 0 || q < best) best = q;
+                if (best < 0 || q < best) best = q, best_name = pol;
                 if (minp99 < 0 || p99 < minp99) minp99 = p99;
+                if ((ops->props & DS_POLICY_PRODUCTION) && (best_prod < 0 || q < best_prod)) best_prod = q, best_prod_name = pol;
             }
         }
         json_t *v = json_object_get(o, "verdict");
@@ -523,7 +537,19 @@ static void test_suite(void **st)
         assert_true(json_is_true(json_object_get(v, "queue_ok")) == (ds_q <= best));
         assert_true(json_is_true(json_object_get(v, "p99_ok")) == (ds_p99 <= 1.5 * minp99));
         assert_true(json_number_value(json_object_get(v, "deepshare_avg_queue")) == ds_q);
+        /* the best of all pooled baselines, research or production, is named with its kind; the best production
+         * model and DeepShare's ratio to it too */
+        assert_string_equal(json_string_value(json_object_get(v, "best_pooled_baseline")), best_name);
+        assert_true(json_is_true(json_object_get(v, "best_pooled_is_production")) ==
+                    ((ds_policy_find(best_name)->props & DS_POLICY_PRODUCTION) != 0));
+        assert_string_equal(json_string_value(json_object_get(v, "best_production_model")), best_prod_name);
+        assert_true(json_number_value(json_object_get(v, "best_production_avg_queue")) == best_prod);
+        if (best_prod > 0)
+            assert_true(fabs(json_number_value(json_object_get(v, "deepshare_to_best_production")) - ds_q / best_prod) < 1e-9);
+        /* without the colocation profile (--data /nonexistent) only the reference ground truth runs */
+        assert_int_equal(json_array_size(json_object_get(o, "runs")), 1);
     }
+    assert_non_null(strstr(err, "--missing-rho model skipped"));
     json_decref(sj);
     free(out);
     free(err);
@@ -531,46 +557,6 @@ static void test_suite(void **st)
     snprintf(args, sizeof args, "suite --workloads synthetic,nope --out '%s/suite2'", tmpdir);
     assert_int_equal(run(args, &out, &err), 2);
     assert_non_null(strstr(err, "'nope' is not a workload"));
-    free(out);
-    free(err);
-}
-
-/* The hetero workload (three GPU types): a policy that does not run on several types is left out with the
- * reason, the baselines run again type-aware (NAME+fastest, judged) and DeepShare blind to types
- * (deepshare-blind, not judged). */
-static void test_suite_hetero(void **st)
-{
-    (void)st;
-    char args[2048], *out = NULL, *err = NULL;
-    snprintf(args, sizeof args, "suite --workloads hetero --predictor oracle --no-plots --policies fifo,kai,kueue,deepshare "
-             "--jobs 2 --quiet --out '%s/suite-het'", tmpdir);
-    int rc = run(args, &out, &err);
-    if (rc) fprintf(stderr, "%s\n", err);
-    assert_int_equal(rc, 0);
-    assert_non_null(strstr(out, "not run on several GPU types (no model of their type rules): kueue"));
-    json_t *sj = load_json(path_in("suite-het", "suite.json"));
-    json_t *o = json_array_get(json_object_get(sj, "workloads"), 0), *res = json_object_get(o, "results");
-    /* fifo, kai, deepshare in both modes; fifo+fastest, kai+fastest; deepshare-blind */
-    assert_int_equal(json_array_size(res), 9);
-    double best = -1, blind = -1;
-    for (size_t i = 0; i < json_array_size(res); i++) {
-        json_t *r = json_array_get(res, i);
-        const char *pol = json_string_value(json_object_get(r, "policy"));
-        assert_null(strstr(pol, "kueue"));
-        double q = json_number_value(json_object_get(r, "avg_queue"));
-        if (!strcmp(pol, "deepshare-blind")) blind = q;
-        else if (strcmp(pol, "deepshare") && !strcmp(json_string_value(json_object_get(r, "mode")), "pooled") &&
-                 (best < 0 || q < best))
-            best = q;
-    }
-    assert_true(blind >= 0);
-    json_t *v = json_object_get(o, "verdict");
-    assert_true(json_is_true(json_object_get(v, "judged")));
-    /* the type-aware rows are judged, DeepShare blind to types is not */
-    assert_true(json_number_value(json_object_get(v, "best_pooled_avg_queue")) == best);
-    const char *bp = json_string_value(json_object_get(v, "best_pooled_baseline"));
-    assert_string_not_equal(bp, "deepshare-blind");
-    json_decref(sj);
     free(out);
     free(err);
 }
@@ -631,7 +617,6 @@ int main(void)
         cmocka_unit_test(test_sweep),
         cmocka_unit_test(test_bad_usage),
         cmocka_unit_test(test_suite),
-        cmocka_unit_test(test_suite_hetero),
         cmocka_unit_test(test_suite_itp),
         cmocka_unit_test(test_estimates_source),
     };

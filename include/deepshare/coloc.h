@@ -30,12 +30,20 @@ typedef struct ds_coloc {
     int32_t nslot;
     int typed;            /* some pair names its GPU type */
     double missing_rho;   /* retention for pairs absent from the profile (1.0, as the reference) */
+    /* The ground truth of unprofiled pairs when it is a model (SPEC 7.2, --missing-rho model): each job's
+     * workload class (distinct descriptor) and a class x class table of retentions; NULL: missing_rho. */
+    int32_t *class_of_job;
+    int32_t nclass;
+    float *miss;
+    int no_profile;       /* 1: no profile was given; this object only carries the truth of unprofiled
+                             pairs (every pair is one), and policies get no profile from it */
 } ds_coloc_t;
 
 int ds_coloc_read(ds_coloc_t *c, const char *path, ds_error_t *err);
 /* Prepares fast per-job lookups for a trace (call again for another trace). */
 void ds_coloc_bind(ds_coloc_t *c, const ds_trace_t *t);
-/* Retention of job a when sharing with job b (ground truth; missing_rho when unprofiled). */
+/* Retention of job a when sharing with job b (ground truth; for an unprofiled pair the miss table's value,
+ * else missing_rho). c may be NULL: 1. */
 double ds_coloc_rho(const ds_coloc_t *c, int32_t a, int32_t b);
 /* 1 when the pair was profiled. */
 int ds_coloc_known(const ds_coloc_t *c, int32_t a, int32_t b);
@@ -43,6 +51,8 @@ int ds_coloc_known(const ds_coloc_t *c, int32_t a, int32_t b);
  * particular type (an untyped profile holds for every type), else missing_rho. */
 double ds_coloc_rho_on(const ds_coloc_t *c, int32_t a, int32_t b, int32_t gtype);
 int ds_coloc_known_on(const ds_coloc_t *c, int32_t a, int32_t b, int32_t gtype);
+/* An empty profile bound to t (no pair known), to carry the truth of unprofiled pairs. */
+void ds_coloc_empty(ds_coloc_t *c, const ds_trace_t *t);
 void ds_coloc_free(ds_coloc_t *c);
 
 #endif

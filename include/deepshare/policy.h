@@ -57,7 +57,10 @@ enum {
     DS_POLICY_USES_PREDICTORS = 1u << 5, /* calls e->predictors (the report names the predictor) */
     DS_POLICY_USES_ESTIMATES = 1u << 6,  /* ranks by job->estimate, and by the runtime predictor where that
                                             is NAN (the report names where estimates came from) */
-    DS_POLICY_TYPED = 1u << 7,     /* runs on a cluster of several GPU types: it places through the engine's
+    DS_POLICY_PRODUCTION = 1u << 7,  /* a model of a scheduler operators deploy (Slurm, KAI, Kueue: SPEC 7.1),
+                                        not a research baseline: the suite runs it pooled only and names the
+                                        best such model in its verdict */
+    DS_POLICY_TYPED = 1u << 8,     /* runs on a cluster of several GPU types: it places through the engine's
                                       type rules (ds_engine_find_free*) or its own; without it such a cluster is
                                       refused (docs/heterogeneous.md) */
 };

@@ -19,6 +19,10 @@ typedef struct ds_workload_opts {
     int synth_given;
     double arrival_scale;   /* inter-arrival gaps divided by this (1: as given) */
     int drop_estimates;     /* forget the trace's own estimates (policies then use --predictor's source) */
+    /* the ground truth of unprofiled pairs (--missing-rho X|model, SPEC 7.2) */
+    double missing_rho_value;      /* 1.0 */
+    int missing_rho_model;
+    const char *missing_rho_profile, *missing_rho_single;
 } ds_workload_opts_t;
 
 void ds_workload_opts_default(ds_workload_opts_t *o);
@@ -31,6 +35,9 @@ int ds_workload_load(const ds_workload_opts_t *o, ds_trace_t *t, ds_coloc_t *col
 /* ds_workload_load for a command: on failure the error is printed (ds_die_error), the trace freed, and
  * nonzero returned. */
 int ds_workload_open(const ds_workload_opts_t *o, ds_trace_t *t, ds_coloc_t *coloc, int *have_coloc);
+
+/* Sets the truth of c's unprofiled pairs for t from o (missing_rho.c). */
+int ds_missing_rho_apply(ds_coloc_t *c, const ds_trace_t *t, const ds_workload_opts_t *o, ds_error_t *err);
 
 int ds_cmd_simulate(int argc, char **argv);
 int ds_cmd_explain(int argc, char **argv);

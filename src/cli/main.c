@@ -35,7 +35,7 @@ static void usage(FILE *f)
             "DeepShare's verdict against the benchmark suite's goal.\n"
             "\n"
             "policies:\n");
-    for (const ds_policy_ops_t *const *p = ds_policy_list(); *p; p++) fprintf(f, "  %-10s %s\n", (*p)->name, (*p)->summary);
+    for (const ds_policy_ops_t *const *p = ds_policy_list(); *p; p++) fprintf(f, "  %-12s %s\n", (*p)->name, (*p)->summary);
     fprintf(f, "\n'deepshare <command> --help' documents each command.\n");
 }
 

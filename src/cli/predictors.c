@@ -67,9 +67,12 @@ int ds_cli_predictors_setup(ds_cli_predictors_t *p, const ds_trace_t *t, const d
         p->set.interference = NULL;
         return 0;
     }
+    /* an object that only carries the truth of unprofiled pairs (--missing-rho without --coloc) is no profile
+     * a policy's model could learn from; oracles and "measured" retention read the truth itself */
+    const ds_coloc_t *train_on = coloc && coloc->no_profile ? NULL : coloc;
     if (!strcmp(p->kind, "model")) {
         /* online runtime models (daily retrain in trace time) and the forest trained on --coloc now */
-        if (!(p->rt_model = ds_model_predictors_create(t, coloc, p->single, &p->runtime, &p->interference, err)))
+        if (!(p->rt_model = ds_model_predictors_create(t, train_on, p->single, &p->runtime, &p->interference, err)))
             return -1;
         /* default simple: max(pred - elapsed, 1) through DeepShare's own formula */
         if (p->remaining != 2) p->runtime.remaining = NULL;
@@ -92,7 +95,7 @@ int ds_cli_predictors_setup(ds_cli_predictors_t *p, const ds_trace_t *t, const d
     if (p->interference_kind && !strcmp(p->interference_kind, "model")) {
         /* true durations beside the learned forest: the forest's share of a schedule's gap */
         ds_runtime_predictor_t unused;
-        if (!(p->rt_model = ds_model_predictors_create(t, coloc, p->single, &unused, &p->interference, err)))
+        if (!(p->rt_model = ds_model_predictors_create(t, train_on, p->single, &unused, &p->interference, err)))
             return -1;
     } else {
         ds_interference_oracle(&p->interference, coloc);

@@ -52,6 +52,13 @@ static void help(FILE *f)
             "                      generator's noisy ones), so every policy takes runtimes from --predictor\n"
             "  --arrival-scale X   any workload: divide every inter-arrival gap by X (1.5: arrivals 1.5x as\n"
             "                      dense); durations and quotas unchanged\n"
+            "  --missing-rho X|model  ground truth of colocated pairs the --coloc profile does not hold (every\n"
+            "                      pair without --coloc): X in (0, 1] for both jobs (default 1, the reference\n"
+            "                      convention), or model: a fixed random forest trained once (seed 1) on the\n"
+            "                      profile, never seen by the policies (SPEC 7.2)\n"
+            "  --missing-rho-profile FILE  pair profile the model learns from (default: --coloc)\n"
+            "  --missing-rho-single FILE   its workload profiles (default: single_data.csv beside the profile,\n"
+            "                      else the trace's job rows)\n"
             "\n"
             "heterogeneous clusters (docs/heterogeneous.md):\n"
             "  --cluster FILE      node types of --trace's cluster: 'gpu_type,nodes,gpus_per_node,cpus_per_node,\n"
@@ -72,7 +79,8 @@ static void help(FILE *f)
             "cluster and run:\n"
             "  --policy LIST       comma-separated policies, or 'all' (default: all)\n"
             "  --mode M            partitioned (each tenant owns its nodes), pooled (one shared cluster),\n"
-            "                      or both (every policy in each mode, one table); default partitioned\n"
+            "                      or both (every policy in each mode, one table; the production models\n"
+            "                      pooled only); default partitioned\n"
             "  --gpus-per-node N   8          --cpus-per-node N  96\n"
             "  --pool-nodes N      pooled: nodes of the shared cluster (default: each tenant's quota rounded up to\n"
             "                      whole nodes, summed)\n"
@@ -260,6 +268,8 @@ int ds_cmd_simulate(int argc, char **argv)
     for (int i = 0; i < nruns; i++) {
         ds_error_clear(&err);
         if (both) sc.engine.mode = i < nruns / 2 ? DS_MODE_PARTITIONED : DS_MODE_POOLED;
+        /* the production models enforce quotas on one shared cluster (SPEC 7.1): --mode both runs them pooled */
+        if (both && sc.engine.mode == DS_MODE_PARTITIONED && (runs[i].ops->props & DS_POLICY_PRODUCTION)) continue;
         ex.policy = runs[i].ops->name, ex.mode = sc.engine.mode, ex.last = 0, ex.status = -1;
         if (ds_run_one(&trace, &sc, &runs[i], &err)) {
             char buf[1200];

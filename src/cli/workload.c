@@ -11,6 +11,7 @@ void ds_workload_opts_default(ds_workload_opts_t *o)
     memset(o, 0, sizeof *o);
     ds_synth_config_default(&o->synth);
     o->arrival_scale = 1.0;
+    o->missing_rho_value = 1.0;
 }
 
 int ds_workload_opt(ds_workload_opts_t *o, const char *name, const char *arg)
@@ -62,6 +63,17 @@ int ds_workload_opt(ds_workload_opts_t *o, const char *name, const char *arg)
             return -1;
         }
         o->drop_estimates = !strcmp(arg, "drop");
+    } else if (!strcmp(name, "missing-rho")) {
+        if (!strcmp(arg, "model")) {
+            o->missing_rho_model = 1;
+        } else {
+            if (ds_parse_f64("--missing-rho", arg, 0.01, 1, &d)) return -1;
+            o->missing_rho_model = 0, o->missing_rho_value = d;
+        }
+    } else if (!strcmp(name, "missing-rho-profile")) {
+        o->missing_rho_profile = arg;
+    } else if (!strcmp(name, "missing-rho-single")) {
+        o->missing_rho_single = arg;
     } else if (!strcmp(name, "arrival-scale")) {
         if (ds_parse_f64("--arrival-scale", arg, 0.01, 1000, &d)) return -1;
         o->arrival_scale = d;
@@ -170,6 +182,17 @@ int ds_workload_load(const ds_workload_opts_t *o, ds_trace_t *t, ds_coloc_t *col
         if ((rc = ds_coloc_read(coloc, colocp, err))) return rc;
         ds_coloc_bind(coloc, t);
         *have_coloc = 1;
+    }
+    if (o->missing_rho_model || o->missing_rho_value != 1.0) {
+        /* without a profile every pair is unprofiled: an empty one carries their truth */
+        if (!*have_coloc) ds_coloc_empty(coloc, t), *have_coloc = 1;
+        ds_workload_opts_t oo = *o;
+        if (!oo.missing_rho_profile) oo.missing_rho_profile = o->coloc;
+        if ((rc = ds_missing_rho_apply(coloc, t, &oo, err))) {
+            ds_coloc_free(coloc);
+            *have_coloc = 0;
+            return rc;
+        }
     }
     return DS_OK;
 }

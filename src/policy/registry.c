@@ -16,7 +16,9 @@
     X(deepshare)       \
     X(kai)             \
     X(kueue)           \
-    X(kueue_fs)
+    X(kueue_fs)        \
+    X(slurm_quota)     \
+    X(slurm_borrow)
 
 #define DECLARE(id) extern const ds_policy_ops_t ds_policy_##id;
 DS_POLICIES(DECLARE)

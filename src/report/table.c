@@ -3,12 +3,12 @@
 
 void ds_report_table(FILE *f, const ds_sim_result_t *const *r, int n)
 {
-    fprintf(f, "%-10s %-11s %7s %10s %10s %10s %10s %9s %6s %6s %6s %7s %7s %6s\n", "policy", "mode", "jobs",
+    fprintf(f, "%-12s %-11s %7s %10s %10s %10s %10s %9s %6s %6s %6s %7s %7s %6s\n", "policy", "mode", "jobs",
             "avg_jct", "avg_queue", "p99_queue", "p999_queue", "makespan", "alloc", "sm", "gmem", "preempt",
             "coloc", "qad_ok");
     for (int i = 0; i < n; i++) {
         const ds_sim_result_t *x = r[i];
-        fprintf(f, "%-10s %-11s %7lld %10.0f %10.0f %10.0f %10.0f %8.2fd %6.3f %6.3f %6.3f %7lld %7lld %6.3f\n",
+        fprintf(f, "%-12s %-11s %7lld %10.0f %10.0f %10.0f %10.0f %8.2fd %6.3f %6.3f %6.3f %7lld %7lld %6.3f\n",
                 x->policy, x->mode == DS_MODE_POOLED ? "pooled" : "partitioned", (long long)x->jobs, x->jct.avg,
                 x->queue.avg, x->queue.p99, x->queue.p999, (double)x->makespan / 86400.0, x->gpu_alloc, x->sm_util,
                 x->gmem_util, (long long)x->preemptions, (long long)x->colocated_jobs, x->qad_compliance);

@@ -135,7 +135,11 @@ int ds_coloc_known(const ds_coloc_t *c, int32_t a, int32_t b)
 
 double ds_coloc_rho(const ds_coloc_t *c, int32_t a, int32_t b)
 {
-    if (!ds_coloc_known(c, a, b)) return c ? c->missing_rho : 1.0;
+    if (!ds_coloc_known(c, a, b)) {
+        if (!c) return 1.0;
+        if (c->miss) return c->miss[(size_t)c->class_of_job[a] * (size_t)c->nclass + (size_t)c->class_of_job[b]];
+        return c->missing_rho;
+    }
     return c->rho[c->cfg_of_job[a] * c->ncfg + c->cfg_of_job[b]];
 }
 
@@ -153,7 +157,8 @@ int ds_coloc_known_on(const ds_coloc_t *c, int32_t a, int32_t b, int32_t gtype)
 
 double ds_coloc_rho_on(const ds_coloc_t *c, int32_t a, int32_t b, int32_t gtype)
 {
-    if (!ds_coloc_known_on(c, a, b, gtype)) return c ? c->missing_rho : 1.0;
+    /* unknown on every slot: the truth of unprofiled pairs (missing_rho, or the fixed model) */
+    if (!ds_coloc_known_on(c, a, b, gtype)) return ds_coloc_rho(c, a, b);
     if (gtype >= 0 && 1 + gtype < c->nslot) {
         float r = rho_at(c, 1 + gtype, a, b);
         if (!isnan(r)) return r;
@@ -161,10 +166,20 @@ double ds_coloc_rho_on(const ds_coloc_t *c, int32_t a, int32_t b, int32_t gtype)
     return rho_at(c, 0, a, b);
 }
 
+void ds_coloc_empty(ds_coloc_t *c, const ds_trace_t *t)
+{
+    memset(c, 0, sizeof *c);
+    c->missing_rho = 1.0;
+    c->no_profile = 1;
+    ds_coloc_bind(c, t);
+}
+
 void ds_coloc_free(ds_coloc_t *c)
 {
     free(c->pairs);
     free(c->cfg_of_job);
     free(c->rho);
+    free(c->class_of_job);
+    free(c->miss);
     memset(c, 0, sizeof *c);
 }

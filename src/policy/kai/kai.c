@@ -234,7 +234,7 @@ const ds_policy_ops_t ds_policy_kai = {
     .name = "kai",
     .summary = "KAI-Scheduler (Run:ai) model: deserved quota, fair share by over-quota weight, reclaim and "
                "in-queue preemption of preemptible jobs",
-    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_CLASSES | DS_POLICY_EXACT_HOLD | DS_POLICY_TYPED,
+    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_CLASSES | DS_POLICY_EXACT_HOLD | DS_POLICY_PRODUCTION | DS_POLICY_TYPED,
     .init = kai_init,
     .fini = kai_fini,
     .enqueue = kai_enqueue,

@@ -237,7 +237,7 @@ void kueue_fs_config_help(FILE *f);
 void kueue_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now, ds_buf_t *out);
 
 #define KUEUE_OPS                                                   \
-    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_CLASSES | DS_POLICY_EXACT_HOLD, \
+    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_CLASSES | DS_POLICY_EXACT_HOLD | DS_POLICY_PRODUCTION, \
     .fini = kueue_fini, .enqueue = kueue_enqueue, .withdraw = kueue_withdraw, .cancel_start = kueue_cancel_start, .adopt = kueue_adopt, \
     .on_finish = kueue_on_finish, .schedule = kueue_schedule, .next_timer = kueue_next_timer, \
     .config_free = kueue_config_free, .check = kueue_check, .stats = kueue_stats, .explain = kueue_explain
