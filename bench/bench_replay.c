@@ -116,7 +116,7 @@ static void child(const opts_t *o, const job_spec_t *js, int fd)
         ds_runtime_model_t *rm = js->model ? ds_runtime_model_create(&t, &mc) : NULL;
         ds_runtime_predictor_t rp;
         ds_interference_predictor_t ip;
-        ds_predictors_t set = {&rp, &ip};
+        ds_predictors_t set = {&rp, &ip, NULL};
         if (rm) {
             ds_runtime_model_as_predictor(rm, &rp);
             rp.remaining = NULL; /* DeepShare's default, as in simulate */

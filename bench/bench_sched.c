@@ -98,7 +98,7 @@ static int run(const char *label, const ds_trace_t *t, const ds_coloc_t *coloc, 
     wrapped.schedule = timed_schedule;
     ds_interference_predictor_t ip;
     ds_interference_oracle(&ip, coloc);
-    ds_predictors_t pr = {NULL, &ip};
+    ds_predictors_t pr = {NULL, &ip, NULL};
     ds_sim_config_t c;
     ds_sim_config_default(&c);
     c.engine.mode = DS_MODE_POOLED;

@@ -3,6 +3,9 @@
 include(GNUInstallDirs)
 
 install(TARGETS deepshare RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# Gavel's tables (MIT, with their notice), read by --synth-gpu-types and the suite's hetero workload.
+install(FILES data/gavel/speeds.csv data/gavel/pairs.csv data/gavel/LICENSE data/gavel/README.md
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/deepshare/gavel)
 
 # Man pages are regenerated from the binaries' --help and the sample config whenever those change.
 set(DS_MAN_DIR ${CMAKE_BINARY_DIR}/man)

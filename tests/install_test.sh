@@ -13,6 +13,7 @@ DESTDIR=$d cmake --install "$build" > "$d.log" 2>&1 || { cat "$d.log" >&2; rm -f
 rm -f "$d.log"
 
 want=("$prefix/bin/deepshare" "$prefix/share/man/man1/deepshare.1")
+for f in speeds.csv pairs.csv LICENSE README.md; do want+=("$prefix/share/deepshare/gavel/$f"); done
 if [ "$daemon" = 1 ]; then
   want+=("$prefix/sbin/deepshared" "$prefix/share/man/man8/deepshared.8" "$prefix/share/man/man5/deepshared.conf.5"
          "$etc/deepshare/deepshared.conf" "$prefix/lib/systemd/system/deepshared.service"

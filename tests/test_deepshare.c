@@ -353,7 +353,7 @@ static void yield_case(const char *kv, int yields, int j1_gpus, double rest, int
     void *cfg = cfg_with(kv);
     ds_runtime_predictor_t rp = {.name = "test", .predict = pred_100, .ctx = &rest};
     if (rest >= 0) rp.beyond = rest_ctx;
-    ds_predictors_t pr = {&rp, NULL};
+    ds_predictors_t pr = {&rp, NULL, NULL};
     ds_engine_t *e = engine_with(&t, 8, cfg, &pr);
     ds_engine_arrive(e, 0, 0);
     ds_engine_arrive(e, 2, 0);
@@ -414,7 +414,7 @@ static void yield_back_case(int hold)
     tu_trace(&t, "A:8 B:8", "1 A 8 0 10000; 2 A 8 10 100; 3 B 8 0 100000");
     void *cfg = cfg_with("colocation=0,work-conserving=0,preemption=0");
     ds_runtime_predictor_t rp = {.name = "test", .predict = pred_100};
-    ds_predictors_t pr = {&rp, NULL};
+    ds_predictors_t pr = {&rp, NULL, NULL};
     ds_engine_t *e = engine_with(&t, 8, cfg, &pr);
     dsp_t *s = e->pstate;
     char msg[200];
@@ -483,7 +483,7 @@ static void floor_case(const char *kv, double rho, int shared)
     snprintf(opts, sizeof opts, "%s,share-first=0", kv);
     void *cfg = cfg_with(opts);
     ds_interference_predictor_t ip = {.predict = const_rho, .ctx = &rho};
-    ds_predictors_t pr = {NULL, &ip};
+    ds_predictors_t pr = {NULL, &ip, NULL};
     ds_engine_t *e = engine_with(&t, 1, cfg, &pr);
     ds_engine_arrive(e, 0, 0);
     ds_engine_arrive(e, 1, 0);
@@ -544,7 +544,7 @@ static void probe_case(const char *kv, double u, int has_uncertainty, int probed
     void *cfg = cfg_with(opts);
     ds_interference_predictor_t ip = {.predict = rho_06, .ctx = &u};
     if (has_uncertainty) ip.uncertainty = unsure_by;
-    ds_predictors_t pr = {NULL, &ip};
+    ds_predictors_t pr = {NULL, &ip, NULL};
     ds_engine_t *e = engine_with(&t, 1, cfg, &pr);
     measured_rho = rho;
     ds_engine_set_hooks(e, &(ds_driver_hooks_t){.observe_retention = observe_measured});
@@ -1017,7 +1017,7 @@ static void test_invariants_venus(void **st)
     if (have) ds_coloc_bind(&coloc, &t);
     ds_interference_predictor_t ip;
     ds_interference_oracle(&ip, have ? &coloc : NULL);
-    ds_predictors_t pr = {NULL, &ip};
+    ds_predictors_t pr = {NULL, &ip, NULL};
     ds_sim_config_t c;
     ds_sim_config_default(&c);
     c.engine.mode = DS_MODE_POOLED;

@@ -90,7 +90,7 @@ static void test_profiler(void **st)
     const char *kv[] = {"lucid-prof-nodes", "1", "lucid-prof-lenders", "A", "lucid-prof-scale-tenant", "none", NULL};
     void *cfg = cfg_new(kv);
     ds_lucid_prof_t p;
-    ds_lucid_profile(&p, &t, cfg, 8, 0);
+    ds_lucid_profile(&p, &t, cfg, 8, 0, NULL);
     assert_int_equal(p.start[0], 0);
     assert_int_equal(p.start[2], 1);
     assert_int_equal(p.start[1], 100);
@@ -140,7 +140,7 @@ static void test_profiler_scales_up(void **st)
     const char *kv[] = {"lucid-prof-nodes", "1", "lucid-prof-lenders", "A", "lucid-prof-scale-tenant", "B", NULL};
     void *cfg = cfg_new(kv);
     ds_lucid_prof_t p;
-    ds_lucid_profile(&p, &t, cfg, 8, 1);
+    ds_lucid_profile(&p, &t, cfg, 8, 1, NULL);
     assert_true(p.nscale >= 2);
     assert_int_equal(p.scale_time[0], 0);
     assert_int_equal(p.scale_delta[0], 1);

@@ -328,7 +328,7 @@ static int twin_cancel(const ds_trace_t *t, int64_t at, int *reset, int *own)
             memcpy(before, sb->S, (size_t)nt * sizeof *before);
             ds_engine_withdraw(b.e, j, now);
             assert_memory_equal(before, sb->S, (size_t)nt * sizeof *before);
-            double q_own = dsp_qad_now(b.e, ten);
+            double q_own = dsp_qad_now(b.e, sb, ten);
             int64_t last = sb->last_cycle;
             int64_t na = drv_pass(&a, now), nb = drv_pass(&b, now);
             (void)na, (void)nb;
@@ -347,7 +347,7 @@ static int twin_cancel(const ds_trace_t *t, int64_t at, int *reset, int *own)
                 (*own)++;
             }
             /* a rebuild would have started S again at Q now */
-            for (int32_t i = 0; i < nt; i++) *reset += dsp_qad_now(b.e, i) != sb->S[i];
+            for (int32_t i = 0; i < nt; i++) *reset += dsp_qad_now(b.e, sb, i) != sb->S[i];
             break;
         }
         int64_t na = drv_pass(&a, now), nb = drv_pass(&b, now);

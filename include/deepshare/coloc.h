@@ -16,6 +16,7 @@ typedef struct ds_coloc_pair {
     int32_t batch2, amp2;
     double speed1, speed2;       /* retention of job 1 and job 2 */
     double gpu_util, gmem_util, gmem; /* of the shared GPU */
+    char gtype[DS_GTYPE_NAME];   /* GPU type it was measured on (optional gpu_type column); "" any type */
 } ds_coloc_pair_t;
 
 typedef struct ds_coloc {
@@ -24,7 +25,10 @@ typedef struct ds_coloc {
     /* lookup built for one trace by ds_coloc_bind */
     int32_t *cfg_of_job;  /* per job: workload config index or -1 */
     int32_t ncfg;
-    float *rho;           /* ncfg x ncfg: retention of row config when paired with column config; NAN unknown */
+    float *rho;           /* nslot x ncfg x ncfg: retention of row config when paired with column config; NAN
+                             unknown. Slot 0: pairs measured on no particular type; slot 1 + k: on the trace's type k */
+    int32_t nslot;
+    int typed;            /* some pair names its GPU type */
     double missing_rho;   /* retention for pairs absent from the profile (1.0, as the reference) */
     /* The ground truth of unprofiled pairs when it is a model (SPEC 7.2, --missing-rho model): each job's
      * workload class (distinct descriptor) and a class x class table of retentions; NULL: missing_rho. */
@@ -43,6 +47,10 @@ void ds_coloc_bind(ds_coloc_t *c, const ds_trace_t *t);
 double ds_coloc_rho(const ds_coloc_t *c, int32_t a, int32_t b);
 /* 1 when the pair was profiled. */
 int ds_coloc_known(const ds_coloc_t *c, int32_t a, int32_t b);
+/* The same on a GPU of the trace's type gtype: the pair as measured on that type, else as measured on no
+ * particular type (an untyped profile holds for every type), else missing_rho. */
+double ds_coloc_rho_on(const ds_coloc_t *c, int32_t a, int32_t b, int32_t gtype);
+int ds_coloc_known_on(const ds_coloc_t *c, int32_t a, int32_t b, int32_t gtype);
 /* An empty profile bound to t (no pair known), to carry the truth of unprofiled pairs. */
 void ds_coloc_empty(ds_coloc_t *c, const ds_trace_t *t);
 void ds_coloc_free(ds_coloc_t *c);

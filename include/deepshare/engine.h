@@ -12,9 +12,17 @@
 #include "deepshare/trace.h"
 
 #define DS_MAX_K 4            /* hard upper bound on residents per GPU */
-#define DS_MAX_GPUS_PER_NODE 64
+#define DS_MAX_GPUS_PER_NODE DS_MAX_NODE_GPUS
 
 typedef enum { DS_MODE_PARTITIONED = 0, DS_MODE_POOLED = 1 } ds_mode_t;
+
+/* How ds_engine_find_free chooses among a heterogeneous cluster's GPU types for a job that may run on
+ * several (docs/heterogeneous.md). */
+typedef enum {
+    DS_TYPES_BLIND = 0,   /* type-blind, as the research baselines are published: the fullest node that fits
+                             on any type, ties lowest index (so the cluster's type order) */
+    DS_TYPES_FASTEST = 1  /* type-aware first fit: the job's fastest type by the speed predictor first */
+} ds_type_order_t;
 
 struct ds_predictors;
 
@@ -33,6 +41,7 @@ typedef struct ds_engine_config {
                                progress (the reference simulators' model) -- ds_engine_at_risk */
     const struct ds_predictors *predictors; /* what policies may use to predict; NULL: oracles */
     int32_t pool_nodes;     /* pooled mode: nodes of the pool; 0 = enough for the sum of quotas */
+    int32_t type_order;     /* ds_type_order_t: GPU type choice of ds_engine_find_free (DS_TYPES_BLIND) */
 } ds_engine_config_t;
 
 void ds_engine_config_default(ds_engine_config_t *c);
@@ -48,6 +57,7 @@ typedef struct ds_gpu {
 
 typedef struct ds_node {
     int32_t part;
+    int32_t gtype;   /* its GPU type (index into trace->gtypes; 0 on a cluster of one kind of node) */
     int32_t gpu0;    /* index of its first GPU in engine->gpus */
     int32_t ngpus;
     int32_t nfree;   /* GPUs with no resident */
@@ -65,6 +75,9 @@ typedef struct ds_part {
     int32_t npending;    /* jobs pending in this partition */
     int dirty;           /* something changed since its last schedule pass */
     int no_util;         /* left out of utilization figures (Lucid's profiler nodes) */
+    /* its nodes by GPU type: type t holds nodes tnode0[t] .. + tnnodes[t] (contiguous, in type order) */
+    int32_t tnode0[DS_MAX_GPU_TYPES], tnnodes[DS_MAX_GPU_TYPES];
+    int32_t tgpus_total[DS_MAX_GPU_TYPES], tgpus_free[DS_MAX_GPU_TYPES];
 } ds_part_t;
 
 typedef enum { DS_JS_FUTURE = 0, DS_JS_PENDING, DS_JS_RUNNING, DS_JS_DONE } ds_jstatus_t;
@@ -149,6 +162,11 @@ struct ds_engine {
     int64_t now;
     /* per-tenant live accounting (GPUs of running jobs by class; pending GPU demand) */
     int64_t *tenant_g_gpus, *tenant_be_gpus, *tenant_pending_gpus, *tenant_running;
+    /* GPU types (1 on a cluster of one kind of node, where the per-type arrays below stay 0): per tenant and
+     * type (index tenant x ntypes + type), GPUs held by class and pending GPUs of jobs that ask for that type */
+    int32_t ntypes;
+    int64_t *tenant_g_gpus_t, *tenant_be_gpus_t, *tenant_pend_t;
+    int64_t *tenant_quota_t;  /* per-type quotas (tenant x ntypes); they sum to tenant_quota */
     /* quota GPUs per tenant: the trace's at create, then what ds_engine_set_quota sets (policies read
      * quotas here, never from the trace, so that a driver can change one without a new engine) */
     int64_t *tenant_quota;
@@ -171,6 +189,7 @@ struct ds_engine {
         uint8_t *is_rate_dirty;
         void *placement;        /* free-GPU buckets per partition (placement.c) */
         int32_t nheld;          /* jobs held now (ds_engine_hold) */
+        int32_t type_gpn_default; /* GPUs per node of a type that does not give its own (cfg.gpus_per_node as given) */
     } priv;
 };
 
@@ -244,6 +263,12 @@ void ds_engine_set_preemptions(ds_engine_t *e, int32_t job, int32_t n);
  * range, a negative or too large quota, or when the partitions were sized from quotas (partitioned mode,
  * or a policy that lays out its own partitions), since nodes cannot move between partitions. */
 int ds_engine_set_quota(ds_engine_t *e, int32_t tenant, int64_t gpus);
+/* The same for a typed cluster: the tenant's quota of each type (ntypes values); its total becomes their sum. */
+int ds_engine_set_quota_typed(ds_engine_t *e, int32_t tenant, const int64_t *gpus_t);
+static inline int64_t ds_engine_quota_t(const ds_engine_t *e, int32_t tenant, int32_t t)
+{
+    return e->tenant_quota_t[(size_t)tenant * (size_t)e->ntypes + (size_t)t];
+}
 /* Pending jobs in the order the policy's next pass considers them (ops->pending_order, else arrival
  * order); writes at most max job indices to out and returns how many pending jobs there are. */
 int32_t ds_engine_pending_order(const ds_engine_t *e, int32_t *out, int32_t max);
@@ -260,8 +285,29 @@ static inline const ds_gpu_t *ds_engine_gpu(const ds_engine_t *e, int32_t gpu) {
 /* ---- policy-facing API ---- */
 
 /* Adds a partition of nnodes nodes (only from ops->setup, before nodes are laid out); returns its
- * index. setup must also fill e->tenant_part for every tenant. */
+ * index. setup must also fill e->tenant_part for every tenant. On a heterogeneous cluster the nodes are of
+ * the first type; ds_engine_add_part_typed gives nodes_t[t] nodes of each type t. */
 int32_t ds_engine_add_part(ds_engine_t *e, const char *name, int32_t nnodes);
+int32_t ds_engine_add_part_typed(ds_engine_t *e, const char *name, const int32_t *nodes_t);
+/* Nodes of type t a tenant's quota of that type fills, in whole nodes (the default layouts). */
+int32_t ds_engine_quota_nodes(const ds_engine_t *e, int32_t tenant, int32_t t);
+/* A node's or a GPU's type, and the GPU memory of a GPU. */
+static inline int32_t ds_engine_gpu_type(const ds_engine_t *e, int32_t gpu) { return e->nodes[e->gpus[gpu].node].gtype; }
+int32_t ds_engine_gpu_gmem(const ds_engine_t *e, int32_t gpu);
+/* GPUs per node of type t (the cluster's node size on a cluster of one kind of node). */
+static inline int32_t ds_engine_type_gpus_per_node(const ds_engine_t *e, int32_t t)
+{
+    int32_t g = e->trace->ngtypes ? e->trace->gtypes[t].gpus_per_node : 0;
+    return g > 0 ? g : e->priv.type_gpn_default;
+}
+/* Whether job j may run on GPU type t: it asks for t or for any type. */
+static inline int ds_engine_type_ok(const ds_engine_t *e, int32_t j, int32_t t)
+{
+    uint32_t m = e->trace->jobs[j].gmask;
+    return !m || ((m >> t) & 1u);
+}
+/* The type of the GPUs a running job holds (a job runs on one type); -1 when it holds none. */
+int32_t ds_engine_job_type(const ds_engine_t *e, int32_t j);
 
 /* Finds free GPUs for a job in its partition with consolidated placement (<= gpus_per_node: the
  * fullest node that fits, ties lowest index; larger: whole free nodes, the remainder on the next
@@ -272,6 +318,15 @@ int ds_engine_find_free(const ds_engine_t *e, int32_t job, int32_t part, int32_t
 int32_t ds_engine_node_free_gpus(const ds_engine_t *e, int32_t node, int32_t want, int32_t *out);
 /* The same, never using a node n with blocked[n] set (a policy's reservations); blocked may be NULL. */
 int ds_engine_find_free_masked(const ds_engine_t *e, int32_t job, int32_t part, const uint8_t *blocked, int32_t *out);
+/* The same on nodes of GPU type t only (a type the job may run on): how type-aware policies choose. */
+int ds_engine_find_free_on(const ds_engine_t *e, int32_t job, int32_t part, int32_t t, const uint8_t *blocked,
+                           int32_t *out);
+/* The types job j may run on, in the order ds_engine_find_free tries them under cfg.type_order (for
+ * DS_TYPES_FASTEST: by the speed predictor, fastest first, ties in type order); returns how many. */
+int32_t ds_engine_type_order(const ds_engine_t *e, int32_t job, int32_t *types);
+/* Job j's predicted progress rate on type t relative to its duration's reference type (the speed predictor,
+ * 1 without one). */
+double ds_engine_speed(const ds_engine_t *e, int32_t job, int32_t t);
 /* The most free GPUs on one node of the partition, and (when whole_free is not NULL) how many of its
  * nodes have every GPU free: bounds that let a policy skip jobs no placement could take. */
 int32_t ds_engine_max_node_free(const ds_engine_t *e, int32_t part, int32_t *whole_free);

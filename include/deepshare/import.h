@@ -157,6 +157,19 @@ double ds_import_gpu_seconds(const ds_import_t *im);
 int64_t ds_import_total_quota(const ds_import_t *im);
 double ds_import_offered_load(const ds_import_t *im);
 
+/* Gavel's throughput tables (docs/heterogeneous.md): what a conversion wrote and left out. */
+typedef struct ds_gavel_summary {
+    int32_t types, skipped_types;     /* GPU types converted; "*_unconsolidated" ones left out */
+    int64_t speeds, pairs, unfit;     /* rows of speeds.csv and pairs.csv; pairs Gavel marks [0, 0] (does not fit or
+                                         not run), left out */
+    int64_t unmeasured, multi_gpu_pairs; /* entries without a throughput; pairs of multi-GPU jobs (not converted) */
+} ds_gavel_summary_t;
+/* Converts Gavel's tables into DIR/speeds.csv (each workload's throughput alone, from speeds_path) and
+ * DIR/pairs.csv (retention of pairs sharing a GPU, from pairs_path, NULL: the same file), each through a
+ * temporary file renamed at the end. */
+int ds_import_gavel(const char *speeds_path, const char *pairs_path, const char *dir, ds_gavel_summary_t *sum,
+                    ds_error_t *err);
+
 /* Writes DIR/jobs.csv and DIR/tenants.csv (each through a temporary file renamed at the end, so a failed
  * import never leaves a partial file). Before the rename both are read back with simulate's readers (at
  * o->gpus_per_node); a refusal there is an importer bug and aborts with the reader's message. */

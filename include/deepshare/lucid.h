@@ -113,9 +113,10 @@ typedef struct ds_lucid_prof {
 /* Runs the profiler over the whole trace: least-GPU-first with head-of-line blocking on prof_nodes
  * nodes of gpus_per_node GPUs, each job of at most prof_gpu_limit GPUs for min(duration, prof_time)
  * seconds; with scaling it adds one node while more than prof_scale_queue jobs wait and gives it back
- * when the queue is short and the predicted load low. */
+ * when the queue is short and the predicted load low. wall (NULL: each job's duration) gives each job's run time
+ * on the profiler's nodes, -1 for a job that may not run there (typed clusters). */
 void ds_lucid_profile(ds_lucid_prof_t *out, const ds_trace_t *t, const ds_lucid_config_t *c, int32_t gpus_per_node,
-                      int scaling);
+                      int scaling, const int64_t *wall);
 void ds_lucid_prof_free(ds_lucid_prof_t *p);
 
 /* Sharing score of each job of the trace (labels looked up by model, dataset, batch size, amp). */

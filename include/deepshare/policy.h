@@ -60,6 +60,9 @@ enum {
     DS_POLICY_PRODUCTION = 1u << 7,  /* a model of a scheduler operators deploy (Slurm, KAI, Kueue: SPEC 7.1),
                                         not a research baseline: the suite runs it pooled only and names the
                                         best such model in its verdict */
+    DS_POLICY_TYPED = 1u << 8,     /* runs on a cluster of several GPU types: it places through the engine's
+                                      type rules (ds_engine_find_free*) or its own; without it such a cluster is
+                                      refused (docs/heterogeneous.md) */
 };
 
 typedef struct ds_policy_ops {

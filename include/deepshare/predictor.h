@@ -34,18 +34,36 @@ typedef struct ds_interference_predictor {
      * NULL when predict reads measurements. DeepShare probes a pair nobody has measured yet on
      * predict + probe_z x this (docs/policy.md §5). */
     double (*uncertainty)(void *ctx, const ds_trace_t *t, int32_t a, int32_t b);
+    /* Optional (heterogeneous clusters): predict and uncertainty on a GPU of type gtype; NULL: the
+     * type-blind ones above. */
+    double (*predict_on)(void *ctx, const ds_trace_t *t, int32_t a, int32_t b, int32_t gtype);
+    double (*uncertainty_on)(void *ctx, const ds_trace_t *t, int32_t a, int32_t b, int32_t gtype);
 } ds_interference_predictor_t;
+
+/* Predicted progress rate of a job on a GPU type relative to the type its duration was measured on
+ * (heterogeneous clusters; docs/heterogeneous.md): how much faster (> 1) or slower it runs there. */
+typedef struct ds_speed_predictor {
+    const char *name;  /* "table" */
+    void *ctx;
+    double (*rate)(void *ctx, const ds_trace_t *t, int32_t job, int32_t gtype);
+} ds_speed_predictor_t;
 
 typedef struct ds_predictors {
     const ds_runtime_predictor_t *runtime;            /* NULL: the policy uses the oracle */
     const ds_interference_predictor_t *interference;  /* NULL: the policy uses the oracle */
+    const ds_speed_predictor_t *speed;                /* NULL: every type runs every job at rate 1 */
 } ds_predictors_t;
 
 /* Oracle runtime: the job's true duration (simulation only, for upper bounds and until models exist). */
 void ds_runtime_oracle(ds_runtime_predictor_t *p);
 /* Estimate-file runtime: the job's estimate from --estimates (falls back to the oracle when absent). */
 void ds_runtime_from_estimates(ds_runtime_predictor_t *p);
-/* Oracle interference: the measured profile (ground truth), coloc->missing_rho for unprofiled pairs. */
+/* Oracle interference: the measured profile (ground truth), coloc->missing_rho for unprofiled pairs; per GPU
+ * type (predict_on) when the profile is typed. */
 void ds_interference_oracle(ds_interference_predictor_t *p, const struct ds_coloc *coloc);
+/* Speeds from the measured table (data/gavel/speeds.csv): what every policy knows of GPU types, as Gavel's
+ * throughput matrix is profiled (docs/heterogeneous.md). */
+struct ds_speeds;
+void ds_speed_from_table(ds_speed_predictor_t *p, const struct ds_speeds *s);
 
 #endif

@@ -9,12 +9,14 @@
 #include "deepshare/coloc.h"
 #include "deepshare/engine.h"
 #include "deepshare/policy.h"
+#include "deepshare/speeds.h"
 
 typedef struct ds_sim_config {
     ds_engine_config_t engine;
     const ds_policy_ops_t *policy;
     const void *policy_config;
     const ds_coloc_t *coloc;     /* ground-truth retention for shared GPUs; NULL: every pair keeps rate 1 */
+    const ds_speeds_t *speeds;   /* ground-truth speed of a job per GPU type (typed clusters); NULL: rate 1 on every type */
     int64_t window_start;        /* utilization window; -1: first submit's day start */
     int64_t window_end;          /* -1: last submit rounded up to a day */
     int64_t cycle;               /* metrics sampling and QAD cycle, seconds (60) */
@@ -90,6 +92,7 @@ typedef struct ds_sim_result {
     int64_t *submit, *start, *end, *queued, *queued_g, *queued_be;
     int32_t *preempts;
     uint8_t *colocated;
+    int8_t *gtype;              /* typed clusters: the GPU type of its last run (NULL on a cluster of one type) */
     /* decisions, when keep_events */
     ds_sim_event_t *events;
     int64_t nevents;

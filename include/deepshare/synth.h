@@ -6,6 +6,7 @@
 #error "deepshare/synth.h belongs to the io layer: this layer may not include it (see CMakeLists.txt)"
 #endif
 
+#include "deepshare/speeds.h"
 #include "deepshare/trace.h"
 
 typedef struct ds_synth_config {
@@ -20,10 +21,15 @@ typedef struct ds_synth_config {
     double noisy;           /* 0: off; F > 0: the smallest tenant offers F x its quota in bursts (half of
                                each day), the others 0.8 x load of theirs each */
     double large_share;     /* 0: off; share of GPU-time in jobs of 16-64 GPUs (tenants with quota >= 16) */
+    /* Heterogeneous cluster (docs/heterogeneous.md): "v100:12,p100:8,k80:4" nodes of each GPU type (replaces
+     * nodes); the workloads are drawn from speeds, the table of their throughput on each type; NULL: one kind */
+    const char *gpu_types;
+    const ds_speeds_t *speeds;
+    double type_requests;   /* 0.25: share of users who ask for one GPU type (their tenant's largest) */
 } ds_synth_config_t;
 
 void ds_synth_config_default(ds_synth_config_t *c);
-/* Fills an empty trace with tenants and jobs; deterministic for a seed. */
+/* Fills an empty trace with tenants and jobs (and node types, with gpu_types); deterministic for a seed. */
 int ds_synth_generate(ds_trace_t *t, const ds_synth_config_t *c, ds_error_t *err);
 
 #endif

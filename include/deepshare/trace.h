@@ -16,6 +16,9 @@
 #define DS_MAX_SPAN ((int64_t)2 * 366 * 86400) /* last submit - first submit, s */
 #define DS_MAX_DURATION ((int64_t)366 * 86400) /* one job's run time, s */
 #define DS_MAX_ESTIMATE 1e12                 /* a duration estimate, s (|value|) */
+#define DS_MAX_NODE_GPUS 64                  /* GPUs of one node */
+#define DS_MAX_GPU_TYPES 8                   /* node (GPU) types in one cluster */
+#define DS_GTYPE_NAME 32                     /* bytes of a GPU type's name, with its NUL */
 
 typedef enum { DS_CLASS_AUTO = 0, DS_CLASS_G = 1, DS_CLASS_BE = 2 } ds_class_t;
 
@@ -37,6 +40,9 @@ typedef struct ds_job {
     float gmem_util;   /* percent, exclusive */
     int32_t gmem_mib;  /* GPU memory per GPU */
     uint8_t klass;     /* ds_class_t as submitted */
+    int8_t gtype;      /* the one GPU type it asks for (index into trace->gtypes), -1: any type, or several */
+    uint8_t gmask;     /* the GPU types it may run on (bit t: trace->gtypes[t]), 0: any type */
+    int8_t ref_gtype;  /* GPU type its duration was measured on, -1: the trace's reference type */
     double estimate;   /* duration estimate in seconds (QSSF/Lucid); NAN when none */
     int32_t ckpt;      /* checkpoint interval it declares, seconds of its run; 0 = none declared */
     long line;         /* line in the source file, for messages */
@@ -44,8 +50,21 @@ typedef struct ds_job {
 
 typedef struct ds_tenant {
     char name[64];
-    int32_t quota_gpus;
+    int32_t quota_gpus;                    /* all types together */
+    int32_t quota_t[DS_MAX_GPU_TYPES];     /* per GPU type (typed clusters: they sum to quota_gpus) */
 } ds_tenant_t;
+
+/* A node type of a heterogeneous cluster (docs/heterogeneous.md): its GPU type and the shape of its nodes.
+ * A field left 0 takes the run's cluster default (--gpus-per-node, --cpus-per-node, ...). */
+typedef struct ds_gtype {
+    char name[DS_GTYPE_NAME];  /* "v100", "k80", ... */
+    int32_t gpus_per_node;
+    int32_t cpus_per_node;
+    int64_t mem_per_node;      /* MiB */
+    int32_t gmem_per_gpu;      /* MiB */
+    int32_t nodes;             /* pooled mode: nodes of this type; 0 = what the tenants' quotas of it fill */
+    double weight;             /* effective GPUs per GPU of this type (throughput-normalised); 0 = not known */
+} ds_gtype_t;
 
 /* Interned strings: index <-> name. */
 typedef struct ds_strtab {
@@ -67,6 +86,10 @@ typedef struct ds_trace {
     int32_t *thash, thcap;    /* open-addressing index of tenant names: many tenants must not cost a quadratic scan */
     ds_strtab_t users, models, datasets;
     char source[256];  /* "synthetic(seed=..)" or the file path */
+    /* Node types (docs/heterogeneous.md); ngtypes 0: one kind of node, the run's cluster shape. */
+    ds_gtype_t gtypes[DS_MAX_GPU_TYPES];
+    int32_t ngtypes;
+    int32_t ref_gtype;  /* reference type of durations without their own (default 0, the first) */
 } ds_trace_t;
 
 void ds_trace_init(ds_trace_t *t);
@@ -74,11 +97,32 @@ void ds_trace_free(ds_trace_t *t);
 ds_job_t *ds_trace_add_job(ds_trace_t *t);
 int32_t ds_trace_add_tenant(ds_trace_t *t, const char *name, int32_t quota_gpus);
 int32_t ds_trace_find_tenant(const ds_trace_t *t, const char *name);
+/* Index of a GPU type by name (case-insensitive), -1 when the trace has none of that name. */
+int32_t ds_trace_find_gtype(const ds_trace_t *t, const char *name);
+/* Adds a node type with the cluster defaults (zeros); -1 when DS_MAX_GPU_TYPES are there or the name is
+ * empty, too long or taken. */
+int32_t ds_trace_add_gtype(ds_trace_t *t, const char *name);
+/* The reference type of job j's duration (its own, else the trace's). */
+static inline int32_t ds_job_ref_gtype(const ds_trace_t *t, const ds_job_t *j)
+{
+    return j->ref_gtype >= 0 ? j->ref_gtype : t->ref_gtype;
+}
 const char *ds_trace_model_name(const ds_trace_t *t, const ds_job_t *j);
 const char *ds_trace_dataset_name(const ds_trace_t *t, const ds_job_t *j);
 
+/* Reads the node types of a heterogeneous cluster (docs/heterogeneous.md): "gpu_type,nodes,gpus_per_node,
+ * cpus_per_node,mem_mib,gmem_mib,weight" (only gpu_type required). Call before the tenants. */
+int ds_trace_read_cluster(ds_trace_t *t, const char *path, ds_error_t *err);
+/* Adds a node type named in a file or option, checking the name (letters, digits, -_.; not 'any'), duplicates and
+ * DS_MAX_GPU_TYPES; its index, or -1 with err naming path, line and field. */
+int32_t ds_trace_new_gtype(ds_trace_t *t, const char *name, const char *path, long line, const char *field, ds_error_t *err);
+/* Parses a --synth-gpu-types style list "v100:12,p100:8,k80:4" (type:nodes) into types with node counts;
+ * 0, or an error naming opt. */
+int ds_trace_parse_gtypes(ds_trace_t *t, const char *list, const char *opt, ds_error_t *err);
+
 /* Reads the tenant file: either Venus vc_config (",num" header, nodes of 8 GPUs) or
- * "tenant,quota_gpus". gpus_per_node converts node counts. */
+ * "tenant,quota_gpus", optionally with per-type quotas "quota_<type>" (a type of the cluster file, or a new
+ * type with the cluster defaults when none was read). gpus_per_node converts node counts. */
 int ds_trace_read_tenants(ds_trace_t *t, const char *path, int gpus_per_node, ds_error_t *err);
 /* Reads jobs (Venus or generic column names) after the tenants are known. Keeps row order;
  * rows must be in non-decreasing submit order. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void ds_trace_init(ds_trace_t *t)
 {
@@ -32,6 +33,8 @@ ds_job_t *ds_trace_add_job(ds_trace_t *t)
     ds_job_t *j = &t->jobs[t->njobs++];
     memset(j, 0, sizeof *j);
     j->model = j->dataset = -1;
+    j->gtype = j->ref_gtype = -1;
+    j->gmask = 0;
     j->gpu_util = 100.0f;
     j->gmem_util = 100.0f;
     j->estimate = NAN;
@@ -96,6 +99,23 @@ const char *ds_trace_model_name(const ds_trace_t *t, const ds_job_t *j)
 const char *ds_trace_dataset_name(const ds_trace_t *t, const ds_job_t *j)
 {
     return j->dataset >= 0 ? t->datasets.s[j->dataset] : "";
+}
+
+int32_t ds_trace_find_gtype(const ds_trace_t *t, const char *name)
+{
+    for (int32_t i = 0; i < t->ngtypes; i++)
+        if (!strcasecmp(t->gtypes[i].name, name)) return i;
+    return -1;
+}
+
+int32_t ds_trace_add_gtype(ds_trace_t *t, const char *name)
+{
+    if (t->ngtypes >= DS_MAX_GPU_TYPES || !*name || strlen(name) >= DS_GTYPE_NAME || ds_trace_find_gtype(t, name) >= 0)
+        return -1;
+    ds_gtype_t *g = &t->gtypes[t->ngtypes];
+    memset(g, 0, sizeof *g);
+    snprintf(g->name, sizeof g->name, "%s", name);
+    return t->ngtypes++;
 }
 
 int64_t ds_trace_total_quota(const ds_trace_t *t)

@@ -4,12 +4,17 @@
 
 #include "deepshare/coloc.h"
 #include "deepshare/sim.h"
+#include "deepshare/speeds.h"
 #include "deepshare/synth.h"
 #include "deepshare/trace.h"
 
 /* Options that say which workload to run: a trace with its tenants, or the synthetic generator. */
 typedef struct ds_workload_opts {
     const char *trace, *vc_config, *estimates, *coloc;
+    /* heterogeneous clusters (docs/heterogeneous.md): node types, the speed table, the reference type */
+    const char *cluster, *speeds_path, *ref_gtype;
+    ds_speeds_t *speeds;    /* where ds_workload_load reads the speed table (the caller's, zeroed; may be NULL
+                               for commands without GPU types); nrows > 0 once read */
     ds_synth_config_t synth;
     int synth_given;
     double arrival_scale;   /* inter-arrival gaps divided by this (1: as given) */
@@ -23,7 +28,9 @@ typedef struct ds_workload_opts {
 void ds_workload_opts_default(ds_workload_opts_t *o);
 /* Handles one workload option; returns 1 if it was one (consumed optarg), 0 if not, -1 on a bad value. */
 int ds_workload_opt(ds_workload_opts_t *o, const char *name, const char *arg);
-/* Loads the trace (and estimates, colocation profile when given). */
+/* The shipped file data/gavel/NAME (speeds.csv, pairs.csv): installed, else in the source tree; NULL if neither. */
+const char *ds_gavel_file(const char *name, char *buf, size_t n);
+/* Loads the trace (and estimates, colocation profile, node types and speed table when given). */
 int ds_workload_load(const ds_workload_opts_t *o, ds_trace_t *t, ds_coloc_t *coloc, int *have_coloc, ds_error_t *err);
 /* ds_workload_load for a command: on failure the error is printed (ds_die_error), the trace freed, and
  * nonzero returned. */

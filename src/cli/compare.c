@@ -402,12 +402,16 @@ int ds_cmd_compare(int argc, char **argv)
 
     ds_trace_t trace;
     ds_coloc_t coloc;
+    ds_speeds_t speeds;
+    memset(&speeds, 0, sizeof speeds);
+    wo.speeds = &speeds;
     int have_coloc = 0;
     ds_error_t err;
     ds_error_clear(&err);
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (ds_workload_open(&wo, &trace, &coloc, &have_coloc)) {
+        ds_speeds_free(&speeds);
         rc = 1;
         goto done;
     }
@@ -416,6 +420,8 @@ int ds_cmd_compare(int argc, char **argv)
                 trace.njobs, trace.ntenants, since(&t0), nruns, (int)(jobs < nruns ? jobs : nruns),
                 (jobs < nruns ? jobs : nruns) == 1 ? "" : "s");
     sc.coloc = have_coloc ? &coloc : NULL;
+    sc.speeds = speeds.nrows ? &speeds : NULL;
+    pred.speeds = sc.speeds;
     sc.seed = wo.synth.seed;
     sc.keep_events = details; /* <policy>/events.csv */
     /* the runs side by side, before any allocates its cluster and series */
@@ -423,6 +429,7 @@ int ds_cmd_compare(int argc, char **argv)
         ds_cli_predictors_setup(&pred, &trace, sc.coloc, ds_runs_use_predictors(runs, nruns) || sweep, &err)) {
         ds_die_error(&err);
         if (have_coloc) ds_coloc_free(&coloc);
+        ds_speeds_free(&speeds);
         ds_trace_free(&trace);
         rc = 1;
         goto done;
@@ -492,6 +499,7 @@ int ds_cmd_compare(int argc, char **argv)
     free(est);
     ds_cli_predictors_free(&pred);
     if (have_coloc) ds_coloc_free(&coloc);
+    ds_speeds_free(&speeds);
     ds_trace_free(&trace);
 done:
     for (int i = 0; obs_res && i < nobs; i++) ds_sim_result_free(&obs_res[i]);

@@ -25,6 +25,12 @@ static void help(FILE *f)
             "  philly cluster_job_log        Microsoft Philly (msr-fiddle/philly-traces, JSON); tenants are VCs\n"
             "  pai pai_job_table.csv pai_task_table.csv [pai_group_tag_table.csv]\n"
             "                                Alibaba PAI GPU trace 2020 (headerless CSVs); tenants are users\n"
+            "  gavel SPEEDS.json [PAIRS.json]\n"
+            "                                Gavel's throughput tables (MIT): writes DIR/speeds.csv (each workload's\n"
+            "                                throughput alone per GPU type, from SPEEDS.json, for --speeds) and\n"
+            "                                DIR/pairs.csv (retention of pairs sharing a GPU per type, from PAIRS.json,\n"
+            "                                default the same, for --coloc) instead of jobs and tenants. data/gavel is\n"
+            "                                physical_cluster_throughputs.json simulation_throughputs.json\n"
             "\n"
             "options:\n"
             "  --out DIR              output folder (created if needed; jobs.csv and tenants.csv are replaced)\n"
@@ -141,6 +147,40 @@ static void summary(const ds_import_t *im, const ds_import_opts_t *o, const char
     printf("wrote %s/jobs.csv and %s/tenants.csv\n", out, out);
 }
 
+static int make_out_dir(const char *out)
+{
+    struct stat st;
+    if ((mkdir(out, 0777) && errno != EEXIST) || stat(out, &st) || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "deepshare: %s: cannot create directory: %s\n", out,
+                errno == EEXIST ? "a file of that name exists" : strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int import_gavel(int ninputs, const char *const *inputs, const char *out)
+{
+    if (ninputs < 1 || ninputs > 2 || !out) {
+        fprintf(stderr, "deepshare import: gavel takes one or two input files and --out DIR (see --help)\n");
+        return 2;
+    }
+    if (make_out_dir(out)) return 1;
+    ds_gavel_summary_t sum;
+    ds_error_t err;
+    ds_error_clear(&err);
+    if (ds_import_gavel(inputs[0], ninputs > 1 ? inputs[1] : NULL, out, &sum, &err)) {
+        ds_die_error(&err);
+        return 1;
+    }
+    printf("import gavel: %d GPU types (%d '*_unconsolidated' left out), %lld throughputs, %lld pairs (%lld more "
+           "marked [0, 0], 'does not fit or not run': left out, so unprofiled)\n", sum.types, sum.skipped_types,
+           (long long)sum.speeds, (long long)sum.pairs, (long long)sum.unfit);
+    if (sum.unmeasured) printf("  %lld entries without a throughput left out\n", (long long)sum.unmeasured);
+    if (sum.multi_gpu_pairs) printf("  %lld measured pairs of multi-GPU jobs not converted\n", (long long)sum.multi_gpu_pairs);
+    printf("wrote %s/speeds.csv and %s/pairs.csv\n", out, out);
+    return 0;
+}
+
 int ds_cmd_import(int argc, char **argv)
 {
     ds_import_opts_t o;
@@ -207,6 +247,7 @@ int ds_cmd_import(int argc, char **argv)
         fprintf(stderr, "deepshare import: which format? helios, acme, philly or pai (see --help)\n");
         return 2;
     }
+    if (!strcmp(fmt, "gavel")) return import_gavel(ninputs, inputs, out);
     int f = -1;
     for (int k = 0; k < 4; k++)
         if (!strcmp(fmt, tenant_fields[k][0])) f = k;
@@ -280,10 +321,7 @@ int ds_cmd_import(int argc, char **argv)
                         "time (%lld s, weighted by GPU-time): an offered load over it means little%s\n",
                 (long long)(im.win_to - im.win_from), (long long)im.mean_run,
                 sizes ? "" : "; quotas are derived over the mean run time instead (give --vc-sizes, or a longer window)");
-    struct stat st;
-    if ((mkdir(out, 0777) && errno != EEXIST) || stat(out, &st) || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "deepshare: %s: cannot create directory: %s\n", out,
-                errno == EEXIST ? "a file of that name exists" : strerror(errno));
+    if (make_out_dir(out)) {
         ds_import_free(&im);
         return 1;
     }

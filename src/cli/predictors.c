@@ -55,6 +55,13 @@ void ds_cli_predictors_free(ds_cli_predictors_t *p)
 int ds_cli_predictors_setup(ds_cli_predictors_t *p, const ds_trace_t *t, const ds_coloc_t *coloc, int needed,
                             ds_error_t *err)
 {
+    /* every policy knows the measured speed of a workload on each type (type-aware placement needs it, also
+     * for the baselines' type-aware variant, which predict nothing else) */
+    p->set.speed = NULL;
+    if (p->speeds && p->speeds->nrows) {
+        ds_speed_from_table(&p->speed, p->speeds);
+        p->set.speed = &p->speed;
+    }
     if (!needed) {
         p->set.runtime = NULL;
         p->set.interference = NULL;

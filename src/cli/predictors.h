@@ -5,6 +5,7 @@
 
 #include "deepshare/coloc.h"
 #include "deepshare/predictor.h"
+#include "deepshare/speeds.h"
 #include "deepshare/trace.h"
 
 typedef struct ds_cli_predictors {
@@ -16,6 +17,8 @@ typedef struct ds_cli_predictors {
     void *rt_model;       /* --predictor model: ds_model_predictors_t (cli/model_predictors.h) */
     const char *interference_kind; /* --interference model|measured; NULL: as --predictor says */
     int remaining;        /* --remaining: 0 default (simple), 1 simple, 2 conditional (the model's estimate) */
+    const ds_speeds_t *speeds; /* the workload's speed table (typed clusters), set before setup; NULL: none */
+    ds_speed_predictor_t speed;
 } ds_cli_predictors_t;
 
 void ds_cli_predictors_default(ds_cli_predictors_t *p);

@@ -191,6 +191,13 @@ int ds_run_opt(ds_sim_config_t *sc, const char *cmd, const char *name, const cha
     } else if (!strcmp(name, "pool-nodes")) {
         if (ds_parse_i64("--pool-nodes", val, 1, 1000000, &v)) return -1;
         sc->engine.pool_nodes = (int32_t)v;
+    } else if (!strcmp(name, "type-placement")) {
+        if (!strcmp(val, "blind")) sc->engine.type_order = DS_TYPES_BLIND;
+        else if (!strcmp(val, "fastest")) sc->engine.type_order = DS_TYPES_FASTEST;
+        else {
+            fprintf(stderr, "deepshare %s: option --type-placement: '%s' is not blind or fastest\n", cmd, val);
+            return -1;
+        }
     } else if (!strcmp(name, "k")) {
         if (ds_parse_i64("--k", val, 1, DS_MAX_K, &v)) return -1;
         sc->engine.k = (int32_t)v;

@@ -60,6 +60,22 @@ static void help(FILE *f)
             "  --missing-rho-single FILE   its workload profiles (default: single_data.csv beside the profile,\n"
             "                      else the trace's job rows)\n"
             "\n"
+            "heterogeneous clusters (docs/heterogeneous.md):\n"
+            "  --cluster FILE      node types of --trace's cluster: 'gpu_type,nodes,gpus_per_node,cpus_per_node,\n"
+            "                      mem_mib,gmem_mib,weight' (the tenant file then gives quotas per type, quota_<type>)\n"
+            "  --speeds FILE       each workload's throughput per GPU type (data/gavel/speeds.csv, converted from\n"
+            "                      Gavel by 'deepshare import gavel'): a job runs on a type at its throughput there\n"
+            "                      over its reference type's, where its duration was measured\n"
+            "  --ref-gpu-type T    the reference type of durations that name none (default: the first type)\n"
+            "  --synth-gpu-types L synthetic: nodes of each GPU type, e.g. v100:12,p100:8,k80:4 (replaces\n"
+            "                      --synth-nodes); workloads are Gavel's job types, --speeds and --coloc default to\n"
+            "                      data/gavel/speeds.csv and pairs.csv (retention per type)\n"
+            "  --synth-type-requests X  synthetic with GPU types: share of users who ask for their tenant's\n"
+            "                      largest type (0.25); the others take any type\n"
+            "  --type-placement P  how type-blind policies choose a type: blind (default: the fullest node that\n"
+            "                      fits on any type, as the research baselines are published) or fastest (the\n"
+            "                      job's fastest type by the speed table first)\n"
+            "\n"
             "cluster and run:\n"
             "  --policy LIST       comma-separated policies, or 'all' (default: all)\n"
             "  --mode M            partitioned (each tenant owns its nodes), pooled (one shared cluster),\n"
@@ -206,14 +222,20 @@ int ds_cmd_simulate(int argc, char **argv)
 
     ds_trace_t trace;
     ds_coloc_t coloc;
+    ds_speeds_t speeds;
+    memset(&speeds, 0, sizeof speeds);
+    wo.speeds = &speeds;
     int have_coloc = 0;
     ds_error_t err;
     ds_error_clear(&err);
     if (ds_workload_open(&wo, &trace, &coloc, &have_coloc)) {
+        ds_speeds_free(&speeds);
         rc = 1;
         goto done;
     }
     sc.coloc = have_coloc ? &coloc : NULL;
+    sc.speeds = speeds.nrows ? &speeds : NULL;
+    pred.speeds = sc.speeds;
     sc.seed = wo.synth.seed;
     sc.keep_events = out != NULL; /* events.csv */
     explainer_t ex = {.t = &trace, .job = -1};
@@ -237,6 +259,7 @@ int ds_cmd_simulate(int argc, char **argv)
         ds_cli_predictors_setup(&pred, &trace, sc.coloc, ds_runs_use_predictors(runs, nruns), &err)) {
         ds_die_error(&err);
         if (have_coloc) ds_coloc_free(&coloc);
+        ds_speeds_free(&speeds);
         ds_trace_free(&trace);
         rc = 1;
         goto done;
@@ -326,6 +349,7 @@ int ds_cmd_simulate(int argc, char **argv)
     free(est);
     ds_cli_predictors_free(&pred);
     if (have_coloc) ds_coloc_free(&coloc);
+    ds_speeds_free(&speeds);
     ds_trace_free(&trace);
 done:
     ds_runs_free(runs, nruns);

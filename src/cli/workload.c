@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 
@@ -21,6 +22,14 @@ int ds_workload_opt(ds_workload_opts_t *o, const char *name, const char *arg)
     else if (!strcmp(name, "vc-config") || !strcmp(name, "tenants")) o->vc_config = arg;
     else if (!strcmp(name, "estimates")) o->estimates = arg;
     else if (!strcmp(name, "coloc")) o->coloc = arg;
+    else if (!strcmp(name, "cluster")) o->cluster = arg;
+    else if (!strcmp(name, "speeds")) o->speeds_path = arg;
+    else if (!strcmp(name, "ref-gpu-type")) o->ref_gtype = arg;
+    else if (!strcmp(name, "synth-gpu-types")) o->synth.gpu_types = arg, o->synth_given = 1;
+    else if (!strcmp(name, "synth-type-requests")) {
+        if (ds_parse_f64("--synth-type-requests", arg, 0, 1, &d)) return -1;
+        o->synth.type_requests = d, o->synth_given = 1;
+    }
     else if (!strcmp(name, "seed")) {
         if (ds_parse_i64("--seed", arg, 0, INT64_MAX, &v)) return -1;
         o->synth.seed = (uint64_t)v;
@@ -73,10 +82,50 @@ int ds_workload_opt(ds_workload_opts_t *o, const char *name, const char *arg)
     return 1;
 }
 
+#ifndef DS_GAVEL_DIRS
+#define DS_GAVEL_DIRS ""
+#endif
+
+const char *ds_gavel_file(const char *name, char *buf, size_t n)
+{
+    /* DS_GAVEL_DIRS: the install location, then the source tree's data/gavel (CMakeLists.txt) */
+    char dirs[2048];
+    snprintf(dirs, sizeof dirs, "%s", DS_GAVEL_DIRS);
+    char *save = NULL;
+    for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        struct stat st;
+        snprintf(buf, n, "%s/%s", d, name);
+        if (stat(buf, &st) == 0 && S_ISREG(st.st_mode)) return buf;
+    }
+    return NULL;
+}
+
 int ds_workload_load(const ds_workload_opts_t *o, ds_trace_t *t, ds_coloc_t *coloc, int *have_coloc, ds_error_t *err)
 {
     int rc;
     ds_trace_init(t);
+    char defspeeds[1200], defpairs[1200];
+    const char *speeds = o->speeds_path, *colocp = o->coloc;
+    if ((o->speeds_path || o->cluster || o->synth.gpu_types) && !o->speeds) {
+        ds_error_set(err, NULL, 0, o->speeds_path ? "speeds" : o->cluster ? "cluster" : "synth-gpu-types",
+                     "this command does not take GPU types");
+        return DS_EINVAL;
+    }
+    if (o->synth.gpu_types && !o->trace) {
+        /* the shipped Gavel tables: the speeds the workload is drawn from and, unless --coloc says otherwise, the
+         * retention of pairs per type */
+        if (!speeds && !(speeds = ds_gavel_file("speeds.csv", defspeeds, sizeof defspeeds))) {
+            ds_error_set(err, NULL, 0, "speeds", "--synth-gpu-types needs a speed table: give --speeds FILE "
+                         "(deepshare import gavel converts Gavel's)");
+            return DS_EINVAL;
+        }
+        if (!colocp) colocp = ds_gavel_file("pairs.csv", defpairs, sizeof defpairs);
+    }
+    if (speeds && (rc = ds_speeds_read(o->speeds, speeds, err))) return rc;
+    if (o->cluster && !o->trace) {
+        ds_error_set(err, NULL, 0, "cluster", "--cluster applies to --trace (the synthetic workload takes --synth-gpu-types)");
+        return DS_EINVAL;
+    }
     if (o->trace) {
         if (!o->vc_config) {
             ds_error_set(err, NULL, 0, "vc-config", "--trace needs --vc-config FILE (tenants and their quotas)");
@@ -86,6 +135,7 @@ int ds_workload_load(const ds_workload_opts_t *o, ds_trace_t *t, ds_coloc_t *col
             ds_error_set(err, NULL, 0, "synth-*", "--synth-* options apply to the synthetic workload, not to --trace");
             return DS_EINVAL;
         }
+        if (o->cluster && (rc = ds_trace_read_cluster(t, o->cluster, err))) return rc;
         if ((rc = ds_trace_read_tenants(t, o->vc_config, 8, err))) return rc;
         if ((rc = ds_trace_read_jobs(t, o->trace, err))) return rc;
     } else {
@@ -95,7 +145,27 @@ int ds_workload_load(const ds_workload_opts_t *o, ds_trace_t *t, ds_coloc_t *col
         }
         /* before generating: 10^8 jobs took 98 s to reach the memory limit; the default cycle sizes the series */
         if ((rc = ds_fits_synth(&o->synth, 60, err))) return rc;
-        if ((rc = ds_synth_generate(t, &o->synth, err))) return rc;
+        ds_synth_config_t sc = o->synth;
+        sc.speeds = o->speeds && o->speeds->nrows ? o->speeds : NULL;
+        if ((rc = ds_synth_generate(t, &sc, err))) return rc;
+    }
+    if (o->ref_gtype) {
+        int32_t k = ds_trace_find_gtype(t, o->ref_gtype);
+        if (k < 0) {
+            ds_error_set(err, NULL, 0, "ref-gpu-type", "'%s' is not a GPU type of the cluster", o->ref_gtype);
+            return DS_EINVAL;
+        }
+        t->ref_gtype = k;
+    }
+    if (o->speeds && o->speeds->nrows) {
+        if (!t->ngtypes) {
+            ds_error_set(err, NULL, 0, "speeds", "a speed table needs GPU types (--cluster FILE, quota_<type> columns "
+                         "or --synth-gpu-types)");
+            return DS_EINVAL;
+        }
+        ds_speeds_bind(o->speeds, t);
+        for (int32_t k = 0; k < t->ngtypes; k++)
+            if (t->gtypes[k].weight <= 0) t->gtypes[k].weight = ds_speeds_type_weight(o->speeds, t, k);
     }
     if (o->arrival_scale != 1.0) ds_trace_scale_arrivals(t, o->arrival_scale);
     if (o->drop_estimates)
@@ -108,8 +178,8 @@ int ds_workload_load(const ds_workload_opts_t *o, ds_trace_t *t, ds_coloc_t *col
             fprintf(stderr, "deepshare: warning: %s has estimates for %d of %d jobs\n", o->estimates, matched, t->njobs);
     }
     *have_coloc = 0;
-    if (o->coloc) {
-        if ((rc = ds_coloc_read(coloc, o->coloc, err))) return rc;
+    if (colocp) {
+        if ((rc = ds_coloc_read(coloc, colocp, err))) return rc;
         ds_coloc_bind(coloc, t);
         *have_coloc = 1;
     }

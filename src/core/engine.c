@@ -28,13 +28,68 @@ int32_t ds_engine_add_part(ds_engine_t *e, const char *name, int32_t nnodes)
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "%s", name);
     p->nnodes = nnodes;
+    p->tnnodes[0] = nnodes;
     return e->nparts++;
+}
+
+int32_t ds_engine_add_part_typed(ds_engine_t *e, const char *name, const int32_t *nodes_t)
+{
+    int32_t n = 0;
+    for (int32_t t = 0; t < e->ntypes; t++) n += nodes_t[t];
+    int32_t p = ds_engine_add_part(e, name, n);
+    for (int32_t t = 0; t < e->ntypes; t++) e->parts[p].tnnodes[t] = nodes_t[t];
+    return p;
+}
+
+
+int32_t ds_engine_quota_nodes(const ds_engine_t *e, int32_t i, int32_t t)
+{
+    int32_t gpn = ds_engine_type_gpus_per_node(e, t);
+    return (e->trace->tenants[i].quota_t[t] + gpn - 1) / gpn;
+}
+
+int32_t ds_engine_gpu_gmem(const ds_engine_t *e, int32_t gpu)
+{
+    if (!e->trace->ngtypes) return e->cfg.gmem_per_gpu;
+    int32_t m = e->trace->gtypes[ds_engine_gpu_type(e, gpu)].gmem_per_gpu;
+    return m > 0 ? m : e->cfg.gmem_per_gpu;
+}
+
+int32_t ds_engine_job_type(const ds_engine_t *e, int32_t j)
+{
+    return e->js[j].nplaced > 0 ? ds_engine_gpu_type(e, e->jgpus[e->jgpu_off[j]]) : -1;
+}
+
+/* Typed clusters: each tenant's quota of a type in whole nodes of that type; pooled, the per-type node
+ * counts the cluster file gives instead where it gives them. */
+static void typed_layout(ds_engine_t *e)
+{
+    const ds_trace_t *t = e->trace;
+    int32_t n[DS_MAX_GPU_TYPES];
+    if (e->cfg.mode == DS_MODE_POOLED) {
+        for (int32_t ty = 0; ty < e->ntypes; ty++) {
+            n[ty] = 0;
+            for (int32_t i = 0; i < t->ntenants; i++) n[ty] += ds_engine_quota_nodes(e, i, ty);
+            if (t->gtypes[ty].nodes > 0) n[ty] = t->gtypes[ty].nodes;
+        }
+        int32_t p = ds_engine_add_part_typed(e, "pool", n);
+        for (int32_t i = 0; i < t->ntenants; i++) e->tenant_part[i] = p;
+    } else {
+        for (int32_t i = 0; i < t->ntenants; i++) {
+            for (int32_t ty = 0; ty < e->ntypes; ty++) n[ty] = ds_engine_quota_nodes(e, i, ty);
+            e->tenant_part[i] = ds_engine_add_part_typed(e, t->tenants[i].name, n);
+        }
+    }
 }
 
 static void default_layout(ds_engine_t *e)
 {
     const ds_trace_t *t = e->trace;
     int32_t gpn = e->cfg.gpus_per_node;
+    if (t->ngtypes) {
+        typed_layout(e);
+        return;
+    }
     if (e->cfg.mode == DS_MODE_POOLED) {
         int32_t n = 0;
         for (int32_t i = 0; i < t->ntenants; i++) n += (t->tenants[i].quota_gpus + gpn - 1) / gpn;
@@ -45,6 +100,48 @@ static void default_layout(ds_engine_t *e)
         for (int32_t i = 0; i < t->ntenants; i++)
             e->tenant_part[i] = ds_engine_add_part(e, t->tenants[i].name, (t->tenants[i].quota_gpus + gpn - 1) / gpn);
     }
+}
+
+/* A job on a typed cluster could run when some type it may use has, in its partition, the GPUs for it and a
+ * node that can hold its share of CPUs and memory (a job runs on one type). */
+static int typed_job_check(ds_engine_t *e, int32_t j, ds_error_t *err)
+{
+    const ds_trace_t *trace = e->trace;
+    const ds_job_t *job = &trace->jobs[j];
+    const ds_part_t *p = &e->parts[e->js[j].part];
+    int32_t most = 0;
+    const char *what = NULL;
+    int64_t need = 0, have = 0;
+    for (int32_t t = 0; t < e->ntypes; t++) {
+        if (!ds_engine_type_ok(e, j, t)) continue;
+        most = DS_MAX(most, p->tgpus_total[t]);
+        if (job->gpus > p->tgpus_total[t] || p->tnnodes[t] == 0) continue;
+        int32_t gpn = ds_engine_type_gpus_per_node(e, t), ngp = DS_MIN(job->gpus, gpn);
+        int64_t cpu = job->gpus ? ((int64_t)job->cpus * ngp + job->gpus - 1) / job->gpus : job->cpus;
+        int64_t mem = job->gpus ? (job->mem_mib * ngp + job->gpus - 1) / job->gpus : job->mem_mib;
+        const ds_node_t *nd = &e->nodes[p->tnode0[t]];
+        if (e->cfg.enforce_cpu && cpu > nd->cpus_total) { what = "CPUs", need = cpu, have = nd->cpus_total; continue; }
+        if (nd->mem_total > 0 && mem > nd->mem_total) { what = "MiB of memory", need = mem, have = nd->mem_total; continue; }
+        if (job->gpus / gpn > 4096) continue; /* ds_engine_find_free places at most 4096 whole nodes */
+        return 0;
+    }
+    char tnb[DS_MAX_GPU_TYPES * DS_GTYPE_NAME] = "";
+    for (int32_t t = 0; t < e->ntypes && job->gmask; t++)
+        if ((job->gmask >> t) & 1) snprintf(tnb + strlen(tnb), sizeof tnb - strlen(tnb), "%s%s", tnb[0] ? "|" : "", trace->gtypes[t].name);
+    const char *tn = tnb[0] ? tnb : NULL;
+    if (what)
+        ds_error_set(err, trace->source, job->line, what[0] == 'C' ? "cpus" : "mem_mib",
+                     "job %lld could never run: it needs %lld %s on one node, a node of %s has %lld%s", (long long)job->id,
+                     (long long)need, what, tn ? tn : "the types it fits has", (long long)have,
+                     what[0] == 'C' ? " (see --cpus-per-node and --no-cpu-check)" : "");
+    else
+        ds_error_set(err, trace->source, job->line, tn ? "gpu_type" : "gpus",
+                     "job %lld of tenant %s needs %d GPUs %s%s but its partition '%s' has at most %d of %s: it could never "
+                     "run%s",
+                     (long long)job->id, trace->tenants[job->tenant].name, job->gpus, tn ? "of type " : "on one GPU type",
+                     tn ? tn : "", p->name, most, tn ? "it" : "one type",
+                     e->cfg.mode == DS_MODE_PARTITIONED ? " (in pooled mode it could run as best effort)" : "");
+    return -1;
 }
 
 static int validate_config(const ds_engine_config_t *c, ds_error_t *err)
@@ -75,39 +172,65 @@ int ds_engine_create(ds_engine_t **out, const ds_trace_t *trace, const ds_engine
         ds_error_set(err, NULL, 0, NULL, "the trace has no tenants");
         return DS_EINVAL;
     }
+    if (trace->ngtypes > 1 && !(ops->props & DS_POLICY_TYPED)) {
+        ds_error_set(err, NULL, 0, NULL, "%s does not run on a cluster of several GPU types yet (%d types here)",
+                     ops->name, trace->ngtypes);
+        return DS_EINVAL;
+    }
     ds_engine_t *e = ds_xcalloc(1, sizeof *e);
     e->trace = trace;
     e->cfg = *cfg;
     e->ops = ops;
     e->predictors = cfg->predictors;
+    e->ntypes = trace->ngtypes > 0 ? trace->ngtypes : 1;
+    e->priv.type_gpn_default = cfg->gpus_per_node;
     e->tenant_part = ds_xcalloc((size_t)trace->ntenants, sizeof *e->tenant_part);
+    if (trace->ngtypes) {
+        /* the cluster's node size is its largest node type's (jobs up to it restart at the small overhead) */
+        int32_t mx = 0;
+        for (int32_t t = 0; t < e->ntypes; t++) mx = DS_MAX(mx, ds_engine_type_gpus_per_node(e, t));
+        e->cfg.gpus_per_node = mx;
+    }
     if (ops->setup) {
         if ((rc = ops->setup(e, policy_config, err))) { ds_engine_destroy(e); return rc; }
     } else {
         default_layout(e);
     }
-    int32_t gpn = cfg->gpus_per_node;
-    for (int32_t p = 0; p < e->nparts; p++) e->nnodes += e->parts[p].nnodes;
+    int32_t ng = 0;
+    for (int32_t p = 0; p < e->nparts; p++) {
+        e->nnodes += e->parts[p].nnodes;
+        for (int32_t t = 0; t < e->ntypes; t++) ng += e->parts[p].tnnodes[t] * ds_engine_type_gpus_per_node(e, t);
+    }
     e->nodes = ds_xcalloc((size_t)e->nnodes, sizeof *e->nodes);
-    e->ngpus = e->nnodes * gpn;
-    e->gpus = ds_xcalloc((size_t)e->ngpus, sizeof *e->gpus);
-    int32_t n = 0;
+    e->ngpus = ng;
+    e->gpus = ds_xcalloc((size_t)(ng ? ng : 1), sizeof *e->gpus);
+    int32_t n = 0, g0 = 0;
     for (int32_t p = 0; p < e->nparts; p++) {
         ds_part_t *pp = &e->parts[p];
         pp->node0 = n;
-        pp->gpus_total = pp->gpus_free = pp->nnodes * gpn;
-        for (int32_t i = 0; i < pp->nnodes; i++, n++) {
-            ds_node_t *nd = &e->nodes[n];
-            nd->part = p;
-            nd->gpu0 = n * gpn;
-            nd->ngpus = nd->nfree = gpn;
-            nd->cpus_total = cfg->cpus_per_node;
-            nd->mem_total = cfg->mem_per_node;
-            for (int32_t g = 0; g < gpn; g++) e->gpus[nd->gpu0 + g].node = n;
+        pp->gpus_total = 0;
+        for (int32_t t = 0; t < e->ntypes; t++) {
+            int32_t gpn = ds_engine_type_gpus_per_node(e, t);
+            const ds_gtype_t *gt = trace->ngtypes ? &trace->gtypes[t] : NULL;
+            pp->tnode0[t] = n;
+            pp->tgpus_total[t] = pp->tgpus_free[t] = pp->tnnodes[t] * gpn;
+            pp->gpus_total += pp->tgpus_total[t];
+            for (int32_t i = 0; i < pp->tnnodes[t]; i++, n++) {
+                ds_node_t *nd = &e->nodes[n];
+                nd->part = p;
+                nd->gtype = t;
+                nd->gpu0 = g0;
+                nd->ngpus = nd->nfree = gpn;
+                nd->cpus_total = gt && gt->cpus_per_node > 0 ? gt->cpus_per_node : cfg->cpus_per_node;
+                nd->mem_total = gt && gt->mem_per_node > 0 ? gt->mem_per_node : cfg->mem_per_node;
+                for (int32_t g = 0; g < gpn; g++) e->gpus[g0 + g].node = n;
+                g0 += gpn;
+            }
         }
+        pp->gpus_free = pp->gpus_total;
     }
     ds_placement_init(e);
-    int32_t nj = trace->njobs;
+    int32_t nj = trace->njobs, gpn = cfg->gpus_per_node;
     e->js = ds_xcalloc((size_t)nj, sizeof *e->js);
     e->jgpu_off = ds_xmalloc((size_t)(nj + 1) * sizeof *e->jgpu_off);
     int64_t off = 0;
@@ -119,6 +242,13 @@ int ds_engine_create(ds_engine_t **out, const ds_trace_t *trace, const ds_engine
         s->part = e->tenant_part[job->tenant];
         s->first_start = s->end = -1;
         s->partner = -1;
+        if (e->ntypes > 1 || trace->ngtypes) {
+            if (typed_job_check(e, j, err)) {
+                ds_engine_destroy(e);
+                return DS_EINVAL;
+            }
+            continue;
+        }
         if (job->gpus > e->parts[s->part].gpus_total) {
             ds_error_set(err, trace->source, job->line, "gpus",
                          "job %lld of tenant %s needs %d GPUs but its partition '%s' has only %d: it could never "
@@ -164,6 +294,15 @@ int ds_engine_create(ds_engine_t **out, const ds_trace_t *trace, const ds_engine
     e->tenant_pending_gpus = ds_xcalloc((size_t)nt, sizeof(int64_t));
     e->tenant_running = ds_xcalloc((size_t)nt, sizeof(int64_t));
     e->tenant_quota = ds_xmalloc((size_t)nt * sizeof(int64_t));
+    size_t ntt = (size_t)nt * (size_t)e->ntypes;
+    e->tenant_g_gpus_t = ds_xcalloc(ntt, sizeof(int64_t));
+    e->tenant_be_gpus_t = ds_xcalloc(ntt, sizeof(int64_t));
+    e->tenant_pend_t = ds_xcalloc(ntt, sizeof(int64_t));
+    e->tenant_quota_t = ds_xcalloc(ntt, sizeof(int64_t));
+    for (int32_t i = 0; i < nt; i++)
+        for (int32_t t = 0; t < e->ntypes; t++)
+            e->tenant_quota_t[(size_t)i * (size_t)e->ntypes + (size_t)t] =
+                trace->ngtypes ? trace->tenants[i].quota_t[t] : trace->tenants[i].quota_gpus;
     for (int32_t i = 0; i < nt; i++) e->tenant_quota[i] = trace->tenants[i].quota_gpus;
     if (ops->init && (rc = ops->init(e, policy_config, &e->pstate, err))) {
         ds_engine_destroy(e);
@@ -190,6 +329,10 @@ void ds_engine_destroy(ds_engine_t *e)
     free(e->tenant_pending_gpus);
     free(e->tenant_running);
     free(e->tenant_quota);
+    free(e->tenant_g_gpus_t);
+    free(e->tenant_be_gpus_t);
+    free(e->tenant_pend_t);
+    free(e->tenant_quota_t);
     free(e->priv.dec);
     free(e->priv.rate_dirty);
     free(e->priv.is_rate_dirty);
@@ -203,6 +346,22 @@ void ds_engine_record(ds_engine_t *e, int32_t type, int32_t job, int32_t other, 
         e->priv.dec = ds_xrealloc(e->priv.dec, (size_t)e->priv.capdec * sizeof *e->priv.dec);
     }
     e->priv.dec[e->priv.ndec++] = (ds_decision_t){type, job, other, reason, e->now};
+}
+
+/* A pending job that asks for a type counts in its tenant's pending GPUs of that type (typed clusters). */
+static inline void pend_typed(ds_engine_t *e, int32_t j, int sign)
+{
+    const ds_job_t *job = &e->trace->jobs[j];
+    if (e->ntypes > 1 && job->gtype >= 0) e->tenant_pend_t[(size_t)job->tenant * (size_t)e->ntypes + (size_t)job->gtype] += sign * job->gpus;
+}
+
+/* GPUs a running job holds, by class, in its tenant's per-type counters (typed clusters). */
+static inline void held_typed(ds_engine_t *e, int32_t j, int klass, int sign)
+{
+    if (e->ntypes < 2) return;
+    const ds_job_t *job = &e->trace->jobs[j];
+    size_t k = (size_t)job->tenant * (size_t)e->ntypes + (size_t)ds_engine_job_type(e, j);
+    (klass == DS_CLASS_BE ? e->tenant_be_gpus_t : e->tenant_g_gpus_t)[k] += sign * job->gpus;
 }
 
 /* Closes a pending job's stretch in its present class at now (queued_g / queued_be). */
@@ -223,6 +382,7 @@ static void make_pending(ds_engine_t *e, int32_t j, int64_t now)
     e->parts[s->part].npending++;
     e->parts[s->part].dirty = 1;
     e->tenant_pending_gpus[e->trace->jobs[j].tenant] += e->trace->jobs[j].gpus;
+    pend_typed(e, j, +1);
     if (e->ops->enqueue) e->ops->enqueue(e, e->pstate, j, now);
 }
 
@@ -323,6 +483,8 @@ void ds_engine_start(ds_engine_t *e, int32_t j, const int32_t *gpus, int64_t now
     e->tenant_running[job->tenant]++;
     if (s->klass == DS_CLASS_BE) e->tenant_be_gpus[job->tenant] += job->gpus;
     else e->tenant_g_gpus[job->tenant] += job->gpus;
+    pend_typed(e, j, -1);
+    held_typed(e, j, s->klass, +1);
     int32_t other = -1;
     if (shared) {
         refresh_shared(e, j);
@@ -380,6 +542,7 @@ static void release(ds_engine_t *e, int32_t j, int64_t now)
         if (w == 0) ds_placement_take(e, g->node, -1);
     }
     ds_placement_charge(e, j, -1);
+    held_typed(e, j, s->klass, -1);
     s->cpu_scale = 0; /* a restart asks for its full request again */
     s->nplaced = 0;
     s->run_time += now - s->last_start;
@@ -418,6 +581,7 @@ void ds_engine_cancel_start(ds_engine_t *e, int32_t j, int64_t now)
     s->status = DS_JS_PENDING;
     e->parts[s->part].npending++;
     e->tenant_pending_gpus[e->trace->jobs[j].tenant] += e->trace->jobs[j].gpus;
+    pend_typed(e, j, +1);
     if (e->ops->cancel_start) e->ops->cancel_start(e, e->pstate, j, now);
     else if (e->ops->enqueue) e->ops->enqueue(e, e->pstate, j, now);
 }
@@ -434,6 +598,7 @@ void ds_engine_adopt(ds_engine_t *e, int32_t j, const int32_t *gpus, int klass, 
     s->klass = (uint8_t)klass;
     e->parts[s->part].npending++;
     e->tenant_pending_gpus[e->trace->jobs[j].tenant] += e->trace->jobs[j].gpus;
+    pend_typed(e, j, +1);
     ds_engine_start(e, j, gpus, now);
     if (e->ops->adopt) e->ops->adopt(e, e->pstate, j, now);
 }
@@ -450,6 +615,9 @@ int ds_engine_move(ds_engine_t *e, int32_t j, const int32_t *gpus)
             if (gpus[k] == gpus[i]) return DS_EINVAL;
     }
     const ds_job_t *job = &e->trace->jobs[j];
+    /* a job runs on one GPU type: a move keeps it on the type it runs on */
+    for (int32_t i = 0; i < s->nplaced; i++)
+        if (ds_engine_gpu_type(e, gpus[i]) != ds_engine_gpu_type(e, mine[0])) return DS_EINVAL;
     ds_placement_charge(e, j, -1);
     for (int32_t i = 0; i < s->nplaced; i++) {
         ds_gpu_t *g = &e->gpus[mine[i]];
@@ -495,6 +663,8 @@ void ds_engine_set_class(ds_engine_t *e, int32_t j, int klass)
         int64_t *to = klass == DS_CLASS_BE ? e->tenant_be_gpus : e->tenant_g_gpus;
         from[t] -= g;
         to[t] += g;
+        held_typed(e, j, s->klass, -1);
+        held_typed(e, j, klass, +1);
         if (s->klass == DS_CLASS_BE) ds_engine_record(e, DS_DEC_PROMOTE, j, -1, 0);
     }
     s->klass = (uint8_t)klass;
@@ -561,6 +731,52 @@ int64_t ds_engine_next_timer(const ds_engine_t *e, int64_t now)
     return e->ops->next_timer ? e->ops->next_timer(e, e->pstate, now) : DS_TIME_NEVER;
 }
 
+/* Typed clusters (docs/heterogeneous.md): a job runs on one GPU type, one it may use, and the per-type
+ * counters add up to the untyped ones. */
+static int check_typed(const ds_engine_t *e, char *msg, size_t n)
+{
+    for (int32_t p = 0; p < e->nparts; p++)
+        for (int32_t t = 0; t < e->ntypes; t++) {
+            const ds_part_t *pp = &e->parts[p];
+            int32_t fr = 0;
+            for (int32_t i = pp->tnode0[t]; i < pp->tnode0[t] + pp->tnnodes[t]; i++) fr += e->nodes[i].nfree;
+            if (fr != pp->tgpus_free[t]) {
+                snprintf(msg, n, "partition %s: %d free GPUs of type %d, counted %d", pp->name, fr, t, pp->tgpus_free[t]);
+                return -1;
+            }
+        }
+    int32_t nt = e->trace->ntenants;
+    int64_t *g = ds_xcalloc((size_t)nt * (size_t)e->ntypes * 3, sizeof *g);
+    for (int32_t j = 0; j < e->trace->njobs; j++) {
+        const ds_jstate_t *s = &e->js[j];
+        const ds_job_t *job = &e->trace->jobs[j];
+        size_t k = (size_t)job->tenant * (size_t)e->ntypes;
+        if (s->status == DS_JS_PENDING && job->gtype >= 0) g[2 * (size_t)nt * (size_t)e->ntypes + k + (size_t)job->gtype] += job->gpus;
+        if (s->status != DS_JS_RUNNING) continue;
+        const int32_t *mine = &e->jgpus[e->jgpu_off[j]];
+        int32_t t = ds_engine_gpu_type(e, mine[0]);
+        for (int32_t i = 1; i < s->nplaced; i++)
+            if (ds_engine_gpu_type(e, mine[i]) != t) {
+                snprintf(msg, n, "job %lld runs on more than one GPU type", (long long)job->id);
+                free(g);
+                return -1;
+            }
+        if (!ds_engine_type_ok(e, j, t)) {
+            snprintf(msg, n, "job %lld may run on the types of mask 0x%x, runs on type %d", (long long)job->id, job->gmask, t);
+            free(g);
+            return -1;
+        }
+        g[(s->klass == DS_CLASS_BE ? (size_t)nt * (size_t)e->ntypes : 0) + k + (size_t)t] += job->gpus;
+    }
+    int bad = 0;
+    for (size_t k = 0; k < (size_t)nt * (size_t)e->ntypes && !bad; k++)
+        bad = g[k] != e->tenant_g_gpus_t[k] || g[(size_t)nt * (size_t)e->ntypes + k] != e->tenant_be_gpus_t[k] ||
+              g[2 * (size_t)nt * (size_t)e->ntypes + k] != e->tenant_pend_t[k];
+    free(g);
+    if (bad) snprintf(msg, n, "per-type GPU counters of the tenants do not add up");
+    return bad ? -1 : 0;
+}
+
 int ds_engine_check(const ds_engine_t *e, char *msg, size_t n)
 {
     for (int32_t j = 0; e->priv.nheld > 0 && j < e->trace->njobs; j++)
@@ -577,8 +793,8 @@ int ds_engine_check(const ds_engine_t *e, char *msg, size_t n)
             for (int32_t g = nd->gpu0; g < nd->gpu0 + nd->ngpus; g++) {
                 const ds_gpu_t *gp = &e->gpus[g];
                 if (gp->nres > e->cfg.k) { snprintf(msg, n, "GPU %d has %d residents > k=%d", g, gp->nres, e->cfg.k); return -1; }
-                if (gp->nres > 1 && gp->gmem_used > e->cfg.gmem_per_gpu) {
-                    snprintf(msg, n, "GPU %d memory %d MiB over %d", g, gp->gmem_used, e->cfg.gmem_per_gpu);
+                if (gp->nres > 1 && gp->gmem_used > ds_engine_gpu_gmem(e, g)) {
+                    snprintf(msg, n, "GPU %d memory %d MiB over %d", g, gp->gmem_used, ds_engine_gpu_gmem(e, g));
                     return -1;
                 }
                 for (int32_t r = 0; r < gp->nres; r++)
@@ -598,6 +814,7 @@ int ds_engine_check(const ds_engine_t *e, char *msg, size_t n)
         }
         if (fr != pp->gpus_free) { snprintf(msg, n, "partition %s free count %d != %d", pp->name, pp->gpus_free, fr); return -1; }
     }
+    if (e->ntypes > 1) return check_typed(e, msg, n);
     return 0;
 }
 
@@ -607,7 +824,29 @@ int ds_engine_set_quota(ds_engine_t *e, int32_t tenant, int64_t gpus)
     if (gpus == e->tenant_quota[tenant]) return DS_OK;
     /* partitions sized from quotas at create: a new quota would need other nodes */
     if (e->cfg.mode != DS_MODE_POOLED || e->ops->setup) return DS_EINVAL;
+    /* typed: which type's quota a new total changes is not said; ds_engine_set_quota_typed says it */
+    if (e->trace->ngtypes > 1) return DS_EINVAL;
     e->tenant_quota[tenant] = gpus;
+    e->tenant_quota_t[(size_t)tenant * (size_t)e->ntypes] = gpus;
+    for (int32_t p = 0; p < e->nparts; p++) e->parts[p].dirty = 1;
+    return DS_OK;
+}
+
+int ds_engine_set_quota_typed(ds_engine_t *e, int32_t tenant, const int64_t *gpus_t)
+{
+    if (tenant < 0 || tenant >= e->trace->ntenants) return DS_EINVAL;
+    int64_t sum = 0;
+    for (int32_t t = 0; t < e->ntypes; t++) {
+        if (gpus_t[t] < 0 || gpus_t[t] > DS_MAX_QUOTA_GPUS) return DS_EINVAL;
+        sum += gpus_t[t];
+    }
+    if (sum > DS_MAX_QUOTA_GPUS) return DS_EINVAL;
+    int same = sum == e->tenant_quota[tenant];
+    for (int32_t t = 0; t < e->ntypes; t++) same &= gpus_t[t] == ds_engine_quota_t(e, tenant, t);
+    if (same) return DS_OK;
+    if (e->cfg.mode != DS_MODE_POOLED || e->ops->setup) return DS_EINVAL;
+    e->tenant_quota[tenant] = sum;
+    for (int32_t t = 0; t < e->ntypes; t++) e->tenant_quota_t[(size_t)tenant * (size_t)e->ntypes + (size_t)t] = gpus_t[t];
     for (int32_t p = 0; p < e->nparts; p++) e->parts[p].dirty = 1;
     return DS_OK;
 }

@@ -1,6 +1,8 @@
-/* placement.c: consolidated placement over a per-partition index of nodes bucketed by free GPUs,
- * so finding "the fullest node that fits" costs a few word scans instead of a walk of all nodes. */
+/* placement.c: consolidated placement over an index of nodes bucketed by free GPUs, one per partition and
+ * GPU type, so finding "the fullest node that fits" costs a few word scans instead of a walk of all nodes. */
 #include "placement.h"
+
+#include "deepshare/predictor.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -8,41 +10,70 @@
 
 typedef struct part_index {
     int32_t words;      /* 64-bit words per bucket */
-    uint64_t *bits;     /* (gpus_per_node + 1) buckets x words */
+    uint64_t *bits;     /* (gpus per node of the type + 1) buckets x words */
 } part_index_t;
+
+/* The indexes (one per partition and type), and per node its index and its position there, so that
+ * occupying a GPU costs no index arithmetic. */
+typedef struct placement {
+    part_index_t *idx;
+    part_index_t **node_pi;
+    int32_t *node_rel;
+} placement_t;
 
 static uint64_t *bucket(part_index_t *pi, int32_t c) { return pi->bits + (size_t)c * (size_t)pi->words; }
 
+/* The index of partition p's nodes of type t. */
+static part_index_t *index_of(const ds_engine_t *e, int32_t p, int32_t t)
+{
+    return &((placement_t *)e->priv.placement)->idx[(size_t)p * (size_t)e->ntypes + (size_t)t];
+}
+
 void ds_placement_init(ds_engine_t *e)
 {
-    int32_t gpn = e->cfg.gpus_per_node;
-    part_index_t *idx = ds_xcalloc((size_t)(e->nparts ? e->nparts : 1), sizeof *idx);
-    for (int32_t p = 0; p < e->nparts; p++) {
-        part_index_t *pi = &idx[p];
-        pi->words = (e->parts[p].nnodes + 63) / 64;
-        pi->bits = ds_xcalloc((size_t)(gpn + 1) * (size_t)(pi->words ? pi->words : 1), sizeof(uint64_t));
-        for (int32_t i = 0; i < e->parts[p].nnodes; i++) bucket(pi, gpn)[i / 64] |= 1ULL << (i % 64);
-    }
-    e->priv.placement = idx;
+    size_t n = (size_t)(e->nparts ? e->nparts : 1) * (size_t)e->ntypes, nn1 = (size_t)(e->nnodes ? e->nnodes : 1);
+    placement_t *pl = ds_xcalloc(1, sizeof *pl);
+    pl->idx = ds_xcalloc(n, sizeof *pl->idx);
+    pl->node_pi = ds_xmalloc(nn1 * sizeof *pl->node_pi);
+    pl->node_rel = ds_xmalloc(nn1 * sizeof *pl->node_rel);
+    e->priv.placement = pl;
+    for (int32_t p = 0; p < e->nparts; p++)
+        for (int32_t t = 0; t < e->ntypes; t++) {
+            part_index_t *pi = index_of(e, p, t);
+            int32_t gpn = ds_engine_type_gpus_per_node(e, t), nn = e->parts[p].tnnodes[t];
+            pi->words = (nn + 63) / 64;
+            pi->bits = ds_xcalloc((size_t)(gpn + 1) * (size_t)(pi->words ? pi->words : 1), sizeof(uint64_t));
+            for (int32_t i = 0; i < nn; i++) {
+                bucket(pi, gpn)[i / 64] |= 1ULL << (i % 64);
+                pl->node_pi[e->parts[p].tnode0[t] + i] = pi;
+                pl->node_rel[e->parts[p].tnode0[t] + i] = i;
+            }
+        }
 }
 
 void ds_placement_free(ds_engine_t *e)
 {
-    part_index_t *idx = e->priv.placement;
-    if (!idx) return;
-    for (int32_t p = 0; p < e->nparts; p++) free(idx[p].bits);
-    free(idx);
+    placement_t *pl = e->priv.placement;
+    if (!pl) return;
+    for (size_t k = 0; k < (size_t)e->nparts * (size_t)e->ntypes; k++) free(pl->idx[k].bits);
+    free(pl->idx);
+    free(pl->node_pi);
+    free(pl->node_rel);
+    free(pl);
     e->priv.placement = NULL;
 }
 
 void ds_placement_take(ds_engine_t *e, int32_t node, int delta)
 {
     ds_node_t *nd = &e->nodes[node];
-    part_index_t *pi = &((part_index_t *)e->priv.placement)[nd->part];
-    int32_t rel = node - e->parts[nd->part].node0;
+    ds_part_t *p = &e->parts[nd->part];
+    const placement_t *pl = e->priv.placement;
+    part_index_t *pi = pl->node_pi[node];
+    int32_t rel = pl->node_rel[node];
     bucket(pi, nd->nfree)[rel / 64] &= ~(1ULL << (rel % 64));
     nd->nfree -= delta;
-    e->parts[nd->part].gpus_free -= delta;
+    p->gpus_free -= delta;
+    p->tgpus_free[nd->gtype] -= delta;
     DS_ASSERT(nd->nfree >= 0 && nd->nfree <= nd->ngpus);
     bucket(pi, nd->nfree)[rel / 64] |= 1ULL << (rel % 64);
 }
@@ -85,7 +116,7 @@ static int fits_share(const ds_engine_t *e, int32_t node, const ds_job_t *job, i
 int ds_engine_node_fits(const ds_engine_t *e, int32_t node, int32_t j)
 {
     const ds_job_t *job = &e->trace->jobs[j];
-    return fits_share(e, node, job, DS_MIN(job->gpus, e->cfg.gpus_per_node));
+    return fits_share(e, node, job, DS_MIN(job->gpus, e->nodes[node].ngpus));
 }
 
 void ds_placement_charge(ds_engine_t *e, int32_t j, int sign)
@@ -159,19 +190,23 @@ int32_t ds_engine_node_free_gpus(const ds_engine_t *e, int32_t node, int32_t wan
 
 int32_t ds_engine_max_node_free(const ds_engine_t *e, int32_t part, int32_t *whole_free)
 {
-    part_index_t *pi = &((part_index_t *)e->priv.placement)[part];
-    int32_t gpn = e->cfg.gpus_per_node, best = 0;
-    if (whole_free) {
-        int32_t n = 0;
-        const uint64_t *b = bucket(pi, gpn);
-        for (int32_t w = 0; w < pi->words; w++) n += __builtin_popcountll(b[w]);
-        *whole_free = n;
+    int32_t best = 0, n = 0;
+    /* per type: its whole free nodes, and its fullest bucket with a node */
+    for (int32_t t = 0; t < e->ntypes; t++) {
+        part_index_t *pi = index_of(e, part, t);
+        int32_t gpn = ds_engine_type_gpus_per_node(e, t), top = 0;
+        if (whole_free) {
+            const uint64_t *b = bucket(pi, gpn);
+            for (int32_t w = 0; w < pi->words; w++) n += __builtin_popcountll(b[w]);
+        }
+        for (int32_t c = gpn; c > 0 && !top; c--) {
+            const uint64_t *b = bucket(pi, c);
+            for (int32_t w = 0; w < pi->words; w++)
+                if (b[w]) { top = c; break; }
+        }
+        best = DS_MAX(best, top);
     }
-    for (int32_t c = gpn; c > 0 && !best; c--) {
-        const uint64_t *b = bucket(pi, c);
-        for (int32_t w = 0; w < pi->words; w++)
-            if (b[w]) { best = c; break; }
-    }
+    if (whole_free) *whole_free = n;
     return best;
 }
 
@@ -180,19 +215,22 @@ int ds_engine_find_free(const ds_engine_t *e, int32_t j, int32_t part, int32_t *
     return ds_engine_find_free_masked(e, j, part, NULL, out);
 }
 
-int ds_engine_find_free_masked(const ds_engine_t *e, int32_t j, int32_t part, const uint8_t *blocked, int32_t *out)
+/* Consolidated placement on one type's nodes: up to a node of that type, the fullest node that fits (ties:
+ * lowest index); larger, whole free nodes in index order, then the remainder on the node with the most free
+ * GPUs (ties: lowest index), as the reference's descending stable sort does. */
+static inline __attribute__((always_inline)) int find_on_type(const ds_engine_t *e, const ds_job_t *job, int32_t part,
+                                                             int32_t t, const uint8_t *blocked, int32_t *out)
 {
-    const ds_job_t *job = &e->trace->jobs[j];
     const ds_part_t *p = &e->parts[part];
-    int32_t need = job->gpus, gpn = e->cfg.gpus_per_node;
-    if (p->gpus_free < need) return 0;
-    part_index_t *pi = &((part_index_t *)e->priv.placement)[part];
+    int32_t need = job->gpus, gpn = ds_engine_type_gpus_per_node(e, t), node0 = p->tnode0[t];
+    if (p->tgpus_free[t] < need) return 0;
+    part_index_t *pi = index_of(e, part, t);
     if (need <= gpn) {
         for (int32_t c = need; c <= gpn; c++) {
             uint64_t *b = bucket(pi, c);
             for (int32_t w = 0; w < pi->words; w++) {
                 for (uint64_t m = b[w]; m; m &= m - 1) {
-                    int32_t node = p->node0 + w * 64 + __builtin_ctzll(m);
+                    int32_t node = node0 + w * 64 + __builtin_ctzll(m);
                     if ((blocked && blocked[node]) || !fits_share(e, node, job, need)) continue;
                     ds_engine_node_free_gpus(e, node, need, out);
                     return 1;
@@ -201,15 +239,13 @@ int ds_engine_find_free_masked(const ds_engine_t *e, int32_t j, int32_t part, co
         }
         return 0;
     }
-    /* Multi-node: whole free nodes in index order, then the remainder on the node with the most
-     * free GPUs (ties: lowest index), as the reference's descending stable sort does. */
     int32_t whole = need / gpn, rem = need % gpn, got = 0, n = 0;
     int32_t taken[4096];
     if (whole > 4096) return 0;
     uint64_t *full = bucket(pi, gpn);
     for (int32_t w = 0; w < pi->words && got < whole; w++) {
         for (uint64_t m = full[w]; m && got < whole; m &= m - 1) {
-            int32_t node = p->node0 + w * 64 + __builtin_ctzll(m);
+            int32_t node = node0 + w * 64 + __builtin_ctzll(m);
             if ((blocked && blocked[node]) || !fits_share(e, node, job, gpn)) continue;
             taken[got++] = node;
             n += ds_engine_node_free_gpus(e, node, gpn, out + n);
@@ -221,10 +257,10 @@ int ds_engine_find_free_masked(const ds_engine_t *e, int32_t j, int32_t part, co
         uint64_t *b = bucket(pi, c);
         for (int32_t w = 0; w < pi->words; w++) {
             for (uint64_t m = b[w]; m; m &= m - 1) {
-                int32_t node = p->node0 + w * 64 + __builtin_ctzll(m);
+                int32_t node = node0 + w * 64 + __builtin_ctzll(m);
                 int dup = blocked && blocked[node];
                 if (c == gpn)
-                    for (int32_t t = 0; t < got; t++) dup |= taken[t] == node;
+                    for (int32_t k = 0; k < got; k++) dup |= taken[k] == node;
                 if (dup) continue;
                 /* The reference tries only this one node: if it does not fit, placement fails. */
                 if (!fits_share(e, node, job, rem)) return 0;
@@ -233,5 +269,77 @@ int ds_engine_find_free_masked(const ds_engine_t *e, int32_t j, int32_t part, co
             }
         }
     }
+    return 0;
+}
+
+double ds_engine_speed(const ds_engine_t *e, int32_t j, int32_t t)
+{
+    const ds_speed_predictor_t *sp = e->predictors ? e->predictors->speed : NULL;
+    if (!sp || e->ntypes < 2) return 1.0;
+    double r = sp->rate(sp->ctx, e->trace, j, t);
+    return r > 0 && r < 1e6 ? r : 1.0;
+}
+
+int32_t ds_engine_type_order(const ds_engine_t *e, int32_t j, int32_t *types)
+{
+    int32_t n = 0;
+    double rate[DS_MAX_GPU_TYPES];
+    for (int32_t t = 0; t < e->ntypes; t++) {
+        if (!ds_engine_type_ok(e, j, t)) continue;
+        double r = e->cfg.type_order == DS_TYPES_FASTEST ? ds_engine_speed(e, j, t) : 0;
+        int32_t k = n++;
+        /* insertion: faster first, ties in type order */
+        while (k > 0 && rate[k - 1] < r) types[k] = types[k - 1], rate[k] = rate[k - 1], k--;
+        types[k] = t, rate[k] = r;
+    }
+    return n;
+}
+
+int ds_engine_find_free_on(const ds_engine_t *e, int32_t j, int32_t part, int32_t t, const uint8_t *blocked, int32_t *out)
+{
+    if (t < 0 || t >= e->ntypes || !ds_engine_type_ok(e, j, t)) return 0;
+    return find_on_type(e, &e->trace->jobs[j], part, t, blocked, out);
+}
+
+/* Type-blind placement on a typed cluster: a job that fits one node of some type it may use goes to the
+ * fullest such node over all those types (ties: lowest index, so the earlier type); else it spans nodes of
+ * the first type, in cluster order, that has room. */
+static int find_blind(const ds_engine_t *e, const ds_job_t *job, int32_t part, const uint8_t *blocked, int32_t *out)
+{
+    const ds_part_t *p = &e->parts[part];
+    int32_t need = job->gpus, maxg = 0;
+    for (int32_t t = 0; t < e->ntypes; t++)
+        if ((!job->gmask || ((job->gmask >> t) & 1)) && need <= ds_engine_type_gpus_per_node(e, t))
+            maxg = DS_MAX(maxg, ds_engine_type_gpus_per_node(e, t));
+    for (int32_t c = need; c <= maxg; c++)
+        for (int32_t t = 0; t < e->ntypes; t++) {
+            if ((job->gmask && !((job->gmask >> t) & 1)) || p->tgpus_free[t] < need || c > ds_engine_type_gpus_per_node(e, t))
+                continue;
+            part_index_t *pi = index_of(e, part, t);
+            uint64_t *b = bucket(pi, c);
+            for (int32_t w = 0; w < pi->words; w++)
+                for (uint64_t m = b[w]; m; m &= m - 1) {
+                    int32_t node = p->tnode0[t] + w * 64 + __builtin_ctzll(m);
+                    if ((blocked && blocked[node]) || !fits_share(e, node, job, need)) continue;
+                    ds_engine_node_free_gpus(e, node, need, out);
+                    return 1;
+                }
+        }
+    for (int32_t t = 0; t < e->ntypes; t++)
+        if ((!job->gmask || ((job->gmask >> t) & 1)) && need > ds_engine_type_gpus_per_node(e, t) &&
+            find_on_type(e, job, part, t, blocked, out))
+            return 1;
+    return 0;
+}
+
+int ds_engine_find_free_masked(const ds_engine_t *e, int32_t j, int32_t part, const uint8_t *blocked, int32_t *out)
+{
+    const ds_job_t *job = &e->trace->jobs[j];
+    if (e->ntypes == 1) return find_on_type(e, job, part, 0, blocked, out);
+    if (e->parts[part].gpus_free < job->gpus) return 0;
+    if (e->cfg.type_order == DS_TYPES_BLIND) return find_blind(e, job, part, blocked, out);
+    int32_t types[DS_MAX_GPU_TYPES], n = ds_engine_type_order(e, j, types);
+    for (int32_t k = 0; k < n; k++)
+        if (find_on_type(e, job, part, types[k], blocked, out)) return 1;
     return 0;
 }

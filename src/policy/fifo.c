@@ -24,7 +24,7 @@ static void fifo_explain(const ds_engine_t *e, const void *state, int32_t job, i
 const ds_policy_ops_t ds_policy_fifo = {
     .name = "fifo",
     .summary = "first in, first out; no preemption; stops at the first job that does not fit",
-    .props = DS_POLICY_EXACT_HOLD,
+    .props = DS_POLICY_EXACT_HOLD | DS_POLICY_TYPED,
     .init = fifo_init,
     .fini = ds_pqueue_policy_fini,
     .enqueue = ds_pqueue_policy_enqueue,

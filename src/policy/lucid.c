@@ -105,8 +105,65 @@ static int32_t pick_lender(const ds_trace_t *t, const char *list, int32_t k, con
 
 static int scale_tenant(const ds_trace_t *t, const ds_lucid_config_t *c)
 {
-    if (!c->profiler || !strcmp(c->prof_scale_tenant, "none")) return -1;
+    /* the profiler's scaling borrows a whole node of one tenant's: on a typed cluster it stays off */
+    if (!c->profiler || !strcmp(c->prof_scale_tenant, "none") || t->ngtypes > 1) return -1;
     return ds_trace_find_tenant(t, c->prof_scale_tenant);
+}
+
+/* A typed cluster (docs/heterogeneous.md): each tenant's quota per type in whole nodes of that type, and
+ * the profiler's nodes of the first type, lent as on a cluster of one kind of node. */
+static int lucid_setup_typed(ds_engine_t *e, const ds_lucid_config_t *c, ds_error_t *err)
+{
+    const ds_trace_t *t = e->trace;
+    int32_t nt = t->ntenants, nty = e->ntypes;
+    int32_t *nodes = ds_xmalloc((size_t)nt * (size_t)nty * sizeof *nodes), *n0 = ds_xmalloc((size_t)nt * sizeof *n0);
+    int32_t pool[DS_MAX_GPU_TYPES] = {0};
+    for (int32_t i = 0; i < nt; i++)
+        for (int32_t ty = 0; ty < nty; ty++) {
+            nodes[i * nty + ty] = ds_engine_quota_nodes(e, i, ty);
+            pool[ty] += nodes[i * nty + ty];
+        }
+    for (int32_t ty = 0; ty < nty; ty++)
+        if (t->gtypes[ty].nodes > 0) pool[ty] = t->gtypes[ty].nodes;
+    int rc = DS_OK;
+    if (c->profiler) {
+        if (e->cfg.mode == DS_MODE_POOLED) {
+            if (pool[0] <= c->prof_nodes) {
+                ds_error_set(err, NULL, 0, "lucid-prof-nodes", "the cluster has %d nodes of %s: none left after lending %d "
+                             "to the profiler", pool[0], t->gtypes[0].name, c->prof_nodes);
+                rc = DS_EINVAL;
+            }
+            pool[0] -= c->prof_nodes;
+        } else {
+            for (int32_t i = 0; i < nt; i++) n0[i] = nodes[i * nty];
+            for (int32_t k = 0; k < c->prof_nodes && !rc; k++) {
+                int32_t ten = pick_lender(t, c->prof_lenders, k, n0);
+                if (ten < 0) {
+                    ds_error_set(err, NULL, 0, "lucid-prof-nodes", "no tenant can lend a %d-th node of %s to the profiler",
+                                 k + 1, t->gtypes[0].name);
+                    rc = DS_EINVAL;
+                    break;
+                }
+                n0[ten]--, nodes[ten * nty]--;
+            }
+        }
+    }
+    if (!rc) {
+        if (e->cfg.mode == DS_MODE_POOLED) {
+            int32_t p = ds_engine_add_part_typed(e, "pool", pool);
+            for (int32_t i = 0; i < nt; i++) e->tenant_part[i] = p;
+        } else {
+            for (int32_t i = 0; i < nt; i++) e->tenant_part[i] = ds_engine_add_part_typed(e, t->tenants[i].name, &nodes[i * nty]);
+        }
+        if (c->profiler) {
+            int32_t pn[DS_MAX_GPU_TYPES] = {c->prof_nodes};
+            int32_t p = ds_engine_add_part_typed(e, "lucid-profiler", pn);
+            e->parts[p].no_util = 1;
+        }
+    }
+    free(nodes);
+    free(n0);
+    return rc;
 }
 
 static int lucid_setup(ds_engine_t *e, const void *config, ds_error_t *err)
@@ -114,6 +171,7 @@ static int lucid_setup(ds_engine_t *e, const void *config, ds_error_t *err)
     ds_lucid_config_t tmp;
     const ds_lucid_config_t *c = config_or_default(config, &tmp);
     const ds_trace_t *t = e->trace;
+    if (t->ngtypes > 1) return lucid_setup_typed(e, c, err);
     int32_t gpn = e->cfg.gpus_per_node, nt = t->ntenants;
     int32_t *nodes = ds_xmalloc((size_t)nt * sizeof *nodes);
     int64_t total = 0;
@@ -227,7 +285,17 @@ static int lucid_init(ds_engine_t *e, const void *config, void **state, ds_error
     s->scaling = st >= 0;
     s->scale_part = s->scaling ? e->tenant_part[st] : -1;
     s->temp_node = -1;
-    ds_lucid_profile(&s->prof, t, c, e->cfg.gpus_per_node, s->scaling);
+    /* typed clusters: the profiler's nodes are of the first type; a job runs there at its speed on it, and one
+     * that asks for another type is not profiled */
+    int64_t *wall = NULL;
+    if (e->ntypes > 1) {
+        wall = ds_xmalloc((size_t)n1 * sizeof *wall);
+        for (int32_t j = 0; j < nj; j++)
+            wall[j] = !ds_engine_type_ok(e, j, 0) ? -1
+                                                   : (int64_t)ceil((double)t->jobs[j].duration / ds_engine_speed(e, j, 0) - 1e-9);
+    }
+    ds_lucid_profile(&s->prof, t, c, ds_engine_type_gpus_per_node(e, 0), s->scaling, wall);
+    free(wall);
     s->score = ds_xmalloc((size_t)n1);
     ds_lucid_scores(c, t, s->score);
     s->prio = ds_xmalloc((size_t)n1 * sizeof *s->prio);
@@ -359,8 +427,63 @@ static int32_t nodes_in_order(const lucid_t *s, const ds_engine_t *e, int32_t pa
 /* Consolidated placement as the reference's: up to a node, the fullest node that fits (ties: placement
  * order); beyond, whole free nodes then the remainder on the next node by free GPUs. Returns 1 when
  * placed; 0 when no node has the GPUs; -1 when some node had them but not the CPUs or memory. */
+/* The same on a typed cluster, type-blind as published: up to a node of some type the job may use, the fullest
+ * such node; beyond, whole free nodes of the first type (cluster order) that has them, then its remainder
+ * there. A job runs on one type. */
+static int find_free_typed(lucid_t *s, const ds_engine_t *e, int32_t j, int32_t part, int32_t *out)
+{
+    const ds_part_t *p = &e->parts[part];
+    int32_t need = e->trace->jobs[j].gpus, best = -1;
+    int host_full = 0;
+    if (e->cfg.type_order == DS_TYPES_FASTEST) {
+        /* the type-aware variant: the job's fastest type with room first, the fullest node there */
+        int32_t types[DS_MAX_GPU_TYPES], nt = ds_engine_type_order(e, j, types);
+        for (int32_t k = 0; k < nt && best < 0; k++)
+            for (int32_t node = p->tnode0[types[k]]; node < p->tnode0[types[k]] + p->tnnodes[types[k]]; node++) {
+                const ds_node_t *nd = &e->nodes[node];
+                if (need > nd->ngpus || nd->nfree < need) continue;
+                if (best >= 0 && nd->nfree >= e->nodes[best].nfree) continue;
+                if (!ds_engine_node_fits(e, node, j)) { host_full = 1; continue; }
+                best = node;
+            }
+    }
+    int32_t found = best;
+    for (int32_t node = p->node0; node < p->node0 + p->nnodes && found < 0; node++) {
+        const ds_node_t *nd = &e->nodes[node];
+        if (need > nd->ngpus || nd->nfree < need || !ds_engine_type_ok(e, j, nd->gtype)) continue;
+        if (best >= 0 && nd->nfree >= e->nodes[best].nfree) continue;
+        if (!ds_engine_node_fits(e, node, j)) { host_full = 1; continue; }
+        best = node;
+    }
+    if (best >= 0) {
+        ds_engine_node_free_gpus(e, best, need, out);
+        return 1;
+    }
+    for (int32_t t = 0; t < e->ntypes; t++) {
+        int32_t gpn = ds_engine_type_gpus_per_node(e, t);
+        if (need <= gpn || !ds_engine_type_ok(e, j, t) || p->tgpus_free[t] < need) continue;
+        int32_t m = 0;
+        for (int32_t node = p->tnode0[t]; node < p->tnode0[t] + p->tnnodes[t]; node++) {
+            if (e->nodes[node].nfree == 0) continue;
+            int32_t i = m++;
+            while (i > 0 && e->nodes[s->nbuf[i - 1]].nfree < e->nodes[node].nfree) s->nbuf[i] = s->nbuf[i - 1], i--;
+            s->nbuf[i] = node;
+        }
+        int32_t rem = need % gpn, left = need / gpn + (rem ? 1 : 0), n = 0, ok = 1;
+        for (int32_t i = 0; i < m && left > 0 && ok; i++) {
+            int32_t node = s->nbuf[i], want = (rem == 0 || left > 1) ? gpn : rem;
+            if (e->nodes[node].nfree < want) ok = 0;
+            else if (!ds_engine_node_fits(e, node, j)) ok = 0, host_full = 1;
+            else n += ds_engine_node_free_gpus(e, node, want, out + n), left--;
+        }
+        if (ok && left == 0) return 1;
+    }
+    return host_full ? -1 : 0;
+}
+
 static int find_free(lucid_t *s, const ds_engine_t *e, int32_t j, int32_t part, int32_t *out)
 {
+    if (e->ntypes > 1) return find_free_typed(s, e, j, part, out);
     int32_t need = e->trace->jobs[j].gpus, gpn = e->cfg.gpus_per_node, nn = nodes_in_order(s, e, part);
     if (need <= gpn) {
         int32_t best = -1;
@@ -407,7 +530,8 @@ static int32_t pick_partner(const lucid_t *s, const ds_engine_t *e, int32_t j, i
         int32_t q = r->a[i];
         const ds_job_t *o = &e->trace->jobs[q];
         if (!s->excl[q] || e->js[q].shared || o->gpus != job->gpus) continue;
-        if ((int64_t)o->gmem_mib + job->gmem_mib >= e->cfg.gmem_per_gpu) continue;
+        if (e->ntypes > 1 && !ds_engine_type_ok(e, j, ds_engine_job_type(e, q))) continue;
+        if ((int64_t)o->gmem_mib + job->gmem_mib >= ds_engine_gpu_gmem(e, e->jgpus[e->jgpu_off[q]])) continue;
         if (s->score[q] + s->score[j] > s->cfg.score_limit) continue;
         if (s->prio[j] > s->cfg.prio_factor * s->prio[q]) continue;
         if (!ds_engine_node_fits(e, e->gpus[e->jgpus[e->jgpu_off[q]]].node, j)) continue;
@@ -506,7 +630,8 @@ static void tenant_pass(lucid_t *s, ds_engine_t *e, int32_t part, int64_t now)
                 nhosts += g <= gpn;
                 started = 1;
             } else {
-                if (freeable && found == 0) {
+                /* a job that asks for one type failing says nothing of jobs that may take any */
+                if (freeable && found == 0 && (e->ntypes < 2 || !e->trace->jobs[j].gmask)) {
                     if (g <= gpn) fail_free = DS_MIN(fail_free, g);
                     else fail_big = DS_MIN(fail_big, g);
                 }
@@ -747,7 +872,7 @@ static const ds_policy_input_t lucid_inputs[] = {
 const ds_policy_ops_t ds_policy_lucid = {
     .name = "lucid",
     .summary = "Lucid: profiler for small jobs, packing by sharing score, throughput-driven sharing switch",
-    .props = DS_POLICY_COLOCATES | DS_POLICY_USES_ESTIMATES,
+    .props = DS_POLICY_COLOCATES | DS_POLICY_USES_ESTIMATES | DS_POLICY_TYPED,
     .setup = lucid_setup,
     .init = lucid_init,
     .fini = lucid_fini,

@@ -72,7 +72,8 @@ typedef struct prun {
     int32_t job, slot;
 } prun_t;
 
-void ds_lucid_profile(ds_lucid_prof_t *p, const ds_trace_t *t, const ds_lucid_config_t *c, int32_t gpn, int scaling)
+void ds_lucid_profile(ds_lucid_prof_t *p, const ds_trace_t *t, const ds_lucid_config_t *c, int32_t gpn, int scaling,
+                      const int64_t *wall_of)
 {
     memset(p, 0, sizeof *p);
     int32_t nj = t->njobs, n1 = nj ? nj : 1;
@@ -109,7 +110,7 @@ void ds_lucid_profile(ds_lucid_prof_t *p, const ds_trace_t *t, const ds_lucid_co
         /* 2. arrivals, in trace order */
         for (; ai < nj && t->jobs[ai].submit <= now; ai++) {
             int32_t g = t->jobs[ai].gpus;
-            if (g < 1 || g > limit) continue;
+            if (g < 1 || g > limit || (wall_of && wall_of[ai] < 0)) continue;
             next[ai] = -1;
             if (tail[g] >= 0) next[tail[g]] = ai;
             else head[g] = ai;
@@ -135,10 +136,11 @@ void ds_lucid_profile(ds_lucid_prof_t *p, const ds_trace_t *t, const ds_lucid_co
                 p->start[j] = now;
                 p->queue[j] = now - job->submit;
                 p->slot[j] = (int8_t)best;
-                p->done[j] = job->duration <= c->prof_time;
+                int64_t wall = wall_of ? wall_of[j] : job->duration;
+                p->done[j] = wall <= c->prof_time;
                 p->profiled++;
                 p->finished += p->done[j];
-                run[nrun++] = (prun_t){now + (p->done[j] ? job->duration : c->prof_time), j, best};
+                run[nrun++] = (prun_t){now + (p->done[j] ? wall : c->prof_time), j, best};
             }
         }
         /* 4. elastic scaling: borrow a node while the queue is long, return it when short and quiet */

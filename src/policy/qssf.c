@@ -164,7 +164,7 @@ const ds_policy_ops_t ds_policy_qssf = {
     .name = "qssf",
     .summary = "quasi-shortest-service-first on estimated GPU-time (--estimates FILE, else the runtime predictor); "
                "head-of-line blocking",
-    .props = DS_POLICY_EXACT_HOLD | DS_POLICY_NEEDS_ESTIMATES | DS_POLICY_USES_ESTIMATES,
+    .props = DS_POLICY_EXACT_HOLD | DS_POLICY_NEEDS_ESTIMATES | DS_POLICY_USES_ESTIMATES | DS_POLICY_TYPED,
     .init = qssf_init,
     .fini = qssf_fini,
     .enqueue = qssf_enqueue,

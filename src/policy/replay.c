@@ -143,7 +143,8 @@ static void replay_on_finish(ds_engine_t *e, void *state, int32_t j, int64_t now
 static int find_gpus(const ds_engine_t *e, rstate_t *s, int32_t j, int32_t node, int32_t part)
 {
     int32_t need = e->trace->jobs[j].gpus;
-    if (node >= 0 && node < e->nnodes && need <= e->nodes[node].ngpus && ds_engine_node_fits(e, node, j)) {
+    if (node >= 0 && node < e->nnodes && need <= e->nodes[node].ngpus && ds_engine_node_fits(e, node, j) &&
+        ds_engine_type_ok(e, j, e->nodes[node].gtype)) {
         const ds_node_t *nd = &e->nodes[node];
         int32_t got = 0;
         for (int32_t g = nd->gpu0; g < nd->gpu0 + nd->ngpus && got < need; g++)
@@ -255,7 +256,7 @@ static void replay_explain(const ds_engine_t *e, const void *state, int32_t j, i
 const ds_policy_ops_t ds_policy_replay = {
     .name = "replay",
     .summary = "replays an observed schedule (a live run): starts, preemptions, nodes and classes as observed",
-    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_CLASSES,
+    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_CLASSES | DS_POLICY_TYPED,
     .init = replay_init,
     .fini = replay_fini,
     .enqueue = replay_enqueue,

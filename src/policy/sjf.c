@@ -24,7 +24,7 @@ static void sjf_explain(const ds_engine_t *e, const void *state, int32_t job, in
 const ds_policy_ops_t ds_policy_sjf = {
     .name = "sjf",
     .summary = "shortest job first on true durations (oracle); no preemption; head-of-line blocking",
-    .props = DS_POLICY_EXACT_HOLD,
+    .props = DS_POLICY_EXACT_HOLD | DS_POLICY_TYPED,
     .init = sjf_init,
     .fini = ds_pqueue_policy_fini,
     .enqueue = ds_pqueue_policy_enqueue,

@@ -361,7 +361,7 @@ static void tiresias_explain(const ds_engine_t *e, const void *state, int32_t j,
 const ds_policy_ops_t ds_policy_tiresias = {
     .name = "tiresias",
     .summary = "discretized 2D-LAS: two queues split at 18,000 GPU-s, 60 s rounds, preemptive",
-    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_EXACT_HOLD,
+    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_EXACT_HOLD | DS_POLICY_TYPED,
     .init = tiresias_init,
     .fini = tiresias_fini,
     .enqueue = tiresias_enqueue,

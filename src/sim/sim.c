@@ -38,6 +38,7 @@ typedef struct sim {
     ev_t *heap;
     int64_t nheap, capheap;
     uint64_t rng[2];
+    double (*qad)(const ds_engine_t *, int32_t, ds_qad_kind_t); /* the engine's QAD, chosen once for its types */
     int64_t capev;
 } sim_t;
 
@@ -113,11 +114,43 @@ static double rng_normal(sim_t *s)
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
+/* A job's speed on the GPU type it runs on, relative to its duration's reference type (typed clusters). */
+static double type_rate(const sim_t *s, int32_t j)
+{
+    if (!s->cfg->speeds || s->e->ntypes < 2) return 1.0;
+    return ds_speeds_rate(s->cfg->speeds, s->trace, j, ds_engine_job_type(s->e, j));
+}
+
+/* Typed clusters: the type's speed times the lowest retention over its GPUs, as measured on that type. */
+static double true_rate_typed(const sim_t *s, int32_t j)
+{
+    const ds_engine_t *e = s->e;
+    double base = type_rate(s, j);
+    if (!ds_engine_job(e, j)->shared) return base;
+    int32_t ty = ds_engine_job_type(e, j);
+    double r = INFINITY;
+    const int32_t *g = ds_engine_job_gpus(e, j);
+    for (int32_t i = 0; i < ds_engine_job(e, j)->nplaced; i++) {
+        const ds_gpu_t *gp = ds_engine_gpu(e, g[i]);
+        double gr = gp->nres > 1 ? INFINITY : 1.0;
+        for (int32_t k = 0; k < gp->nres; k++) {
+            if (gp->res[k] == j) continue;
+            double x = s->cfg->coloc ? ds_coloc_rho_on(s->cfg->coloc, j, gp->res[k], ty) : 1.0;
+            if (x < gr) gr = x;
+        }
+        if (gr < r) r = gr;
+    }
+    if (!(r < INFINITY)) r = 1.0;
+    r *= base;
+    return r > 1e-6 ? r : 1e-6;
+}
+
 /* Execution model: a job runs at the lowest retention over its GPUs (1 on a GPU it has alone). A
  * retention above 1 (the profile has pairs up to 1.5) speeds the job up, as in the reference. */
 static double true_rate(const sim_t *s, int32_t j)
 {
     const ds_engine_t *e = s->e;
+    if (e->ntypes > 1) return true_rate_typed(s, j);
     if (!ds_engine_job(e, j)->shared) return 1.0;
     double r = INFINITY;
     const int32_t *g = ds_engine_job_gpus(e, j);
@@ -160,6 +193,15 @@ static double hook_observe(void *ctx, int32_t j, int64_t now)
     return r * exp(s->cfg->noise_sigma * rng_normal(s));
 }
 
+/* The same on a typed cluster: the retention beside the partner, not the GPU type's own speed. */
+static double hook_observe_typed(void *ctx, int32_t j, int64_t now)
+{
+    sim_t *s = ctx;
+    (void)now;
+    double r = s->rate[j] / type_rate(s, j);
+    return r * exp(s->cfg->noise_sigma * rng_normal(s));
+}
+
 /* Applies the pass's decisions to the execution model. */
 static void apply(sim_t *s, ds_sim_result_t *res, int64_t now)
 {
@@ -175,6 +217,7 @@ static void apply(sim_t *s, ds_sim_result_t *res, int64_t now)
             s->tstart[j] = now;
             s->left_start[j] = s->left[j];
             s->rate[j] = 1.0;
+            if (res->gtype) res->gtype[j] = (int8_t)ds_engine_job_type(e, j);
             if (d->other >= 0) {
                 res->colocated[j] = 1;
                 res->colocated[d->other] = 1;
@@ -266,7 +309,7 @@ static void sample(sim_t *s, acc_t *a, ds_sim_result_t *res, int64_t t)
     if (!a->qs) a->qs = ds_xcalloc((size_t)nt, sizeof *a->qs), a->qs_g = ds_xcalloc((size_t)nt, sizeof *a->qs_g);
     double l = s->cfg->qad_lambda, th = s->cfg->qad_theta;
     for (int32_t i = 0; i < nt; i++) {
-        double q = ds_engine_qad(e, i, DS_QAD_ALL), qg = ds_engine_qad(e, i, DS_QAD_G);
+        double q = s->qad(e, i, DS_QAD_ALL), qg = s->qad(e, i, DS_QAD_G);
         double sm = a->qs_init ? ds_qad_smooth(a->qs[i], q, l) : q;
         double smg = a->qs_init ? ds_qad_smooth(a->qs_g[i], qg, l) : qg;
         a->qs[i] = sm;
@@ -442,7 +485,8 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
     int rc = ds_engine_create(&s.e, trace, &cfg->engine, cfg->policy, cfg->policy_config, err);
     if (rc) return rc;
     ds_engine_t *e = s.e;
-    ds_engine_set_hooks(e, &(ds_driver_hooks_t){.ctx = &s, .observe_retention = hook_observe});
+    s.qad = e->ntypes > 1 ? ds_engine_qad_typed : ds_engine_qad_one_type;
+    ds_engine_set_hooks(e, &(ds_driver_hooks_t){.ctx = &s, .observe_retention = e->ntypes > 1 ? hook_observe_typed : hook_observe});
     s.rng[0] = cfg->seed * 0x9E3779B97F4A7C15ULL + 1;
     s.rng[1] = (cfg->seed ^ 0xD1B54A32D192ED03ULL) * 0xBF58476D1CE4E5B9ULL + 7;
     int64_t n = trace->njobs;
@@ -463,6 +507,10 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
     res->queued_be = ds_xmalloc((size_t)n * sizeof *res->queued_be);
     res->preempts = ds_xmalloc((size_t)n * sizeof *res->preempts);
     res->colocated = ds_xcalloc((size_t)n, 1);
+    if (e->ntypes > 1) {
+        res->gtype = ds_xmalloc((size_t)n);
+        memset(res->gtype, -1, (size_t)n);
+    }
     for (int32_t p = 0; p < e->nparts; p++)
         if (!e->parts[p].no_util) res->total_gpus += e->parts[p].gpus_total;
     int64_t first = trace->jobs[0].submit, lastsub = trace->jobs[n - 1].submit;
@@ -564,6 +612,7 @@ void ds_sim_result_free(ds_sim_result_t *r)
     free(r->events);
     free(r->preempts);
     free(r->colocated);
+    free(r->gtype);
     free(r->series);
     free(r->qad);
     free(r->qad_smooth);

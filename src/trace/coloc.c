@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int ds_coloc_read(ds_coloc_t *c, const char *path, ds_error_t *err)
 {
@@ -17,7 +18,7 @@ int ds_coloc_read(ds_coloc_t *c, const char *path, ds_error_t *err)
                                         "batchsize2", "amp2", "speed2", "gpu_util", "gmem_util", "gmem"};
     int col[13];
     if ((rc = ds_csv_require(&f, names, 13, col, err))) return rc;
-    int ncols = f.nfields, cap = 0;
+    int ncols = f.nfields, cap = 0, tcol = ds_csv_col(&f, "gpu_type");
     while ((rc = ds_csv_row(&f, ncols, err)) > 0) {
         if (c->npairs == 100000) { /* the lookup is quadratic in workloads: bound the pairs */
             ds_error_set(err, path, f.line, NULL, "more than 100000 profiled pairs");
@@ -50,6 +51,10 @@ int ds_coloc_read(ds_coloc_t *c, const char *path, ds_error_t *err)
             (rc = ds_csv_num(&f, col[11], names[11], 0, 1e4, &p->gmem_util, err)) ||
             (rc = ds_csv_num(&f, col[12], names[12], 0, 1e9, &p->gmem, err)))
             break;
+        p->gtype[0] = '\0';
+        if (tcol >= 0 && (rc = ds_csv_str(&f, tcol, "gpu_type", p->gtype, sizeof p->gtype, err))) break;
+        if (!strcasecmp(p->gtype, "any")) p->gtype[0] = '\0';
+        c->typed |= p->gtype[0] != '\0';
         c->npairs++;
     }
     ds_csv_close(&f);
@@ -75,10 +80,19 @@ static int32_t cfg_index(const ds_trace_t *t, const char *model, const char *dat
     return (*nkeys)++;
 }
 
+/* The slot a pair's values go to for a trace: 0 untyped, 1 + k on type k, -1 on a type the trace lacks. */
+static int32_t slot_of(const ds_coloc_pair_t *p, const ds_trace_t *t)
+{
+    if (!p->gtype[0]) return 0;
+    int32_t k = ds_trace_find_gtype(t, p->gtype);
+    return k < 0 ? -1 : 1 + k;
+}
+
 void ds_coloc_bind(ds_coloc_t *c, const ds_trace_t *t)
 {
     free(c->cfg_of_job);
     free(c->rho);
+    c->nslot = c->typed ? 1 + t->ngtypes : 1;
     int32_t maxk = 2 * c->npairs + 1;
     int32_t *keys = ds_xmalloc((size_t)maxk * 4 * sizeof *keys);
     int32_t nkeys = 0;
@@ -89,12 +103,15 @@ void ds_coloc_bind(ds_coloc_t *c, const ds_trace_t *t)
         b[i] = cfg_index(t, p->model2, p->dataset2, p->batch2, p->amp2, keys, &nkeys);
     }
     c->ncfg = nkeys;
-    c->rho = ds_xmalloc((size_t)(nkeys ? nkeys * nkeys : 1) * sizeof *c->rho);
-    for (int32_t i = 0; i < nkeys * nkeys; i++) c->rho[i] = NAN;
+    size_t cells = (size_t)c->nslot * (size_t)nkeys * (size_t)nkeys;
+    c->rho = ds_xmalloc((cells ? cells : 1) * sizeof *c->rho);
+    for (size_t i = 0; i < cells; i++) c->rho[i] = NAN;
     for (int32_t i = 0; i < c->npairs; i++) {
-        if (a[i] < 0 || b[i] < 0) continue;
-        c->rho[a[i] * nkeys + b[i]] = (float)c->pairs[i].speed1;
-        c->rho[b[i] * nkeys + a[i]] = (float)c->pairs[i].speed2;
+        int32_t sl = slot_of(&c->pairs[i], t);
+        if (a[i] < 0 || b[i] < 0 || sl < 0) continue;
+        float *r = c->rho + (size_t)sl * (size_t)nkeys * (size_t)nkeys;
+        r[a[i] * nkeys + b[i]] = (float)c->pairs[i].speed1;
+        r[b[i] * nkeys + a[i]] = (float)c->pairs[i].speed2;
     }
     c->cfg_of_job = ds_xmalloc((size_t)(t->njobs ? t->njobs : 1) * sizeof *c->cfg_of_job);
     for (int32_t j = 0; j < t->njobs; j++) {
@@ -124,6 +141,29 @@ double ds_coloc_rho(const ds_coloc_t *c, int32_t a, int32_t b)
         return c->missing_rho;
     }
     return c->rho[c->cfg_of_job[a] * c->ncfg + c->cfg_of_job[b]];
+}
+
+static float rho_at(const ds_coloc_t *c, int32_t slot, int32_t a, int32_t b)
+{
+    return c->rho[((size_t)slot * (size_t)c->ncfg + (size_t)c->cfg_of_job[a]) * (size_t)c->ncfg + (size_t)c->cfg_of_job[b]];
+}
+
+int ds_coloc_known_on(const ds_coloc_t *c, int32_t a, int32_t b, int32_t gtype)
+{
+    if (!c || !c->cfg_of_job || c->cfg_of_job[a] < 0 || c->cfg_of_job[b] < 0) return 0;
+    if (gtype >= 0 && 1 + gtype < c->nslot && !isnan(rho_at(c, 1 + gtype, a, b))) return 1;
+    return !isnan(rho_at(c, 0, a, b));
+}
+
+double ds_coloc_rho_on(const ds_coloc_t *c, int32_t a, int32_t b, int32_t gtype)
+{
+    /* unknown on every slot: the truth of unprofiled pairs (missing_rho, or the fixed model) */
+    if (!ds_coloc_known_on(c, a, b, gtype)) return ds_coloc_rho(c, a, b);
+    if (gtype >= 0 && 1 + gtype < c->nslot) {
+        float r = rho_at(c, 1 + gtype, a, b);
+        if (!isnan(r)) return r;
+    }
+    return rho_at(c, 0, a, b);
 }
 
 void ds_coloc_empty(ds_coloc_t *c, const ds_trace_t *t)

@@ -10,7 +10,7 @@
 
 /* Column names accepted for each field: generic name first, then the Venus/Lucid alias. */
 enum { C_ID, C_TENANT, C_USER, C_GPUS, C_CPUS, C_MEM, C_SUBMIT, C_DURATION, C_CLASS,
-       C_MODEL, C_DATASET, C_BATCH, C_AMP, C_GUTIL, C_GMUTIL, C_GMEM, C_CKPT, C_N };
+       C_MODEL, C_DATASET, C_BATCH, C_AMP, C_GUTIL, C_GMUTIL, C_GMEM, C_GTYPE, C_REFTYPE, C_CKPT, C_N };
 static const char *const col_names[C_N][3] = {
     [C_ID] = {"job_id", "id", NULL},         [C_TENANT] = {"tenant", "vc", NULL},
     [C_USER] = {"user", NULL, NULL},         [C_GPUS] = {"gpus", "gpu_num", NULL},
@@ -20,8 +20,57 @@ static const char *const col_names[C_N][3] = {
     [C_DATASET] = {"dataset", NULL, NULL},   [C_BATCH] = {"batchsize", "batch_size", NULL},
     [C_AMP] = {"amp", NULL, NULL},           [C_GUTIL] = {"gpu_util", NULL, NULL},
     [C_GMUTIL] = {"gmem_util", NULL, NULL},  [C_GMEM] = {"gmem", "gmem_mib", NULL},
+    [C_GTYPE] = {"gpu_type", NULL, NULL},    [C_REFTYPE] = {"ref_gpu_type", NULL, NULL},
     [C_CKPT] = {"ckpt", "checkpoint_interval", NULL},
 };
+
+/* A GPU type column: empty or "any" is no particular type (-1, mask 0); else one type of the cluster, or
+ * several separated by '|' (Alibaba's gpu_spec "V100M16|V100M32": any of them). *one is the type when there is
+ * exactly one, else -1. */
+static int read_gtype(const ds_trace_t *t, const ds_csv_t *c, int col, const char *name, int8_t *one, uint8_t *mask,
+                      ds_error_t *err)
+{
+    const char *v = c->fields[col];
+    *one = -1;
+    if (mask) *mask = 0;
+    if (!*v || !strcasecmp(v, "any")) return DS_OK;
+    uint32_t m = 0;
+    for (const char *p = v;;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        char nm[DS_GTYPE_NAME];
+        int32_t k = -1;
+        if (len > 0 && len < sizeof nm) {
+            memcpy(nm, p, len);
+            nm[len] = '\0';
+            k = ds_trace_find_gtype(t, nm);
+        }
+        if (k < 0) {
+            if (!t->ngtypes) {
+                ds_error_set(err, c->path, c->line, name, "GPU type '%.*s' but the cluster has no node types (give them with "
+                             "--cluster FILE or quota_<type> columns in the tenant file)", (int)DS_MIN(len, 64), p);
+                return DS_EPARSE;
+            }
+            char known[DS_MAX_GPU_TYPES * (DS_GTYPE_NAME + 2)] = "";
+            for (int32_t i = 0; i < t->ngtypes; i++)
+                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", t->gtypes[i].name);
+            ds_error_set(err, c->path, c->line, name, "unknown GPU type '%.*s' (the cluster's types: %s, or any)",
+                         (int)DS_MIN(len, 64), p, known);
+            return DS_EPARSE;
+        }
+        m |= 1u << k;
+        if (!bar) break;
+        p = bar + 1;
+    }
+    if (!mask && (m & (m - 1))) {
+        ds_error_set(err, c->path, c->line, name, "one GPU type expected, found several ('%.64s')", v);
+        return DS_EPARSE;
+    }
+    if (mask) *mask = (uint8_t)m;
+    if (!(m & (m - 1))) *one = (int8_t)__builtin_ctz(m);
+    return DS_OK;
+}
+
 static const int col_required[C_N] = {[C_ID] = 1, [C_TENANT] = 1, [C_GPUS] = 1, [C_SUBMIT] = 1, [C_DURATION] = 1};
 
 static int cmp_submit(const void *a, const void *b)
@@ -140,6 +189,10 @@ int ds_trace_read_jobs(ds_trace_t *t, const char *path, ds_error_t *err)
         } else {
             j->gmem_mib = 24576; /* unknown footprint: assume the whole device, so no sharing is attempted */
         }
+        if (col[C_GTYPE] >= 0 && (rc = read_gtype(t, &c, col[C_GTYPE], cname[C_GTYPE], &j->gtype, &j->gmask, err))) break;
+        if (col[C_REFTYPE] >= 0 && (rc = read_gtype(t, &c, col[C_REFTYPE], cname[C_REFTYPE], &j->ref_gtype, NULL, err))) break;
+        /* a job that could only run on one type was timed there */
+        if (j->ref_gtype < 0) j->ref_gtype = j->gtype;
         if (col[C_CKPT] >= 0 && c.fields[col[C_CKPT]][0]) {
             /* seconds between the job's checkpoints; empty or 0: it declares none */
             if ((rc = ds_csv_int(&c, col[C_CKPT], cname[C_CKPT], 0, DS_MAX_DURATION, &v, err))) break;

@@ -17,6 +17,7 @@ static void dsp_adopt(ds_engine_t *e, void *state, int32_t j, int64_t now)
     dsp_t *s = state;
     if (!s->seen[j]) dsp_first_seen(e, s, j, now);
     dsp_list_push(&s->run, s->rpos, j);
+    if (e->ntypes > 1) s->wtype[j] = (int8_t)ds_engine_job_type(e, j), s->wseen[j] = e->js[j].run_time;
     int32_t p = e->js[j].partner;
     if (p >= 0 && s->rpos[p] >= 0 && s->pair[p] < 0) {
         if (s->spos[p] >= 0) dsp_list_remove(dsp_solo_of(s, e, p), s->spos, p);
@@ -111,7 +112,7 @@ static void dsp_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now,
         if (s->cfg.work_conserving && s->cfg.borrowing && e->parts[part].gpus_free > 0)
             dsp_work_conserve(e, s, part, now);
     }
-    for (int32_t i = 0; i < s->nt; i++) s->q_last[i] = dsp_qad_now(e, i);
+    for (int32_t i = 0; i < s->nt; i++) s->q_last[i] = dsp_qad_now(e, s, i);
 }
 
 static int64_t dsp_next_timer(const ds_engine_t *e, const void *state, int64_t now)
@@ -181,6 +182,25 @@ static int dsp_init(ds_engine_t *e, const void *config, void **state, ds_error_t
     s->run_at = ds_xmalloc(((size_t)s->nt + 1) * sizeof *s->run_at);
     s->heap = ds_xmalloc(((size_t)s->nt + 1) * sizeof *s->heap);
     s->cursor = ds_xmalloc(((size_t)s->nt + 1) * sizeof *s->cursor);
+    /* several GPU types (docs/heterogeneous.md): the accounting and the type choice, the types' weights */
+    s->gmem_max = e->cfg.gmem_per_gpu;
+    s->work = ds_xcalloc(nj, sizeof *s->work);
+    s->wseen = ds_xcalloc(nj, sizeof *s->wseen);
+    s->wtype = ds_xmalloc(nj);
+    memset(s->wtype, -1, nj);
+    s->tw_max = 1.0;
+    for (int32_t t = 0; t < DS_MAX_GPU_TYPES; t++) s->tw[t] = 1.0;
+    if (e->ntypes > 1) {
+        s->typed = s->cfg.type_quota != DSP_TQ_BLIND;
+        s->type_aware = s->cfg.type_choice != DSP_TC_BLIND;
+        s->tw_max = 0;
+        for (int32_t t = 0; t < e->ntypes; t++) {
+            double w = e->trace->gtypes[t].weight;
+            s->tw[t] = w > 0 ? w : 1.0;
+            s->tw_max = DS_MAX(s->tw_max, s->tw[t]);
+        }
+        for (int32_t g = 0; g < e->ngpus; g++) s->gmem_max = DS_MAX(s->gmem_max, ds_engine_gpu_gmem(e, g));
+    }
     *state = s;
     return DS_OK;
 }
@@ -194,7 +214,7 @@ static void dsp_fini(void *state)
     void *ptrs[] = {s->pred, s->seen, s->S, s->q_last, s->pend, s->ppend_gpus, s->solo, s->rpos, s->spos, s->pair,
                     s->banned, s->low, s->mon, s->admit_tau, s->order, s->qg, s->qb, s->krem, s->mon_base, s->pre_fail_cpus, s->pre_fail_mem, s->run_at, s->heap, s->cursor,
                     s->cls_pass, s->wc, s->yielded, s->ygpus, s->waits, s->wcv, s->wc_end, s->node_resv, s->resv_node, s->resv_time,
-                    s->blocked, s->resv_fail};
+                    s->blocked, s->resv_fail, s->work, s->wseen, s->wtype};
     dsp_resv_free(s);
     free(s->obs);
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++) free(ptrs[k]);
@@ -218,6 +238,26 @@ static int64_t be_classified(const ds_engine_t *e, const dsp_t *s, int32_t i, in
     return sum;
 }
 
+/* A tenant's G GPUs within its quota of each type, or within its effective quota (docs/heterogeneous.md). */
+static int typed_over(const ds_engine_t *e, const dsp_t *s, int32_t i, char *msg, size_t n)
+{
+    const char *name = e->trace->tenants[i].name;
+    if (s->cfg.type_quota == DSP_TQ_EFFECTIVE) {
+        double h = dsp_eff_held(e, s, i), q = dsp_eff_quota(e, s, i);
+        if (h <= q + 1e-9) return 0;
+        snprintf(msg, n, "tenant %s holds %.3f effective G GPUs over its effective quota %.3f", name, h, q);
+        return 1;
+    }
+    for (int32_t t = 0; t < e->ntypes; t++) {
+        int64_t h = e->tenant_g_gpus_t[(size_t)i * (size_t)e->ntypes + (size_t)t], q = ds_engine_quota_t(e, i, t);
+        if (h <= q) continue;
+        snprintf(msg, n, "tenant %s holds %lld G GPUs of %s over its quota of them %lld", name, (long long)h,
+                 e->trace->gtypes[t].name, (long long)q);
+        return 1;
+    }
+    return 0;
+}
+
 /* Invariants (docs/policy.md §7) only the policy can see. */
 static int dsp_check(const ds_engine_t *e, const void *state, char *msg, size_t n)
 {
@@ -225,7 +265,9 @@ static int dsp_check(const ds_engine_t *e, const void *state, char *msg, size_t 
     if (s->st.g_preempted) { snprintf(msg, n, "a G job was preempted"); return -1; }
     for (int32_t i = 0; i < s->nt; i++) {
         int64_t q = e->tenant_quota[i];
-        if (e->tenant_g_gpus[i] > q) {
+        if (s->typed && typed_over(e, s, i, msg, n)) return -1;
+        /* in effective GPUs a tenant may hold more slow GPUs than its quota counts */
+        if (e->tenant_g_gpus[i] > q && !(s->typed && s->cfg.type_quota == DSP_TQ_EFFECTIVE)) {
             snprintf(msg, n, "tenant %s holds %lld G GPUs over its quota %lld", e->trace->tenants[i].name,
                      (long long)e->tenant_g_gpus[i], (long long)q);
             return -1;
@@ -239,7 +281,7 @@ static int dsp_check(const ds_engine_t *e, const void *state, char *msg, size_t 
                      e->trace->tenants[i].name, (long long)be, (long long)cap);
             return -1;
         }
-        double qad = dsp_qad_now(e, i);
+        double qad = dsp_qad_now(e, s, i);
         if (!(qad >= 0.0 && qad <= 1.0) || !(s->S[i] >= 0.0 && s->S[i] <= 1.0 + 1e-12)) {
             snprintf(msg, n, "tenant %s QAD %g / smoothed %g outside [0, 1]", e->trace->tenants[i].name, qad, s->S[i]);
             return -1;
@@ -294,7 +336,7 @@ const ds_policy_ops_t ds_policy_deepshare = {
     .name = "deepshare",
     .summary = "QAD-driven: elastic G/BE borrowing, QAD-first order, cost-aware BE preemption, "
                "interference-aware colocation",
-    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_COLOCATES | DS_POLICY_CLASSES | DS_POLICY_USES_PREDICTORS,
+    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_COLOCATES | DS_POLICY_CLASSES | DS_POLICY_USES_PREDICTORS | DS_POLICY_TYPED,
     .init = dsp_init,
     .fini = dsp_fini,
     .enqueue = dsp_enqueue,

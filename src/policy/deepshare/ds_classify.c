@@ -18,17 +18,77 @@ static void budget_init(const ds_engine_t *e, const dsp_t *s, int32_t ten, dsp_b
     b->bbud = b->becap - b->be_now;
     b->be_taken = 0;
     b->prefix = 0;
+    if (!s->typed) return;
+    /* several GPU types: G room per type, or in effective GPUs (docs/heterogeneous.md) */
+    size_t k0 = (size_t)ten * (size_t)e->ntypes;
+    if (s->cfg.type_quota == DSP_TQ_EFFECTIVE) {
+        b->gbud_eff = dsp_eff_quota(e, s, ten) - dsp_eff_held(e, s, ten);
+        if (!s->cfg.borrowing)
+            for (int32_t t = 0; t < e->ntypes; t++) b->gbud_eff -= (double)e->tenant_be_gpus_t[k0 + t] * s->tw[t];
+        b->gbud = (int64_t)ceil(b->gbud_eff - 1e-9);
+        return;
+    }
+    b->gbud = 0;
+    for (int32_t t = 0; t < e->ntypes; t++) {
+        b->gbud_t[t] = ds_engine_quota_t(e, ten, t) - e->tenant_g_gpus_t[k0 + t] - (s->cfg.borrowing ? 0 : e->tenant_be_gpus_t[k0 + t]);
+        if (b->gbud_t[t] > 0) b->gbud += b->gbud_t[t];
+    }
+}
+
+/* budget_take's G step on several GPU types: the first type in j's placement order (as a G job) with room
+ * takes it. Returns 1 when j is G. The G prefix rule closes the types whose quota could hold j. */
+static int take_g_typed(const ds_engine_t *e, const dsp_t *s, dsp_budget_t *b, int32_t j)
+{
+    int32_t g = e->trace->jobs[j].gpus, types[DS_MAX_GPU_TYPES], n = dsp_type_order(e, s, j, DS_CLASS_G, types);
+    int eff = s->cfg.type_quota == DSP_TQ_EFFECTIVE;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t t = types[k];
+        if (eff ? (double)g * s->tw[t] <= b->gbud_eff + 1e-9 : g <= b->gbud_t[t]) {
+            if (eff) {
+                b->gbud_eff -= (double)g * s->tw[t];
+                b->gbud = (int64_t)ceil(b->gbud_eff - 1e-9);
+            } else {
+                b->gbud_t[t] -= g;
+                b->gbud -= g;
+            }
+            return 1;
+        }
+    }
+    if (!s->cfg.g_prefix || !s->cfg.borrowing) return 0;
+    int32_t ten = e->trace->jobs[j].tenant;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t t = types[k];
+        if (eff && (double)g * s->tw[t] <= dsp_eff_quota(e, s, ten) + 1e-9) {
+            b->gbud_eff = 0, b->gbud = 0, b->prefix = 1;
+            break;
+        }
+        if (!eff && g <= ds_engine_quota_t(e, ten, t) && b->gbud_t[t] > 0) {
+            b->gbud -= b->gbud_t[t];
+            b->gbud_t[t] = 0, b->prefix = 1;
+        }
+    }
+    return 0;
 }
 
 /* The class the tenant's next job in order gets (DS_CLASS_G, DS_CLASS_BE, or 0: it waits), taken from b. */
-static inline int budget_take(const dsp_t *s, dsp_budget_t *b, const ds_job_t *job)
+static inline int budget_take(const ds_engine_t *e, const dsp_t *s, dsp_budget_t *b, int32_t j)
 {
+    const ds_job_t *job = &e->trace->jobs[j];
     int32_t g = job->gpus;
     /* Without borrowing there is no BE class: explicit BE submissions queue as G. */
     int explicit_be = s->cfg.borrowing && job->klass == DS_CLASS_BE;
     /* A job larger than both caps could never be classified: it may run as the tenant's only BE
      * job, so nothing starves (it stays reclaimable). */
     int oversize = g > (explicit_be ? b->becap : DS_MAX(b->q, b->becap)) && b->be_now == 0 && !b->be_taken;
+    if (s->typed) {
+        if (!explicit_be && take_g_typed(e, s, b, j)) return DS_CLASS_G;
+        if (g <= b->bbud || oversize) {
+            b->bbud -= g;
+            b->be_taken = 1;
+            return DS_CLASS_BE;
+        }
+        return 0;
+    }
     /* with borrowing, jobs passed over still run as BE; without it a prefix would be head-of-line blocking */
     if (!explicit_be && g > b->gbud && g <= b->q && s->cfg.g_prefix && s->cfg.borrowing) b->gbud = 0, b->prefix = 1;
     if (!explicit_be && g <= b->gbud) {
@@ -71,7 +131,7 @@ void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t
             k = lo - 1;
             continue;
         }
-        int cls = budget_take(s, &b, &t->jobs[j]);
+        int cls = budget_take(e, s, &b, j);
         if (cls == DS_CLASS_G) {
             ds_engine_set_class(e, j, DS_CLASS_G);
             s->cls_pass[j] = s->st.passes;
@@ -102,9 +162,9 @@ int dsp_class_now(const ds_engine_t *e, const dsp_t *s, int32_t j, dsp_budget_t 
         if (t->jobs[x].tenant != ten || (e->js[x].held && x != j)) continue;
         if (x == j) {
             *before = b;
-            return budget_take(s, &b, &t->jobs[j]);
+            return budget_take(e, s, &b, j);
         }
-        budget_take(s, &b, &t->jobs[x]);
+        budget_take(e, s, &b, x);
     }
     *before = b;
     return 0;
@@ -157,7 +217,8 @@ void dsp_promote(ds_engine_t *e, dsp_t *s)
     qsort(s->order, (size_t)n, sizeof *s->order, cmp_oldest);
     for (int32_t k = 0; k < n; k++) {
         int32_t j = s->order[k], ten = t->jobs[j].tenant, g = t->jobs[j].gpus;
-        if (e->tenant_g_gpus[ten] + g > e->tenant_quota[ten]) continue;
+        if (s->typed ? !dsp_g_room(e, s, j, ds_engine_job_type(e, j), 0) : e->tenant_g_gpus[ten] + g > e->tenant_quota[ten])
+            continue;
         dsp_list_remove(dsp_solo(s, e->js[j].part, 1, g), s->spos, j);
         ds_engine_set_class(e, j, DS_CLASS_G);
         dsp_list_push(dsp_solo(s, e->js[j].part, 0, g), s->spos, j);
@@ -190,7 +251,7 @@ void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now)
         int32_t j = s->run.v[k];
         if (e->js[j].klass == DS_CLASS_G && s->pair[j] < 0 && waits[t->jobs[j].tenant] >= t->jobs[j].gpus &&
             (s->yielded[j] == DSP_YIELD_NONE || s->yielded[j] == DSP_YIELD_BACK) &&
-            (double)ds_engine_elapsed(e, j, now) > s->pred[j])
+            dsp_elapsed(e, s, j, now) > s->pred[j])
             s->order[n++] = j;
     }
     if (!n) return;
@@ -208,7 +269,7 @@ void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now)
          * that pays only when what remains of it is at least what it loses, el. What remains is what
          * the predictor's own recent errors say of a job that has run this long (light tails: a job
          * past its estimate is nearly done; heavy tails: as long again or more); unknown, as long again. */
-        double el = (double)ds_engine_elapsed(e, j, now);
+        double el = dsp_elapsed(e, s, j, now);
         if (idle < g) {
             double rest = rp && rp->beyond ? rp->beyond(rp->ctx, s->pred[j], (int64_t)el) : -1;
             if (rest >= 0 && rest < el) continue;
@@ -235,9 +296,39 @@ static int cmp_newest(const void *x, const void *y)
     return (a < b) - (a > b);
 }
 
+/* Whether running G job j's tenant holds more G GPUs than its quota, where j's count (its type's quota, or its
+ * effective quota; the total with one type or blind). */
+static int over_quota(const ds_engine_t *e, const dsp_t *s, int32_t j)
+{
+    int32_t i = e->trace->jobs[j].tenant;
+    if (!s->typed) return e->tenant_g_gpus[i] > e->tenant_quota[i];
+    if (s->cfg.type_quota == DSP_TQ_EFFECTIVE) return dsp_eff_held(e, s, i) > dsp_eff_quota(e, s, i) + 1e-9;
+    int32_t ty = ds_engine_job_type(e, j);
+    return e->tenant_g_gpus_t[(size_t)i * (size_t)e->ntypes + (size_t)ty] > ds_engine_quota_t(e, i, ty);
+}
+
 void dsp_demote(ds_engine_t *e, dsp_t *s)
 {
     const ds_trace_t *t = e->trace;
+    if (s->typed) {
+        int32_t n = 0;
+        for (int32_t k = 0; k < s->run.n; k++) {
+            int32_t j = s->run.v[k];
+            if (e->js[j].klass == DS_CLASS_G && s->pair[j] < 0 && over_quota(e, s, j)) s->order[n++] = j;
+        }
+        if (!n) return;
+        cmp_e = e;
+        qsort(s->order, (size_t)n, sizeof *s->order, cmp_newest);
+        for (int32_t k = 0; k < n; k++) {
+            int32_t j = s->order[k], g = t->jobs[j].gpus;
+            if (!over_quota(e, s, j)) continue;
+            dsp_list_remove(dsp_solo(s, e->js[j].part, 0, g), s->spos, j);
+            ds_engine_set_class(e, j, DS_CLASS_BE);
+            dsp_list_push(dsp_solo(s, e->js[j].part, 1, g), s->spos, j);
+            s->st.demotions++;
+        }
+        return;
+    }
     int over = 0;
     for (int32_t i = 0; i < s->nt; i++) over |= e->tenant_g_gpus[i] > e->tenant_quota[i];
     if (!over) return; /* only after a driver lowered a quota (ds_engine_set_quota) */

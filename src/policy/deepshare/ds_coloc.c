@@ -43,7 +43,7 @@ int dsp_try_colocate_min(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, doubl
     if (g > s->maxg) return 0;
     s->st.coloc_attempts++;
     /* no running job is small enough to share a GPU with this one: spare the candidate walk */
-    if (job->gmem_mib > e->cfg.gmem_per_gpu - s->min_gmem) {
+    if (job->gmem_mib > s->gmem_max - s->min_gmem) {
         s->st.coloc_no_candidate++;
         return 0;
     }
@@ -69,7 +69,17 @@ int dsp_try_colocate_min(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, doubl
             examined++;
             if (s->blocked[e->gpus[e->jgpus[e->jgpu_off[p]]].node]) continue; /* a reservation j keeps off */
             if (s->banned[j] == p || s->banned[p] == j) { s->st.rej_revoked++; continue; }
-            if (job->gmem_mib + e->trace->jobs[p].gmem_mib > e->cfg.gmem_per_gpu) { s->st.rej_memory++; continue; }
+            /* several GPU types: a partner on a type j may use, its GPU memory and retention that type's */
+            int32_t pt = -1, gmem = e->cfg.gmem_per_gpu;
+            if (e->ntypes > 1) {
+                int32_t ty = ds_engine_job_type(e, p);
+                if (!ds_engine_type_ok(e, j, ty)) continue;
+                /* a G job joining a BE one takes its tenant's quota of that type */
+                if (e->js[j].klass == DS_CLASS_G && s->typed && !dsp_g_room(e, s, j, ty, 0)) continue;
+                pt = dsp_pair_type(e, s, p);
+                gmem = ds_engine_gpu_gmem(e, e->jgpus[e->jgpu_off[p]]);
+            }
+            if (job->gmem_mib + e->trace->jobs[p].gmem_mib > gmem) { s->st.rej_memory++; continue; }
             if (!ds_engine_gpus_fit(e, j, &e->jgpus[e->jgpu_off[p]])) { s->st.rej_cpu++; continue; }
             double score = 0, tau_p = DS_MAX(floor_tau, dsp_tau_tenant(s, base, e->trace->jobs[p].tenant));
             double admit_p = c->admit_floor ? admit_j : tau_p;
@@ -79,7 +89,7 @@ int dsp_try_colocate_min(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, doubl
                  * estimates: a measured good partner goes before an unmeasured one */
                 double bj, bp;
                 int pj, pp;
-                double rj = dsp_retention_admit(e, s, j, p, &bj, &pj), rp = dsp_retention_admit(e, s, p, j, &bp, &pp);
+                double rj = dsp_retention_admit(e, s, j, p, pt, &bj, &pj), rp = dsp_retention_admit(e, s, p, j, pt, &bp, &pp);
                 if (bj < admit_j || bp < admit_p) { s->st.rej_retention++; continue; }
                 probe = (rj < admit_j && pj) || (rp < admit_p && pp);
                 score = DS_MIN(rj, rp);
@@ -93,8 +103,9 @@ int dsp_try_colocate_min(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, doubl
     }
     if (!c->borrowing) ds_engine_set_class(e, j, DS_CLASS_BE);
     if (best_probe) {
-        dsp_observed_set_probe(s, e->trace, j, best, 1);
-        dsp_observed_set_probe(s, e->trace, best, j, 1);
+        int32_t pt = dsp_pair_type(e, s, best);
+        dsp_observed_set_probe(s, e->trace, j, best, pt, 1);
+        dsp_observed_set_probe(s, e->trace, best, j, pt, 1);
         s->st.probes++;
     }
     s->admit_tau[j] = (float)tau_j;

@@ -37,6 +37,8 @@ void dsp_config_default(dsp_config_t *c)
     c->monitor_threshold = DSP_MON_CURRENT;
     c->learn_retention = 1;
     c->probe_z = 3.0;
+    c->type_quota = DSP_TQ_TYPED;
+    c->type_choice = DSP_TC_ADVANTAGE;
     c->share_first = 1;
     c->share_first_min = 0.0;
     c->overrun_yield = 1;
@@ -127,6 +129,21 @@ int dsp_config_set(void *config, const char *key, const char *value, ds_error_t 
     char k[64];
     norm(k, sizeof k, key);
     if (!strcmp(k, "ablation")) return set_ablation(c, value, err);
+    if (!strcmp(k, "type-quota") || !strcmp(k, "type-choice")) {
+        static const char *const q[] = {"typed", "effective", "blind"}, *const ch[] = {"assured", "fastest", "advantage", "blind"};
+        int quota = k[5] == 'q';
+        const char *const *names = quota ? q : ch;
+        int nn = quota ? 3 : 4;
+        for (int i = 0; i < nn; i++)
+            if (!strcmp(value, names[i])) {
+                if (quota) c->type_quota = i;
+                else c->type_choice = i;
+                return DS_OK;
+            }
+        ds_error_set(err, NULL, 0, quota ? "type-quota" : "type-choice", "'%s' is not %s", value,
+                     quota ? "typed, effective or blind" : "assured, fastest, advantage or blind");
+        return DS_EINVAL;
+    }
     if (!strcmp(k, "monitor-threshold")) {
         if (!strcmp(value, "current")) c->monitor_threshold = DSP_MON_CURRENT;
         else if (!strcmp(value, "admit")) c->monitor_threshold = DSP_MON_ADMIT;
@@ -180,6 +197,13 @@ void dsp_config_help(FILE *f)
         fprintf(f, "  --%-20s %-6s %s\n", params[i].name, params[i].def, params[i].help);
     fprintf(f, "  --%-20s %-6s %s\n", "monitor-threshold", "current",
             "threshold a retention sample is compared with: current (recomputed) or admit (at admission)");
+    fprintf(f, "  --%-20s %-6s %s\n", "type-quota", "typed",
+            "several GPU types: a G job counts in its tenant's quota of its type (typed), in one quota of effective "
+            "GPUs weighted by type speed (effective), or types are ignored (blind)");
+    fprintf(f, "  --%-20s %-6s %s\n", "type-choice", "advantage",
+            "several GPU types: the type a job takes first: where it loses least against the type's average speed "
+            "(advantage); its fastest for an under-served tenant's G job, else by advantage (assured); fastest; or the "
+            "engine's type-blind rule (blind)");
     fprintf(f, "  --%-20s %-6s %s\n", "ablation", "none",
             "none, no-prediction, interference-blind, no-colocation, no-borrowing, hard-colocate");
 }

@@ -6,6 +6,19 @@
 
 double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now)
 {
+    /* Several GPU types: a prediction is seconds of work on the job's reference type, and so is what it has
+     * done (its runs at their types' speeds, dsp_work_done) and what remains. */
+    if (e->ntypes > 1) {
+        double el = dsp_work_done(e, s, j, now);
+        if (s->yielded[j]) {
+            double r = s->pred[j] - el;
+            return r > el ? r : el > 1.0 ? el : 1.0;
+        }
+        const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
+        if (rp && rp->remaining) return rp->remaining(rp->ctx, e->trace, j, s->pred[j], (int64_t)el);
+        double r = s->pred[j] - el;
+        return r > 1.0 ? r : 1.0;
+    }
     /* A job that yielded (outlived its prediction, §2) is expected to run about as long again as it
      * has: its prediction no longer says anything, and ranking it as almost done would put it back at
      * the head of its tenant's order. */
@@ -21,17 +34,19 @@ double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t no
     return r > 1.0 ? r : 1.0;
 }
 
-double dsp_retention(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b)
+double dsp_retention(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b, int32_t gtype)
 {
     double seen;
-    if (s->cfg.learn_retention && dsp_observed_get(s, e->trace, a, b, &seen)) return seen;
+    if (s->cfg.learn_retention && dsp_observed_get(s, e->trace, a, b, gtype, &seen)) return seen;
     const ds_interference_predictor_t *p = e->predictors ? e->predictors->interference : NULL;
+    if (p && gtype >= 0 && p->predict_on) return p->predict_on(p->ctx, e->trace, a, b, gtype);
     return p ? p->predict(p->ctx, e->trace, a, b) : 1.0;
 }
 
-double dsp_retention_admit(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b, double *bound, int *probe)
+double dsp_retention_admit(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b, int32_t gtype, double *bound,
+                           int *probe)
 {
-    double r = dsp_retention(e, s, a, b);
+    double r = dsp_retention(e, s, a, b, gtype);
     const ds_interference_predictor_t *p = e->predictors ? e->predictors->interference : NULL;
     /* Optimism under uncertainty: a model's guess about a pair nobody has measured is only a prior, and
      * a pair never admitted is never measured, so a pessimistic guess would stand for good. How far to
@@ -40,8 +55,9 @@ double dsp_retention_admit(const ds_engine_t *e, const dsp_t *s, int32_t a, int3
      * every cycle, revokes it if it falls short, and admission then reads the measurement. */
     *probe = 0;
     *bound = r;
-    if (s->cfg.learn_retention && s->cfg.probe_z > 0 && p && p->uncertainty && dsp_observed_probe_ok(s, e->trace, a, b)) {
-        double u = p->uncertainty(p->ctx, e->trace, a, b);
+    if (s->cfg.learn_retention && s->cfg.probe_z > 0 && p && p->uncertainty && dsp_observed_probe_ok(s, e->trace, a, b, gtype)) {
+        double u = gtype >= 0 && p->uncertainty_on ? p->uncertainty_on(p->ctx, e->trace, a, b, gtype)
+                                                   : p->uncertainty(p->ctx, e->trace, a, b);
         if (u > 0) *bound = r + s->cfg.probe_z * u, *probe = 1;
     }
     return r;

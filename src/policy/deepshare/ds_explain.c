@@ -119,14 +119,20 @@ static void explain_coloc(const ds_engine_t *e, const dsp_t *s, int32_t j, int c
             int32_t p = lists[l]->v[i];
             examined++;
             if (s->banned[j] == p || s->banned[p] == j) { rej_ban++; continue; }
-            if (job->gmem_mib + e->trace->jobs[p].gmem_mib > e->cfg.gmem_per_gpu) { rej_mem++; continue; }
+            int32_t pt = -1, gmem = e->cfg.gmem_per_gpu;
+            if (e->ntypes > 1) {
+                if (!ds_engine_type_ok(e, j, ds_engine_job_type(e, p))) continue;
+                pt = dsp_pair_type(e, s, p);
+                gmem = ds_engine_gpu_gmem(e, e->jgpus[e->jgpu_off[p]]);
+            }
+            if (job->gmem_mib + e->trace->jobs[p].gmem_mib > gmem) { rej_mem++; continue; }
             if (!ds_engine_gpus_fit(e, j, &e->jgpus[e->jgpu_off[p]])) { rej_cpu++; continue; }
             double tau_p = dsp_tau_tenant(s, base, e->trace->jobs[p].tenant), admit_p = c->admit_floor ? admit_j : tau_p;
             double rj = 1, rp = 1, bj = 1, bp = 1;
             int pj, pp;
             if (c->interference_aware) {
-                rj = dsp_retention_admit(e, s, j, p, &bj, &pj);
-                rp = dsp_retention_admit(e, s, p, j, &bp, &pp);
+                rj = dsp_retention_admit(e, s, j, p, pt, &bj, &pj);
+                rp = dsp_retention_admit(e, s, p, j, pt, &bp, &pp);
             }
             int ok = bj >= admit_j && bp >= admit_p;
             double score = c->interference_aware ? DS_MIN(rj, rp) : 0;
@@ -167,7 +173,7 @@ void dsp_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now
     int under = dsp_underserved(s, t);
     ds_bprintf(out, "  tenant: quota %lld GPUs, G %lld, BE %lld, pending %lld; QAD %.2f, smoothed %.2f (%s, theta %.2f), "
                "band %d of width %g\n", (long long)e->tenant_quota[t], (long long)e->tenant_g_gpus[t],
-               (long long)e->tenant_be_gpus[t], (long long)e->tenant_pending_gpus[t], dsp_qad_now(e, t), s->S[t],
+               (long long)e->tenant_be_gpus[t], (long long)e->tenant_pending_gpus[t], dsp_qad_now(e, s, t), s->S[t],
                under ? "under-served" : "served", c->theta, dsp_band(s, t), c->band);
     if (s->seen[j])
         ds_bprintf(out, "  prediction: %.0f s in all, %.0f s left\n", s->pred[j], dsp_remaining(e, s, j, now));

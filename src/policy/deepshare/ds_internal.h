@@ -14,6 +14,21 @@ enum { DSP_R_RECLAIM = 1, DSP_R_REVOKE = 2 };
 /* Which threshold the retention monitor compares samples with. */
 enum { DSP_MON_CURRENT = 0, DSP_MON_ADMIT = 1 };
 
+/* A cluster of several GPU types (docs/heterogeneous.md): how quotas and QAD count GPUs of different types, and
+ * which type a job is placed on first. */
+enum {
+    DSP_TQ_TYPED = 0,     /* per-type quotas: a G job's GPUs count in its tenant's quota of their type */
+    DSP_TQ_EFFECTIVE = 1, /* effective GPUs: each GPU counts its type's weight, in one quota per tenant */
+    DSP_TQ_BLIND = 2      /* ignore types: GPUs of every type count alike against the total quota */
+};
+enum {
+    DSP_TC_ASSURED = 0,   /* an under-served tenant's G job takes its fastest type; other jobs the type where
+                             they lose least against the type's average speed (their comparative advantage) */
+    DSP_TC_FASTEST = 1,   /* every job its fastest type first */
+    DSP_TC_ADVANTAGE = 2, /* every job by comparative advantage */
+    DSP_TC_BLIND = 3      /* the engine's type-blind rule, as the research baselines */
+};
+
 typedef struct dsp_config {
     int64_t cycle;          /* QAD and monitoring period, s (60) */
     double lambda;          /* QAD smoothing weight (0.3) */
@@ -45,6 +60,8 @@ typedef struct dsp_config {
     int learn_retention;    /* admission uses the monitor's measurements of a workload pair (1) */
     double probe_z;         /* an unmeasured pair is admitted on its prediction + probe_z x the interference
                                predictor's uncertainty, one such probe per pair at a time (3; 0: off) */
+    int type_quota;         /* DSP_TQ_*: quota and QAD over GPU types (typed) */
+    int type_choice;        /* DSP_TC_*: which type a job is placed on first (advantage) */
     int share_first;        /* a BE job shares a GPU before taking free ones when both keep enough (1) */
     double share_first_min; /* "enough" for that: predicted retention of both at least this and tau_max */
     /* switches (1 = on); the ablations of docs/policy.md §8 turn them off */
@@ -118,6 +135,7 @@ typedef struct dsp {
     int64_t nactive;        /* arrived and not finished */
     int64_t min_gmem;       /* least GPU memory of any job seen: a job needing more than the GPU's less
                                this can have no partner (traces without footprints: none can) */
+    int64_t gmem_max;       /* the most memory of any GPU (set at init) */
     dsp_list_t run;         /* running jobs */
     int32_t *rpos;
     dsp_list_t *solo;       /* running unshared jobs per (partition, class, GPU count): colocation partners
@@ -125,6 +143,14 @@ typedef struct dsp {
     int32_t *spos;
     int32_t *pair;          /* co-resident partner while colocated, -1 */
     int64_t *ppend_gpus;    /* pending GPU demand per partition (and deepshare.c's enqueue) */
+    double *work;           /* typed clusters: seconds of work on its reference type done in earlier runs, */
+    int64_t *wseen;         /* ...the engine's run time they account for, */
+    int8_t *wtype;          /* ...and the type of the run going on (-1: none) */
+    /* ---- ds_types.c (set at init): a cluster of several GPU types */
+    int typed;              /* the engine has several types and type_quota is not DSP_TQ_BLIND */
+    int type_aware;         /* several types and type_choice is not DSP_TC_BLIND */
+    double tw[DS_MAX_GPU_TYPES]; /* effective GPUs per GPU of each type (trace weight, else 1) */
+    double tw_max;
     /* ---- ds_qad.c: the QAD signal */
     double *S;
     double *q_last;         /* Q after the last pass: the value of cycles skipped while idle */
@@ -188,28 +214,65 @@ static inline dsp_list_t *dsp_solo_of(dsp_t *s, const ds_engine_t *e, int32_t j)
     return dsp_solo(s, e->js[j].part, e->js[j].klass == DS_CLASS_BE, e->trace->jobs[j].gpus);
 }
 
-/* ds_qad.c (docs/policy.md §1) */
-double dsp_qad_now(const ds_engine_t *e, int32_t tenant);
+/* ds_qad.c (docs/policy.md §1); with several GPU types per s->cfg.type_quota (docs/heterogeneous.md) */
+double dsp_qad_now(const ds_engine_t *e, const dsp_t *s, int32_t tenant);
+/* Effective GPUs a tenant holds as G, and its effective quota (DSP_TQ_EFFECTIVE). */
+double dsp_eff_held(const ds_engine_t *e, const dsp_t *s, int32_t tenant);
+double dsp_eff_quota(const ds_engine_t *e, const dsp_t *s, int32_t tenant);
 void dsp_qad_cycle(ds_engine_t *e, dsp_t *s, int64_t now);
 int dsp_band(const dsp_t *s, int32_t tenant);
 int dsp_underserved(const dsp_t *s, int32_t tenant);
 
-/* ds_observed.c: the monitor's measurements by workload pair, used before the model's prediction */
-void dsp_observed_add(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, double rho);
-int dsp_observed_get(const dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, double *rho);
+/* ds_types.c: the type dimension (docs/heterogeneous.md), below the stages; calls only ds_qad.c */
+/* Whether j's tenant may hold j as G on type t beside what it holds as G now (per s->cfg.type_quota; with one
+ * type, or blind: the total quota). extra: GPUs of that type (or effective GPUs) already promised this pass. */
+int dsp_g_room(const ds_engine_t *e, const dsp_t *s, int32_t j, int32_t t, double extra);
+/* The types j may use, in the order placement tries them for j of class klass (s->cfg.type_choice); returns
+ * how many. */
+int32_t dsp_type_order(const ds_engine_t *e, const dsp_t *s, int32_t j, int klass, int32_t *types);
+/* Seconds of work on j's reference type it has done, as of now (on one type: its elapsed run time). */
+double dsp_work_done(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now);
+/* What j has run, in seconds of work on its reference type where the cluster has several types (where a
+ * prediction is compared with it): its elapsed run time on one kind of node. */
+static inline double dsp_elapsed(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now)
+{
+    return e->ntypes < 2 ? (double)ds_engine_elapsed(e, j, now) : dsp_work_done(e, s, j, now);
+}
+/* j's speed on the type it runs on (1 when it runs on none, or on one kind of node), and on the fastest type it
+ * may use. */
+double dsp_speed_now(const ds_engine_t *e, int32_t j);
+double dsp_best_speed(const ds_engine_t *e, int32_t j);
+/* Free GPUs for j in its partition: on one kind of node (or blind to types) the engine's consolidated rule;
+ * else on the first type of dsp_type_order with room (a G job: where its tenant's quota has room). */
+int dsp_find_free(const ds_engine_t *e, const dsp_t *s, int32_t j, int32_t part, const uint8_t *blocked, int32_t *out);
+/* Whether j may take GPUs of node's type: a type it may use and, for a G job, where its quota has room. */
+int dsp_node_usable(const ds_engine_t *e, const dsp_t *s, int32_t j, int32_t node);
+/* The GPU type pair retention is looked up for when j joins partner p's GPUs: their type, -1 when the
+ * cluster has one kind of node or the policy is type-blind. */
+static inline int32_t dsp_pair_type(const ds_engine_t *e, const dsp_t *s, int32_t p)
+{
+    return s->type_aware ? ds_engine_job_type(e, p) : -1;
+}
+
+/* ds_observed.c: the monitor's measurements by workload pair (on a GPU type, gtype >= 0, on a typed cluster),
+ * used before the model's prediction */
+void dsp_observed_add(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, int32_t gtype, double rho);
+int dsp_observed_get(const dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, int32_t gtype, double *rho);
 /* Whether a probe of the pair may start: it can be learned (both jobs have a workload), nothing has been
  * measured of it, and no probe of it runs. */
-int dsp_observed_probe_ok(const dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b);
+int dsp_observed_probe_ok(const dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, int32_t gtype);
 /* Marks (on) or clears a probe of the pair; the first sample clears it too. */
-void dsp_observed_set_probe(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, int on);
+void dsp_observed_set_probe(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, int32_t gtype, int on);
 
 /* ds_estimate.c: predictions */
 double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now);
-double dsp_retention(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b);
+/* a's retention beside b on a GPU of type gtype (-1: no particular type) */
+double dsp_retention(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b, int32_t gtype);
 /* What admission weighs for a at b's side: the estimate above, and (*bound) the value it must clear the
  * threshold with, the estimate raised by probe_z x the predictor's uncertainty while the pair is unmeasured and
  * no probe of it runs (*probe = 1 then), else the estimate itself. */
-double dsp_retention_admit(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b, double *bound, int *probe);
+double dsp_retention_admit(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b, int32_t gtype, double *bound,
+                           int *probe);
 
 /* ds_order.c (docs/policy.md §3) */
 void dsp_set_key(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
@@ -251,6 +314,10 @@ void dsp_stopped(ds_engine_t *e, dsp_t *s, int32_t j);
 typedef struct dsp_budget {
     int64_t q, becap, gbud, bbud, be_now;
     int be_taken, prefix;
+    /* several GPU types (s->typed): G GPUs left per type (DSP_TQ_TYPED; gbud their positive sum) or effective
+     * GPUs left (DSP_TQ_EFFECTIVE; gbud its ceiling) */
+    int64_t gbud_t[DS_MAX_GPU_TYPES];
+    double gbud_eff;
 } dsp_budget_t;
 /* Writes the G jobs of under-served tenants to s->qg and the BE jobs, with the G jobs of served tenants when
  * served-g-in-qb, to s->qb, each tenant's in its own order. */

@@ -76,8 +76,9 @@ void dsp_monitor(ds_engine_t *e, dsp_t *s, int64_t now)
             continue;
         }
         s->mon[a].missing = 0;
-        if (ma) dsp_observed_add(s, e->trace, a, b, ra), mon_add(s, a, ra);
-        if (mb) dsp_observed_add(s, e->trace, b, a, rb), mon_add(s, b, rb);
+        int32_t ty = dsp_pair_type(e, s, a);
+        if (ma) dsp_observed_add(s, e->trace, a, b, ty, ra), mon_add(s, a, ra);
+        if (mb) dsp_observed_add(s, e->trace, b, a, ty, rb), mon_add(s, b, rb);
         double ta = pair_threshold(e, s, a), tb = pair_threshold(e, s, b);
         int low = (ma && ra < ta) || (mb && rb < tb);
         s->low[a] = low ? s->low[a] + 1 : 0;

@@ -24,11 +24,13 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 33);
 }
 
-static uint64_t key_of(const ds_trace_t *t, int32_t a, int32_t b)
+/* The pair's key; on a GPU type (gtype >= 0) its own: a pair measured on one type says little of another. */
+static uint64_t key_of(const ds_trace_t *t, int32_t a, int32_t b, int32_t gtype)
 {
     uint64_t da = desc(&t->jobs[a]), db = desc(&t->jobs[b]);
     if (da == UINT64_MAX || db == UINT64_MAX) return 0;
     uint64_t k = mix(da * 0x9E3779B97F4A7C15ULL + mix(db));
+    if (gtype >= 0) k = mix(k + (uint64_t)(gtype + 1) * 0xD6E8FEB86659FD93ULL);
     return k ? k : 1; /* 0 marks an empty slot */
 }
 
@@ -69,9 +71,9 @@ static dsp_obs_t *entry(dsp_t *s, uint64_t k)
     return o;
 }
 
-void dsp_observed_add(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, double rho)
+void dsp_observed_add(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, int32_t gtype, double rho)
 {
-    uint64_t k = key_of(t, a, b);
+    uint64_t k = key_of(t, a, b, gtype);
     if (!k || !(rho >= 0)) return;
     dsp_obs_t *o = entry(s, k);
     o->sum += rho;
@@ -79,25 +81,25 @@ void dsp_observed_add(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, doubl
     o->probing = 0;
 }
 
-int dsp_observed_probe_ok(const dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b)
+int dsp_observed_probe_ok(const dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, int32_t gtype)
 {
-    uint64_t k = key_of(t, a, b);
+    uint64_t k = key_of(t, a, b, gtype);
     if (!k) return 0;
     const dsp_obs_t *o = find(s, k);
     return !o || (!o->n && !o->probing);
 }
 
-void dsp_observed_set_probe(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, int on)
+void dsp_observed_set_probe(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, int32_t gtype, int on)
 {
-    uint64_t k = key_of(t, a, b);
+    uint64_t k = key_of(t, a, b, gtype);
     if (!k) return;
     dsp_obs_t *o = on ? entry(s, k) : find(s, k);
     if (o && !o->n) o->probing = (uint8_t)(on != 0);
 }
 
-int dsp_observed_get(const dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, double *rho)
+int dsp_observed_get(const dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, int32_t gtype, double *rho)
 {
-    uint64_t k = key_of(t, a, b);
+    uint64_t k = key_of(t, a, b, gtype);
     const dsp_obs_t *o = k ? find(s, k) : NULL;
     if (!o || !o->n) return 0;
     *rho = o->sum / (double)o->n;

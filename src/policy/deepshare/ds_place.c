@@ -41,6 +41,7 @@ int dsp_try_cpu_reclaim(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
     int32_t best = -1, be[DS_MAX_GPUS_PER_NODE * DS_MAX_K];
     for (int32_t n = p->node0; n < p->node0 + p->nnodes; n++) {
         if (s->blocked[n] || e->nodes[n].nfree < g || (best >= 0 && e->nodes[n].nfree >= e->nodes[best].nfree)) continue;
+        if (e->ntypes > 1 && !dsp_node_usable(e, s, j, n)) continue;
         int32_t nb = be_on_node(e, n, be, (int32_t)(sizeof be / sizeof be[0])), cs = 0;
         int64_t ms = 0;
         for (int32_t k = 0; k < nb; k++) {
@@ -89,7 +90,7 @@ static int place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, const uint8_t
     if (e->parts[part].gpus_free >= g) {
         int32_t buf[256];
         int32_t *out = g <= 256 ? buf : ds_xmalloc((size_t)g * sizeof *out);
-        int ok = ds_engine_find_free_masked(e, j, part, blocked, out);
+        int ok = dsp_find_free(e, s, j, part, blocked, out);
         if (ok) dsp_start(e, s, j, out, -1, now);
         if (out != buf) free(out);
         if (ok) return 1;

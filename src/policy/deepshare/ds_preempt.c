@@ -34,9 +34,12 @@ typedef struct choice {
 static double victim_cost(const ds_engine_t *e, const dsp_t *s, int32_t v, int64_t now)
 {
     double d = DS_MIN(1.0, e->js[v].preemptions / 3.0);
-    double el = (double)ds_engine_elapsed(e, v, now), rem = dsp_remaining(e, s, v, now);
-    /* the share of the job a preemption throws away: all it has run unless it declares checkpoints */
-    double risk = s->cfg.ckpt_aware ? (double)ds_engine_at_risk(e, v, now) : el;
+    double el = dsp_elapsed(e, s, v, now), rem = dsp_remaining(e, s, v, now);
+    /* the share of the job a preemption throws away: all it has run unless it declares checkpoints (then the
+     * part of its run since the last one, in the same units as el) */
+    double risk = el, wall = (double)ds_engine_elapsed(e, v, now);
+    if (s->cfg.ckpt_aware && ds_engine_ckpt_interval(e, v) > 0 && wall > 0)
+        risk = el * (double)ds_engine_at_risk(e, v, now) / wall;
     double p = el > 0 ? risk / (el + rem) : 0.0;
     return s->cfg.alpha * d + s->cfg.beta * p;
 }
@@ -173,7 +176,8 @@ static int preempt_small(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
     choice_t best;
     best.ok = 0;
     for (int32_t n = p->node0; n < p->node0 + p->nnodes; n++)
-        if (!s->blocked[n]) best_on_node(e, s, j, n, now, &best);
+        if (!s->blocked[n] && (e->ntypes < 2 || (e->trace->jobs[j].gpus <= e->nodes[n].ngpus && dsp_node_usable(e, s, j, n))))
+            best_on_node(e, s, j, n, now, &best);
     /* decide first: evict only when the start that follows is sure */
     int32_t gpus[DS_MAX_GPUS_PER_NODE];
     if (!best.ok || !choice_fits(e, j, &best, gpus)) return 0;
@@ -183,15 +187,17 @@ static int preempt_small(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
     return 1;
 }
 
-/* Jobs above one node take whole nodes: the cheapest fully evictable nodes (free nodes cost 0). */
-static int preempt_large(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
+/* Jobs above one node take whole nodes: the cheapest fully evictable nodes (free nodes cost 0), of one type
+ * (t; -1 on a cluster of one kind of node) with nodes of gpn GPUs. */
+static int preempt_large_on(ds_engine_t *e, dsp_t *s, int32_t j, int32_t t, int32_t gpn, int64_t now)
 {
     const ds_part_t *p = &e->parts[e->js[j].part];
-    int32_t gpn = e->cfg.gpus_per_node, g = e->trace->jobs[j].gpus, want = (g + gpn - 1) / gpn;
+    int32_t g = e->trace->jobs[j].gpus, want = (g + gpn - 1) / gpn;
+    int32_t n0 = t < 0 ? p->node0 : p->tnode0[t], nn = t < 0 ? p->nnodes : p->tnnodes[t];
     int32_t *nodes = s->order; /* scratch: the pass's order array is not in use here */
-    double *cost = ds_xmalloc((size_t)p->nnodes * sizeof *cost);
+    double *cost = ds_xmalloc((size_t)(nn ? nn : 1) * sizeof *cost);
     int32_t ne = 0;
-    for (int32_t n = p->node0; n < p->node0 + p->nnodes; n++) {
+    for (int32_t n = n0; n < n0 + nn; n++) {
         unit_t u[MAX_UNITS];
         if (s->blocked[n]) continue;
         int32_t nu = node_units(e, s, n, u, now), on = e->nodes[n].nfree, cpus = 0;
@@ -212,12 +218,26 @@ static int preempt_large(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
             evict(e, s, u, nu, now);
         }
         int32_t *gpus = ds_xmalloc((size_t)g * sizeof *gpus);
-        ok = ds_engine_find_free_masked(e, j, e->js[j].part, s->blocked, gpus);
+        ok = t < 0 ? ds_engine_find_free_masked(e, j, e->js[j].part, s->blocked, gpus)
+                   : ds_engine_find_free_on(e, j, e->js[j].part, t, s->blocked, gpus);
         if (ok) dsp_start(e, s, j, gpus, -1, now);
         free(gpus);
     }
     free(cost);
     return ok;
+}
+
+static int preempt_large(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
+{
+    if (e->ntypes < 2) return preempt_large_on(e, s, j, -1, e->cfg.gpus_per_node, now);
+    /* several types: the types it may use with quota room, in its placement order, where it spans nodes */
+    int32_t types[DS_MAX_GPU_TYPES], n = dsp_type_order(e, s, j, DS_CLASS_G, types), g = e->trace->jobs[j].gpus;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t t = types[k], gpn = ds_engine_type_gpus_per_node(e, t);
+        if (g <= gpn || (s->typed && !dsp_g_room(e, s, j, t, 0))) continue;
+        if (preempt_large_on(e, s, j, t, gpn, now)) return 1;
+    }
+    return 0;
 }
 
 void dsp_preempt_memo_reset(dsp_t *s)
@@ -232,8 +252,11 @@ int dsp_try_preempt(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
     /* A failed search for fewer GPUs on one node with no more CPUs and memory dominates this one. */
     for (int32_t f = g > gpn ? g : 1; f <= g; f++)
         if (job->cpus >= s->pre_fail_cpus[f] && job->mem_mib >= s->pre_fail_mem[f]) return 0;
-    int ok = g <= gpn ? preempt_small(e, s, j, now) : preempt_large(e, s, j, now);
-    if (!ok && job->cpus <= s->pre_fail_cpus[g] && job->mem_mib <= s->pre_fail_mem[g])
+    /* several types: one node of a type that holds it (preempt_small keeps to those), else across nodes */
+    int ok = g <= gpn ? preempt_small(e, s, j, now) : 0;
+    if (!ok && (g > gpn || e->ntypes > 1)) ok = preempt_large(e, s, j, now);
+    /* with types the GPUs a job may take depend on its types and its tenant's quota of each: no memo */
+    if (!ok && e->ntypes < 2 && job->cpus <= s->pre_fail_cpus[g] && job->mem_mib <= s->pre_fail_mem[g])
         s->pre_fail_cpus[g] = job->cpus, s->pre_fail_mem[g] = job->mem_mib;
     return ok;
 }

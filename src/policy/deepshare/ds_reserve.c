@@ -118,6 +118,8 @@ void dsp_resv_try(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
 {
     const ds_jstate_t *js = &e->js[j];
     if (s->cfg.reserve_after <= 0 || s->resv_new >= s->cfg.reserve_max || s->resv_fail[j] == s->st.passes) return;
+    /* reservations pick nodes by when they free up, blind to GPU types: off on a cluster of several */
+    if (e->ntypes > 1) return;
     int64_t waited = js->queued + (now - js->pend_since);
     if (waited <= s->cfg.reserve_after) return;
     for (int32_t i = 0; i < s->nresv; i++)

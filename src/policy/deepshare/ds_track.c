@@ -10,6 +10,7 @@ void dsp_start(ds_engine_t *e, dsp_t *s, int32_t j, const int32_t *gpus, int32_t
     if (partner >= 0) dsp_list_remove(dsp_solo_of(s, e, partner), s->spos, partner);
     if (s->nresv && dsp_resv_backfilled(e, s, j, gpus, g)) s->st.backfills++;
     ds_engine_start(e, j, gpus, now);
+    if (e->ntypes > 1) s->wtype[j] = (int8_t)ds_engine_job_type(e, j);
     dsp_pend_remove(s, part, j);
     s->ppend_gpus[part] -= g;
     dsp_list_push(&s->run, s->rpos, j);
@@ -26,6 +27,13 @@ void dsp_start(ds_engine_t *e, dsp_t *s, int32_t j, const int32_t *gpus, int32_t
 /* j stopped running (finished or preempted): its partner, if any, is alone again. */
 void dsp_stopped(ds_engine_t *e, dsp_t *s, int32_t j)
 {
+    /* the work of the run that ended, at its type's speed: the run time the engine counted for it (none for a
+     * start taken back) */
+    if (e->ntypes > 1 && s->wtype[j] >= 0) {
+        s->work[j] += (double)(e->js[j].run_time - s->wseen[j]) * ds_engine_speed(e, j, s->wtype[j]);
+        s->wseen[j] = e->js[j].run_time;
+        s->wtype[j] = -1;
+    }
     dsp_list_remove(&s->run, s->rpos, j);
     if (s->yielded[j] == DSP_YIELDED) {
         s->yielded[j] = DSP_YIELD_ENDED;
@@ -36,8 +44,9 @@ void dsp_stopped(ds_engine_t *e, dsp_t *s, int32_t j)
     if (p >= 0) {
         /* a probe that ended before its first sample leaves the pair to the next one */
         if (s->mon[j].n == 0) {
-            dsp_observed_set_probe(s, e->trace, j, p, 0);
-            dsp_observed_set_probe(s, e->trace, p, j, 0);
+            int32_t ty = dsp_pair_type(e, s, p);
+            dsp_observed_set_probe(s, e->trace, j, p, ty, 0);
+            dsp_observed_set_probe(s, e->trace, p, j, ty, 0);
         }
         s->pair[j] = s->pair[p] = -1;
         if (e->js[p].status == DS_JS_RUNNING && e->trace->jobs[p].gpus <= s->maxg)

@@ -91,7 +91,15 @@ static int64_t kai_next_timer(const ds_engine_t *e, const void *state, int64_t n
 
 static int kai_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
 {
-    (void)err;
+    /* Several GPU types (docs/peers.md, "KAI on several GPU types"): one node pool whose queues' quotas count
+     * GPUs of every type alike (KAI's QueueResources have no GPU type), a job on nodes of a type it accepts,
+     * all its pods on one type. The solver splits a job into node-sized pods: the types must share a size. */
+    for (int32_t t = 0; t < e->ntypes; t++)
+        if (e->ntypes > 1 && ds_engine_type_gpus_per_node(e, t) != e->cfg.gpus_per_node) {
+            ds_error_set(err, NULL, 0, NULL, "kai on several GPU types needs nodes of one size (%s nodes have %d GPUs, "
+                         "others %d)", e->trace->gtypes[t].name, ds_engine_type_gpus_per_node(e, t), e->cfg.gpus_per_node);
+            return DS_EINVAL;
+        }
     kai_t *s = ds_xcalloc(1, sizeof *s);
     if (config) s->cfg = *(const kai_config_t *)config;
     else kai_config_default(&s->cfg);
@@ -226,7 +234,7 @@ const ds_policy_ops_t ds_policy_kai = {
     .name = "kai",
     .summary = "KAI-Scheduler (Run:ai) model: deserved quota, fair share by over-quota weight, reclaim and "
                "in-queue preemption of preemptible jobs",
-    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_CLASSES | DS_POLICY_EXACT_HOLD | DS_POLICY_PRODUCTION,
+    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_CLASSES | DS_POLICY_EXACT_HOLD | DS_POLICY_PRODUCTION | DS_POLICY_TYPED,
     .init = kai_init,
     .fini = kai_fini,
     .enqueue = kai_enqueue,

@@ -333,13 +333,15 @@ static int solve(ds_engine_t *e, kai_t *s, int32_t part, kai_queue_t *r, int32_t
     const ds_job_t *pj = &e->trace->jobs[p];
     int32_t g = pj->gpus, npods = g <= s->gpn ? 1 : g / s->gpn + (g % s->gpn > 0), nrec = 0, nused = 0, ffu = 0;
     int32_t *usedn = s->touched + e->nnodes; /* second half of the scratch: nodes taken by pods */
+    int32_t gt = -1;                         /* the GPU type of the pods' nodes so far */
     pq_heap_t *h = &s->vh;
     clear_acc(s);
     if (npods > 1) pq_fit_refresh(&s->fit, e, part);
     int ok = 1;
     for (int32_t k = 0; k < npods && ok; k++) {
         int32_t pg = npods == 1 ? g : (k < g / s->gpn ? s->gpn : g % s->gpn);
-        if (k > 0 && pod_fits_free(s, pg, &ffu)) continue;
+        /* several GPU types: the free-node bounds count every type, so each pod finds its node below */
+        if (k > 0 && e->ntypes < 2 && pod_fits_free(s, pg, &ffu)) continue;
         int found = 0;
         int32_t vi;
         while (!found && (vi = pq_heap_top(h)) >= 0) {
@@ -371,6 +373,9 @@ static int solve(ds_engine_t *e, kai_t *s, int32_t part, kai_queue_t *r, int32_t
                 if (!first_on_node(e, gp, i) || s->used[n] || e->nodes[n].nfree + s->acc_gpu[n] < pg ||
                     !ds_engine_node_fits_after(e, n, p, pg, s->acc_cpu[n], s->acc_mem[n]))
                     continue;
+                /* a node of a type the job accepts (its node selector), every pod on the first pod's type */
+                if (e->ntypes > 1 && (!ds_engine_type_ok(e, p, e->nodes[n].gtype) || (gt >= 0 && e->nodes[n].gtype != gt)))
+                    continue;
                 /* this node decides the scenario: the recorded victims, then the popped ones on it in the
                  * order they were taken */
                 int32_t nsel = nrec, m = 0;
@@ -391,6 +396,7 @@ static int solve(ds_engine_t *e, kai_t *s, int32_t part, kai_queue_t *r, int32_t
                     nrec = nsel;
                     s->used[n] = 1;
                     usedn[nused++] = n;
+                    gt = e->nodes[n].gtype;
                     found = 1;
                 }
                 break;

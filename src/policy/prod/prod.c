@@ -316,7 +316,8 @@ void pq_fit_refresh(pq_fit_t *f, const ds_engine_t *e, int32_t part)
 {
     f->gpn = e->cfg.gpus_per_node;
     f->mf = ds_engine_max_node_free(e, part, &f->nfull);
-    f->memo = e->cfg.mem_per_node <= 0;
+    /* a failure on several GPU types may be the job's type's, not its size's: no memo there */
+    f->memo = e->cfg.mem_per_node <= 0 && e->ntypes < 2;
     for (int32_t g = 0; g <= DS_MAX_GPUS_PER_NODE; g++) f->failc[g] = INT32_MAX;
 }
 
