@@ -39,12 +39,15 @@ cat > "$W/profile.csv" <<'EOF'
 model1,dataset1,batchsize1,amp1,speed1,model2,dataset2,batchsize2,amp2,speed2,gpu_util,gmem_util,gmem
 light,synthetic,32,0,0.95,light,synthetic,32,0,0.95,80,30,6000
 light,synthetic,32,0,0.95,sly,synthetic,32,0,0.95,80,30,6000
+light,synthetic,32,0,0.95,sly2,synthetic,32,0,0.95,80,30,6000
 EOF
 # The truth the jobs run by: beside a sly job, a light job keeps 40% of its speed.
 cat > "$W/truth" <<'EOF'
 light light 0.95
 light sly 0.40
 sly light 0.90
+light sly2 0.40
+sly2 light 0.90
 EOF
 mkdir -p "$W/progress"
 chmod 1777 "$W/progress"
@@ -134,11 +137,13 @@ sleep $((8 * cycle))
 [ -z "$(requeued_at "$b2")" ] && [ "$(state "$b2")" = RUNNING ] && ok "good pair kept for 8 cycles" || bad "good pair revoked"
 scancel "$b2"
 
-# 3. reports go stale (the jobs stop writing): a sly partner revokes nothing
+# 3. reports go stale (the jobs stop writing): a sly partner revokes nothing. It is "sly2", a pair the
+# daemon has never measured: step 1 taught the policy that light beside sly keeps 40%, so it no longer
+# admits that pair at all
 touch "$W/freeze"
 sleep 8
-b3=$(sub tb sly 400 BE)
-wait_running 30 "$b3" && ok "sly BE job $b3 shares a GPU while reports are stale" || bad "sly BE job $b3 did not start"
+b3=$(sub tb sly2 400 BE)
+wait_running 30 "$b3" && ok "sly2 BE job $b3 shares a GPU while reports are stale" || bad "sly2 BE job $b3 did not start"
 sleep $((8 * cycle))
 [ -z "$(requeued_at "$b3")" ] && [ "$(state "$b3")" = RUNNING ] && ok "stale reports revoke nothing in 8 cycles" || bad "stale reports revoked a pair"
 missing=$(metric deepshare_telemetry_retention_missing_total)
