@@ -19,6 +19,7 @@ static int fail_left[FS_NOPS], calls[FS_NOPS];
 static uint32_t last_id[FS_NOPS];
 static uint8_t script_ended[FS_MAX]; /* 2: ended, slurmctld not told yet (the requeue race) */
 static int reruns;
+static int signal_of[FS_MAX];
 static int accounts_enforced;
 
 void fs_reset(void)
@@ -30,6 +31,7 @@ void fs_reset(void)
     memset(last_id, 0, sizeof last_id);
     memset(phantom, 0, sizeof phantom);
     memset(script_ended, 0, sizeof script_ended);
+    memset(signal_of, 0, sizeof signal_of);
     reruns = 0;
     accounts_enforced = 0;
     model_gpus = 0;
@@ -259,12 +261,33 @@ int sl_dispatch(uint32_t id, const char *partition, const char *node, const int 
     return 0;
 }
 
+int fs_signal_of(uint32_t id)
+{
+    const sl_job_t *j = fs_job(id);
+    return j ? signal_of[j - jobs] : 0;
+}
+
+int sl_signal(uint32_t id, int sig, char *err, size_t errn)
+{
+    if (enter(FS_SIGNAL, id, err, errn)) return -1;
+    sl_job_t *j = fs_job(id);
+    if (!j || j->state != SL_RUNNING) {
+        snprintf(err, errn, "fake slurm: signal to job %u: Job/step already completing or completed", id);
+        return -1;
+    }
+    signal_of[j - jobs] = sig;
+    return 0;
+}
+
 int sl_requeue_hold(uint32_t id, char *err, size_t errn)
 {
     sl_job_t *j = update_target(FS_REQUEUE, id, err, errn);
     if (!j) return -1;
-    if (j->state != SL_RUNNING) {
-        snprintf(err, errn, "fake slurm: requeue of job %u: Job is pending execution", id);
+    /* Slurm requeues a running job, or a batch job that has ended (scontrol(1): "running, suspended or
+     * finished"), but not one still completing */
+    if (j->state == SL_PENDING || j->completing) {
+        snprintf(err, errn, "fake slurm: requeue of job %u: %s", id,
+                 j->completing ? "Job is in transition" : "Job is pending execution");
         return -1;
     }
     if (script_ended[j - jobs] == 2) reruns++; /* its script had ended: Slurm will run it again */
@@ -274,6 +297,7 @@ int sl_requeue_hold(uint32_t id, char *err, size_t errn)
     j->priority = 0;
     j->restarts++;
     j->nodes[0] = 0;
+    signal_of[j - jobs] = 0;
     return 0;
 }
 

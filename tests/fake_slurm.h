@@ -8,7 +8,7 @@
 /* The slurm_io.h calls a test can make fail, and count. */
 typedef enum {
     FS_LOAD_JOBS = 0, FS_LOAD_NODES, FS_DISPATCH, FS_REQUEUE, FS_RESTAGE, FS_ADMIN_COMMENT, FS_PRIORITY, FS_LOAD_JOB,
-    FS_NOPS
+    FS_SIGNAL, FS_NOPS
 } fs_op_t;
 
 /* Forgets every node, job, failure and count. */
@@ -40,6 +40,8 @@ int fs_run_dispatched(const char *staging);
 void fs_end_script(uint32_t id, int race);
 /* Requeues that landed on a job whose script had ended (fs_end_script with race). */
 int fs_reruns(void);
+/* The last signal sl_signal sent the job (0 none). */
+int fs_signal_of(uint32_t id);
 /* What sl_accounts_enforced answers (0 after fs_reset). */
 void fs_set_accounts_enforced(int on);
 /* The next n calls of op fail as an unreachable slurmctld would. */

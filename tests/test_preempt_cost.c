@@ -107,6 +107,8 @@ static void *cfg_with(const char *const *kv)
     return c;
 }
 
+static int64_t run_grace; /* the grace of the next run_ds */
+
 static void run_ds(const ds_trace_t *t, const char *const *kv, int32_t ckpt_default, ds_sim_result_t *r)
 {
     void *cfg = cfg_with(kv);
@@ -114,6 +116,7 @@ static void run_ds(const ds_trace_t *t, const char *const *kv, int32_t ckpt_defa
     ds_sim_config_default(&c);
     c.engine.mode = DS_MODE_POOLED;
     c.engine.ckpt_default = ckpt_default;
+    c.grace = run_grace;
     c.policy = ds_ops();
     c.policy_config = cfg;
     tu_sim(t, &c, r);
@@ -192,6 +195,30 @@ static void test_rollback_in_simulator(void **st)
     ds_trace_free(&t);
 }
 
+/* The same with a grace of 30 s: j5, signalled at t=60, runs on to t=90 on its GPUs, so B's job starts
+ * at 90, not 60, and j5 not before; j5 leaves 90 s into its run, 40 s past its checkpoint at 50: rollback
+ * 40 x 2 GPU-s, lost (40 + 40) x 2. */
+static void test_grace_in_simulator(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:8 B:8", CASE);
+    ds_sim_result_t keep, r;
+    run_ds(&t, NOCOLOC, 50, &keep);
+    assert_int_equal(keep.start[5], 60);
+    run_grace = 30;
+    run_ds(&t, NOCOLOC, 50, &r);
+    run_grace = 0;
+    assert_int_equal(r.preempts[4], 1);
+    assert_int_equal(r.start[5], 90);
+    assert_true(fabs(r.rollback_gpu_hours - 80.0 / 3600.0) < 1e-9);
+    assert_true(fabs(r.lost_gpu_hours - 160.0 / 3600.0) < 1e-9);
+    assert_true(r.end[4] >= keep.end[4] + 30);
+    ds_sim_result_free(&keep);
+    ds_sim_result_free(&r);
+    ds_trace_free(&t);
+}
+
 /* min-runtime 120: no BE job may be preempted in its first 120 s, so B's job cannot reclaim at 60 and
  * does at the cycle of t=120, taking j5's GPUs then. */
 static void test_min_runtime(void **st)
@@ -227,10 +254,11 @@ static void test_lost_accounting_all_policies(void **st)
              " 8 A 8 100 2000; 9 B 4 400 100");
     int ran = 0, preempted = 0;
     for (const ds_policy_ops_t *const *p = ds_policy_list(); *p; p++) {
-        for (int mode = 0; mode < 2; mode++) {
+        for (int mode = 0; mode < 4; mode++) {
             ds_sim_config_t c;
             ds_sim_config_default(&c);
-            c.engine.mode = mode ? DS_MODE_POOLED : DS_MODE_PARTITIONED;
+            c.engine.mode = mode % 2 ? DS_MODE_POOLED : DS_MODE_PARTITIONED;
+            c.grace = mode >= 2 ? 60 : 0; /* and with a grace: victims hold their GPUs a minute longer */
             c.engine.ckpt_default = 45;
             c.policy = *p;
             void *cfg = (*p)->config_new ? (*p)->config_new() : NULL;
@@ -254,7 +282,7 @@ static void test_lost_accounting_all_policies(void **st)
             if (cfg && (*p)->config_free) (*p)->config_free(cfg);
         }
     }
-    assert_true(ran >= 10);
+    assert_true(ran >= 20);
     assert_true(preempted >= 1);
     ds_trace_free(&t);
 }
@@ -267,6 +295,7 @@ int main(void)
         cmocka_unit_test(test_cost_unchanged_without_ckpt),
         cmocka_unit_test(test_cost_prefers_fresh_checkpoint),
         cmocka_unit_test(test_rollback_in_simulator),
+        cmocka_unit_test(test_grace_in_simulator),
         cmocka_unit_test(test_min_runtime),
         cmocka_unit_test(test_lost_accounting_all_policies),
     };

@@ -24,6 +24,10 @@ typedef struct ds_sim_config {
     double qad_theta;            /* compliance threshold (0.95) */
     double noise_sigma;          /* lognormal noise of observed retention (0.05) */
     uint64_t seed;
+    /* Graceful preemption (deepshared's `grace`): a preempted job runs on for this many seconds on its GPUs,
+     * signalled, before it leaves them; no other job starts there and it cannot restart before. It resumes
+     * from its last checkpoint as of its end. 0: it leaves at once. */
+    int64_t grace;
     int check_invariants;        /* run ds_engine_check after every scheduling pass */
     int keep_series;             /* record the per-cycle time series */
     int keep_events;             /* record every decision (ds_sim_event_t; --out's events.csv) */

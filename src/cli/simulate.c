@@ -90,6 +90,8 @@ static void help(FILE *f)
             "                      a preempted job does again the work of the last (run mod S) s; 0 (default):\n"
             "                      unknown, the simulator keeps their progress (as the reference simulators) and\n"
             "                      a policy counts all they have run as at risk\n"
+            "  --grace S           graceful preemption: a victim runs on S s on its GPUs (signalled to checkpoint)\n"
+            "                      before it leaves them, as deepshared's grace; 0 (default): it leaves at once\n"
             "  --cycle S           metrics/QAD sampling period in seconds (60)\n"
             "  --window A:B        utilization window in trace seconds (default: whole days around submits)\n"
             "  --check-invariants  verify the invariants (docs/policy.md §7) after every scheduling pass\n"

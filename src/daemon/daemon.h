@@ -69,6 +69,19 @@ typedef struct dbounce {
     double t[D_BOUNCE_GPUS];      /* monotonic seconds of each */
 } dbounce_t;
 
+/* A preemption victim in its grace (grace.c): signalled, still on its GPUs in Slurm. */
+#define D_GRACE_MAX 256
+/* Seconds past its grace after which a victim Slurm refuses to requeue is given up (left as Slurm has it). */
+#define D_GRACE_GIVE_UP 60.0
+typedef struct dgrace {
+    uint32_t id;
+    int sig;
+    double t_signal;              /* monotonic seconds of the signal */
+    int16_t node;                 /* the daemon's node index of its GPUs, -1 unknown */
+    int8_t n;
+    int8_t idx[SL_MAX_GPUS];      /* its GPU indices on that node */
+} dgrace_t;
+
 #define D_LAT_BUCKETS 12
 #define D_SAMPLES 4096
 #define D_S2R_BUCKETS 10
@@ -157,6 +170,14 @@ typedef struct daemon {
     int64_t s2r_count[D_S2R_BUCKETS + 1];
     double s2r_sum;
     struct status_ring *ring; /* QAD history of the status page (status.c) */
+    /* graceful preemption (grace.c): victims signalled and not requeued yet, kept across rebuilds */
+    dgrace_t grace[D_GRACE_MAX];
+    int32_t ngrace;
+    int64_t signalled;      /* victims sent their signal */
+    int64_t grace_ended, grace_self, grace_expired; /* requeued: after it ended, it requeued itself, at the grace's end */
+    int64_t grace_done;     /* ended with exit 0 in their grace: done, not requeued */
+    double grace_sum;       /* seconds from the signal to the requeue, summed over grace_n */
+    int64_t grace_n;
     telemetry_t tel;        /* the retention source (measure.c) */
     int tel_down;           /* its last poll failed (logged once) */
     pthread_mutex_t lock;
@@ -222,6 +243,18 @@ void gpumap_update_leftover(daemon_t *d);
 /* The interference predictor the policy sees (ds_interference_predictor_t.predict, ctx = d): 0 for a pair
  * Slurm cannot run on that GPU, else the profile's retention. */
 double gpumap_retention(void *ctx, const ds_trace_t *t, int32_t a, int32_t b);
+
+/* grace.c: preemption victims in their grace */
+/* The index of job id in the grace list, -1 when it is not in its grace. */
+int daemon_grace_find(const daemon_t *d, uint32_t id);
+/* Preempts slot s (Slurm job sj) gracefully: sends the signal and lists it; 0 done, 1 when it must be requeued
+ * at once instead (grace 0, not running, the list full), -1 when the signal failed (err filled). */
+int daemon_grace_begin(daemon_t *d, int32_t s, const sl_job_t *sj, char *err, size_t errn);
+/* 1 when a victim's grace is over (a pass is due to requeue it). */
+int daemon_grace_due(const daemon_t *d);
+/* Requeues the victims that left their GPUs (ended, requeued themselves) or whose grace is over; from the
+ * last job read. */
+void daemon_grace_tick(daemon_t *d);
 
 /* measure.c: telemetry -> the policy's monitor */
 /* Polls the retention source (once per cycle, before the cycle's pass) and adds the samples of jobs running

@@ -11,9 +11,11 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void dconfig_default(dconfig_t *c)
 {
@@ -38,6 +40,7 @@ void dconfig_default(dconfig_t *c)
     c->qad_theta = 0.95;
     c->job_capacity = 4096;
     c->dispatch_timeout = 30;
+    c->preempt_signal = SIGTERM;
     c->status_window = 21600;
     tel_config_default(&c->tel);
 }
@@ -190,6 +193,18 @@ static int set_key(dconfig_t *c, const char *path, long line, const char *k, con
     NUM("qad_theta", qad_theta, 0, 1);
     INT("job_capacity", job_capacity, 16, 1e7);
     NUM("dispatch_timeout", dispatch_timeout, 1, 86400);
+    NUM("grace", grace, 0, 86400);
+    if (!strcmp(k, "preempt_signal")) {
+        /* a signal a training script can catch to checkpoint; KILL and STOP cannot be caught */
+        const char *n = !strncasecmp(v, "SIG", 3) ? v + 3 : v;
+        for (int sig = 1; sig < 64; sig++) {
+            const char *name = dconfig_signal_name(sig);
+            if (name && !strcasecmp(n, name)) { c->preempt_signal = sig; return DS_OK; }
+        }
+        ds_error_set(err, path, line, k, "expected one of TERM, INT, HUP, QUIT, USR1, USR2 (a signal a script can "
+                     "catch), got '%s'", v);
+        return DS_EPARSE;
+    }
     INT("verbose", verbose, 0, 2);
     if (!strcmp(k, "trust_accounts")) {
         if (!strcmp(v, "yes") || !strcmp(v, "1")) c->trust_accounts = 1;
@@ -484,11 +499,25 @@ int dconfig_check_bind(const dconfig_t *c, ds_error_t *err)
     return DS_EPARSE;
 }
 
+const char *dconfig_signal_name(int sig)
+{
+    switch (sig) {
+    case SIGTERM: return "TERM";
+    case SIGINT: return "INT";
+    case SIGHUP: return "HUP";
+    case SIGQUIT: return "QUIT";
+    case SIGUSR1: return "USR1";
+    case SIGUSR2: return "USR2";
+    default: return NULL;
+    }
+}
+
 void dconfig_print(FILE *f, const dconfig_t *c)
 {
     fprintf(f, "# effective configuration of %s (defaults included)\n", c->path[0] ? c->path : "(defaults)");
     fprintf(f, "policy = %s\n", c->policy);
     fprintf(f, "cycle = %g\npoll = %g\ndispatch_timeout = %g\n", c->cycle, c->poll, c->dispatch_timeout);
+    fprintf(f, "grace = %g\npreempt_signal = %s\n", c->grace, dconfig_signal_name(c->preempt_signal));
     fprintf(f, "slurm_conf = %s\nstaging_partition = %s\ng_partition = %s\nbe_partition = %s\n", c->slurm_conf,
             c->staging, c->g_partition, c->be_partition);
     fprintf(f, "k = %d\ngpu_sharing = %d\ngpu_mem_mib = %d\ndefault_job_gpu_mem_mib = %d\njob_capacity = %d\n", c->k,

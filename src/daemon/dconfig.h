@@ -41,6 +41,9 @@ typedef struct dconfig {
     double qad_lambda, qad_theta;
     int job_capacity;        /* job slots before the engine is rebuilt */
     double dispatch_timeout; /* a dispatched job not running after this goes back to staging */
+    double grace;            /* seconds a preemption victim is given between its signal and its requeue (0:
+                                requeued at once, no signal) */
+    int preempt_signal;      /* the signal it is given (SIGTERM) */
     int verbose;
     char read_token[128];    /* the effective token ("" = none), from read_token or read_token_file */
     char read_token_file[256];
@@ -79,10 +82,12 @@ int dconfig_listen_public(const dconfig_t *c);
 /* Writes the effective configuration: every key with its value, defaults included, then the tenants and
  * the policy parameters set; the read token is not shown, only whether one is set. */
 void dconfig_print(FILE *f, const dconfig_t *c);
+/* The name of a signal preempt_signal takes ("TERM", "USR1", ...), NULL for one it does not. */
+const char *dconfig_signal_name(int sig);
 /* Reload (SIGHUP): into *next (a config read from the same file and checked), copies from *cur every key
  * that needs a restart (the running value stays in force) and writes their names, comma separated, to
  * restart (size n; "" when none changed). Keys that apply at once: tenant lines (quotas; tenants added
- * or removed rebuild the engine), cycle, poll, dispatch_timeout, default_job_gpu_mem_mib, qad_lambda,
+ * or removed rebuild the engine), cycle, poll, dispatch_timeout, grace, preempt_signal, default_job_gpu_mem_mib, qad_lambda,
  * qad_theta, verbose, trust_accounts, read_token, read_token_file. */
 void dconfig_reload_merge(const dconfig_t *cur, dconfig_t *next, char *restart, size_t n);
 

@@ -235,7 +235,12 @@ static int apply_decisions(daemon_t *d)
                 d->need_rebuild = 1;
                 snprintf(d->rebuild_why, sizeof d->rebuild_why, "job %u ended before its requeue", d->slot[j].id);
                 break;
+            } else if ((rc = daemon_grace_begin(d, j, sj, err, sizeof err)) == 0) {
+                /* signalled: it checkpoints in its grace, and grace.c requeues it */
+                d->ten[d->trace.jobs[j].tenant].preempted++;
+                break;
             } else {
+                if (rc < 0) dlog(0, "%s; requeued at once", err), d->errors++;
                 /* (-1: slurmctld cannot say; the requeue then fails or lands as it would have) */
                 rc = sl_requeue_hold(d->slot[j].id, err, sizeof err);
                 if (!rc) d->slot[j].t_requeue = daemon_now_mono();
@@ -325,7 +330,13 @@ static void hold_unstartable(daemon_t *d)
         if (ds_engine_job(e, j)->status != DS_JS_PENDING) continue;
         dslot_t *sl = &d->slot[j];
         int hold = 0;
-        if (settling(d, j, mono)) {
+        int gi = daemon_grace_find(d, sl->id);
+        if (gi >= 0) {
+            hold = 1;
+            snprintf(sl->why, sizeof sl->why, "preempted %.1f s ago and signalled (%d) to checkpoint: still runs in "
+                     "Slurm, requeued when it ends or after its grace of %.0f s", mono - d->grace[gi].t_signal,
+                     d->grace[gi].sig, d->cfg.grace);
+        } else if (settling(d, j, mono)) {
             hold = 1;
         } else if (sl->t_hold_until > mono) {
             hold = 1;
@@ -355,6 +366,7 @@ void daemon_pass(daemon_t *d, int timer)
     d->now = DS_MAX(d->now, (int64_t)time(NULL));
     d->passes++;
     d->t_pass = daemon_now_mono();
+    if (d->ngrace) daemon_grace_tick(d);
     hold_unstartable(d);
     ds_engine_schedule(e, d->now, timer);
     int held = 0;

@@ -77,6 +77,17 @@ const char *gpumap_refuses(const daemon_t *d, int32_t j, int node, int idx, char
         snprintf(buf, n, "a job on GPU %.32s:g%d is still completing in Slurm", d->nodes[node].name, idx);
         return buf;
     }
+    for (int32_t i = 0; i < d->ngrace; i++) {
+        /* a preemption victim checkpointing in its grace (grace.c) still runs there in Slurm */
+        const dgrace_t *v = &d->grace[i];
+        for (int k = 0; v->node == node && k < v->n; k++)
+            if (v->idx[k] == idx) {
+                snprintf(buf, n, "GPU %.32s:g%d: preempted job %u still runs there, in its grace (signalled %.1f s ago, "
+                         "requeued when it ends or after %.0f s)", d->nodes[node].name, idx, v->id, now - v->t_signal,
+                         d->cfg.grace);
+                return buf;
+            }
+    }
     return NULL;
 }
 

@@ -155,7 +155,8 @@ int main(int argc, char **argv)
             d.slurm_up = 1;
             /* after a reload, a pass at once: a changed quota classifies and reclaims from this pass on */
             if (timer) daemon_measure(&d); /* the cycle's pass samples colocated pairs (the policy's monitor) */
-            if (rc > 0 || timer || reloaded) daemon_pass(&d, timer);
+            /* a victim whose grace is over is requeued at once, not at the next cycle */
+            if (rc > 0 || timer || reloaded || daemon_grace_due(&d)) daemon_pass(&d, timer);
             if (timer) {
                 daemon_cycle_figures(&d);
                 status_sample(&d);

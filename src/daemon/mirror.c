@@ -211,6 +211,12 @@ static int rebuild(daemon_t *d, ds_error_t *err)
         int32_t s = slots[i];
         int dispatched = j->state == SL_PENDING && holds_gpus(d, j);
         if (dispatched != pass) continue;
+        if (holds_gpus(d, j) && daemon_grace_find(d, j->id) >= 0) {
+            /* preempted, in its grace: pending, as the policy left it; its GPUs stay refused (gpumap.c) */
+            ds_engine_set_preemptions(d->e, s, j->restarts);
+            ds_engine_arrive(d->e, s, d->now);
+            continue;
+        }
         if (holds_gpus(d, j)) {
             int n = job_engine_gpus(d, j, gbuf);
             if (n != t->jobs[s].gpus) {
@@ -266,6 +272,7 @@ static void journal_finished(daemon_t *d, const sl_job_t *j)
 {
     if (j->state != SL_COMPLETED || !is_ours(d, j->partition) || j->start <= 0 || j->end < j->start) return;
     if (hist_seen(&d->hist, j->id, j->end)) return;
+    if (daemon_grace_find(d, j->id) >= 0) return; /* ended on our signal: a preempted run, not its runtime */
     int32_t t = screen_tenant(d, j->account);
     if (t < 0 || !screen_ours(j)) return;
     char err[300];
@@ -311,6 +318,9 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
     const ds_jstate_t *js = ds_engine_job(d->e, s);
     dslot_t *sl = &d->slot[s];
     char err[300];
+    /* a preemption victim in its grace: pending for the engine, still on its GPUs in Slurm (or just ended
+     * there) until grace.c requeues it -- expected, no surprise */
+    if (js->status == DS_JS_PENDING && daemon_grace_find(d, j->id) >= 0) return;
     if (j->state == SL_COMPLETED || j->state == SL_ENDED) {
         if (js->status == DS_JS_RUNNING) finish_slot(d, s, j->state == SL_COMPLETED ? "completed" : "ended");
         else if (js->status == DS_JS_PENDING) withdraw_slot(d, s, D_GONE, "ended while pending (cancelled?)");

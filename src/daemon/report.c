@@ -208,6 +208,21 @@ char *daemon_metrics(daemon_t *d)
             "Shard dispatches kept off a GPU without shards: moved to another GPU, or given the whole GPU.",
             d->shard_moves);
     counter(&b, "deepshare_preemptions_total", "Jobs requeued by deepshared (best effort only).", d->requeues);
+    counter(&b, "deepshare_preempt_signals_total",
+            "Preemption victims sent their signal to checkpoint first (grace > 0).", d->signalled);
+    head(&b, "deepshare_grace_requeues_total", "counter",
+         "Signalled victims requeued: after they ended, after they requeued themselves, or at the grace's end.");
+    ds_bprintf(&b, "deepshare_grace_requeues_total{after=\"ended\"} %lld\n"
+                   "deepshare_grace_requeues_total{after=\"self\"} %lld\n"
+                   "deepshare_grace_requeues_total{after=\"grace\"} %lld\n",
+               (long long)d->grace_ended, (long long)d->grace_self, (long long)d->grace_expired);
+    counter(&b, "deepshare_grace_completed_total", "Signalled victims that ended with exit 0 in their grace: done, not "
+            "requeued.", d->grace_done);
+    head(&b, "deepshare_grace_victims", "gauge", "Preemption victims in their grace now (signalled, still on their GPUs).");
+    ds_bprintf(&b, "deepshare_grace_victims %d\n", d->ngrace);
+    head(&b, "deepshare_grace_seconds", "summary", "Seconds from a victim's signal to its requeue.");
+    ds_bprintf(&b, "deepshare_grace_seconds_sum %.3f\ndeepshare_grace_seconds_count %lld\n", d->grace_sum,
+               (long long)d->grace_n);
     counter(&b, "deepshare_requeues_skipped_total",
             "Preemptions not sent because Slurm had the job ending already (a requeue would run it again).",
             d->ended_before_requeue);

@@ -40,6 +40,16 @@ typedef struct sim {
     uint64_t rng[2];
     double (*qad)(const ds_engine_t *, int32_t, ds_qad_kind_t); /* the engine's QAD, chosen once for its types */
     int64_t capev;
+    /* graceful preemption (cfg->grace > 0): a victim runs on for the grace on its GPUs */
+    int32_t *jg;          /* GPUs of each job's current (or last) run: jg[e->jgpu_off[j] ..] */
+    int64_t *gpu_until;   /* per engine GPU: a victim holds it until then */
+    int64_t *grace_until; /* per job: in its grace until then (held pending), 0 none */
+    int32_t *graced;      /* the jobs in their grace */
+    int32_t ngraced;
+    uint8_t *undone;      /* started in this round onto a held GPU (or while in its grace): taken back */
+    uint8_t *fresh;       /* started earlier in this round's decisions (take_back) */
+    int32_t *taken;       /* the jobs taken back in this pass, held until it ends */
+    int32_t ntaken;
 } sim_t;
 
 /* Appends one event to the result's log (keep_events). */
@@ -202,6 +212,65 @@ static double hook_observe_typed(void *ctx, int32_t j, int64_t now)
     return r * exp(s->cfg->noise_sigma * rng_normal(s));
 }
 
+/* Graceful preemption, as deepshared does it (src/daemon/grace.c): a victim in its grace is held out of
+ * the policy's pass, and a start onto a GPU a victim still holds is taken back (the job held for the rest
+ * of the pass, the policy run again on what is left). Holds the victims whose grace lasts past t, lets go
+ * of the others; returns the earliest end of a grace still running (DS_TIME_NEVER when none). */
+static int64_t grace_hold(sim_t *s, int64_t t)
+{
+    int64_t next = DS_TIME_NEVER;
+    for (int32_t i = 0; i < s->ngraced;) {
+        int32_t j = s->graced[i];
+        if (s->grace_until[j] > t) {
+            if (ds_engine_job(s->e, j)->status == DS_JS_PENDING) ds_engine_hold(s->e, j, 1);
+            next = DS_MIN(next, s->grace_until[j]);
+            i++;
+            continue;
+        }
+        s->grace_until[j] = 0;
+        if (ds_engine_job(s->e, j)->status == DS_JS_PENDING) ds_engine_hold(s->e, j, 0);
+        s->graced[i] = s->graced[--s->ngraced];
+    }
+    return next;
+}
+
+/* Takes back this round's starts onto GPUs a victim holds in its grace, and of victims in theirs; returns
+ * how many. */
+static int32_t take_back(sim_t *s, int64_t t)
+{
+    ds_engine_t *e = s->e;
+    int32_t nd, n = 0;
+    const ds_decision_t *dec = ds_engine_decisions(e, &nd);
+    /* this round's victims enter their grace (a run begun in this pass leaves at once, as apply has it) */
+    for (int32_t i = 0; i < nd; i++) {
+        int32_t j = dec[i].job;
+        if (dec[i].type == DS_DEC_START) s->fresh[j] = 1;
+        if (dec[i].type != DS_DEC_PREEMPT || s->fresh[j] || s->tstart[j] >= t) continue;
+        int64_t end = t + s->cfg->grace;
+        for (int32_t k = 0; k < s->trace->jobs[j].gpus; k++) {
+            int32_t g = s->jg[e->jgpu_off[j] + k];
+            s->gpu_until[g] = DS_MAX(s->gpu_until[g], end);
+        }
+        if (!s->grace_until[j]) s->graced[s->ngraced++] = j;
+        s->grace_until[j] = end;
+    }
+    for (int32_t i = 0; i < nd; i++) s->fresh[dec[i].job] = 0;
+    for (int32_t i = 0; i < nd; i++) {
+        int32_t j = dec[i].job;
+        if (dec[i].type != DS_DEC_START || ds_engine_job(e, j)->status != DS_JS_RUNNING || s->undone[j]) continue;
+        const int32_t *g = ds_engine_job_gpus(e, j);
+        int busy = s->grace_until[j] > t; /* preempted earlier in this pass: in its grace already */
+        for (int32_t k = 0; k < ds_engine_job(e, j)->nplaced && !busy; k++) busy = s->gpu_until[g[k]] > t;
+        if (!busy) continue;
+        ds_engine_cancel_start(e, j, t);
+        ds_engine_hold(e, j, 1);
+        s->undone[j] = 1;
+        s->taken[s->ntaken++] = j;
+        n++;
+    }
+    return n;
+}
+
 /* Applies the pass's decisions to the execution model. */
 static void apply(sim_t *s, ds_sim_result_t *res, int64_t now)
 {
@@ -212,7 +281,12 @@ static void apply(sim_t *s, ds_sim_result_t *res, int64_t now)
         const ds_decision_t *d = &dec[i];
         int32_t j = d->job;
         if (s->cfg->keep_events) log_event(s, res, d->time, d->type, j, d->other, d->reason);
+        if (d->type == DS_DEC_START && s->undone && s->undone[j]) continue; /* taken back (take_back) */
         if (d->type == DS_DEC_START) {
+            if (s->jg) {
+                const int32_t *g = ds_engine_job_gpus(e, j);
+                for (int32_t k = 0; k < ds_engine_job(e, j)->nplaced; k++) s->jg[e->jgpu_off[j] + k] = g[k];
+            }
             s->tupd[j] = now;
             s->tstart[j] = now;
             s->left_start[j] = s->left[j];
@@ -223,14 +297,18 @@ static void apply(sim_t *s, ds_sim_result_t *res, int64_t now)
                 res->colocated[d->other] = 1;
             }
         } else if (d->type == DS_DEC_PREEMPT) {
-            advance(s, j, now);
+            /* With a grace the victim runs on, signalled, on its GPUs until `end` (no other job starts there,
+             * take_back); a run that began in this very pass leaves at once. */
+            int64_t end = s->cfg->grace > 0 && s->tstart[j] < now ? now + s->cfg->grace : now; /* (take_back) */
+            advance(s, j, end);
             /* It resumes from its last checkpoint: with an interval c it checkpointed every c s of this run,
              * so the work of the last (run mod c) s is done again (pro rata: the run's rate may have varied);
              * with none known, progress is kept whole, as in the reference simulators. */
-            int64_t c = ds_engine_ckpt_interval(e, j), run = now - s->tstart[j];
+            int64_t c = ds_engine_ckpt_interval(e, j), run = end - s->tstart[j];
             double done = DS_MAX(0.0, s->left_start[j] - s->left[j]);
             double lost = c > 0 && run > 0 ? done * (double)(run % c) / (double)run : 0.0;
             int32_t oh = ds_engine_restart_overhead(e, j);
+            if (s->left[j] <= 0) lost = 0, oh = 0; /* its work ended in the grace: nothing to do again */
             double g = (double)s->trace->jobs[j].gpus;
             s->left[j] += lost + oh;
             res->rollback_gpu_hours += lost * g / 3600.0;
@@ -530,12 +608,22 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
     a.last_t = first;
     a.next_sample = first - first % cfg->cycle;
     if (a.next_sample < first) a.next_sample += cfg->cycle;
-    int64_t next_arr = 0, timer_at = DS_TIME_NEVER, idle_since = -1;
+    int64_t next_arr = 0, timer_at = DS_TIME_NEVER, idle_since = -1, grace_next = DS_TIME_NEVER;
+    if (cfg->grace > 0) {
+        s.jg = ds_xcalloc((size_t)(e->jgpu_off[n] ? e->jgpu_off[n] : 1), sizeof *s.jg);
+        s.gpu_until = ds_xcalloc((size_t)(e->ngpus ? e->ngpus : 1), sizeof *s.gpu_until);
+        s.grace_until = ds_xcalloc((size_t)n, sizeof *s.grace_until);
+        s.graced = ds_xmalloc((size_t)n * sizeof *s.graced);
+        s.undone = ds_xcalloc((size_t)n, 1);
+        s.fresh = ds_xcalloc((size_t)n, 1);
+        s.taken = ds_xmalloc((size_t)n * sizeof *s.taken);
+    }
     rc = DS_OK;
     while (e->n_finished < n) {
         int64_t t = heap_next_time(&s);
         if (next_arr < n && trace->jobs[next_arr].submit < t) t = trace->jobs[next_arr].submit;
         if (timer_at < t) t = timer_at;
+        if (grace_next < t) t = grace_next;
         /* Nothing running, every job arrived, yet jobs wait: with only timers left (Tiresias) time would advance
          * forever, so a cluster idle that long with work pending is a stall too. */
         if (heap_next_time(&s) == DS_TIME_NEVER && next_arr == n) {
@@ -562,8 +650,24 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
             next_arr++;
         }
         int timer = ds_engine_next_timer(e, t - 1) <= t;
+        if (s.jg) grace_next = grace_hold(&s, t);
         ds_engine_schedule(e, t, timer);
-        apply(&s, res, t);
+        if (!s.jg) {
+            apply(&s, res, t);
+        } else {
+            /* rounds as deepshared's pass (D_PASS_ROUNDS): starts onto GPUs still held are taken back */
+            for (int round = 1;; round++) {
+                int32_t first = s.ntaken, nb = take_back(&s, t);
+                apply(&s, res, t);
+                for (int32_t i = first; i < s.ntaken; i++) s.undone[s.taken[i]] = 0;
+                if (!nb || round == 4) break;
+                ds_engine_schedule(e, t, 0);
+            }
+            for (int32_t i = 0; i < s.ntaken; i++)
+                if (!s.grace_until[s.taken[i]]) ds_engine_hold(e, s.taken[i], 0);
+            s.ntaken = 0;
+            grace_next = grace_hold(&s, t);
+        }
         if (cfg->after_pass) cfg->after_pass(cfg->after_pass_ctx, e, t);
         if (cfg->check_invariants) {
             char msg[200];
@@ -595,6 +699,13 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
     free(s.tstart);
     free(s.left_start);
     free(s.ver);
+    free(s.jg);
+    free(s.gpu_until);
+    free(s.grace_until);
+    free(s.graced);
+    free(s.undone);
+    free(s.fresh);
+    free(s.taken);
     free(s.heap);
     ds_engine_destroy(e);
     return rc;

@@ -306,6 +306,17 @@ int sl_job_running(uint32_t id, char *err, size_t errn)
     return run;
 }
 
+int sl_signal(uint32_t id, int sig, char *err, size_t errn)
+{
+    if (slurm_kill_job(id, (uint16_t)sig, KILL_FULL_JOB) != SLURM_SUCCESS) {
+        char w[64];
+        snprintf(w, sizeof w, "signal %d to job %u", sig, id);
+        seterr(err, errn, w);
+        return -1;
+    }
+    return 0;
+}
+
 int sl_requeue_hold(uint32_t id, char *err, size_t errn)
 {
     if (slurm_requeue(id, JOB_REQUEUE_HOLD) != SLURM_SUCCESS) {

@@ -99,7 +99,11 @@ int sl_dispatch(uint32_t id, const char *partition, const char *node, const int 
 /* 1 when slurmctld has the job running and not completing, 0 when it has not (ended, ending, pending,
  * gone), -1 with err filled when it cannot say. One RPC: a fresher view than the last sl_load_jobs. */
 int sl_job_running(uint32_t id, char *err, size_t errn);
-/* Requeues a running job and holds it, so Slurm does not restart it on its own. */
+/* Sends sig to a running job: its batch shell and every step (KILL_FULL_JOB), as Slurm's own preemption
+ * with GraceTime does, so a script's trap sees it. */
+int sl_signal(uint32_t id, int sig, char *err, size_t errn);
+/* Requeues a running job (or a batch job that has ended) and holds it, so Slurm does not restart it on
+ * its own. */
 int sl_requeue_hold(uint32_t id, char *err, size_t errn);
 /* Moves a pending job back to the staging partition, drops its node and GPU pins and releases it. */
 int sl_restage(uint32_t id, const char *staging, char *err, size_t errn);
