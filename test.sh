@@ -39,6 +39,10 @@ if [ $slurm_e2e = 1 ]; then
   bash tests/e2e_trust.sh build-test-release || status=1
   echo "== telemetry end-to-end test (jobs report their step rate; a degraded pair revoked, a good one kept; ~3 min)" >&2
   bash tests/e2e_telemetry.sh build-test-release || status=1
+  echo "== telemetry through Prometheus (a stand-in dcgm-exporter scraped by Debian's prometheus; ~3 min)" >&2
+  bash tests/e2e_telemetry.sh build-test-release prometheus || status=1
+  echo "== graceful preemption (a victim signalled, checkpoints, is requeued and resumes; ~2 min)" >&2
+  bash tests/e2e_grace.sh build-test-release || status=1
   if [ -n "${DS_SOAK:-}" ]; then
     echo "== deepshared soak (SIGKILLs during a burst, slurmctld restart under shard jobs, slow clients; 2-7 min)" >&2
     bash tests/soak_daemon.sh build-test-release || status=1

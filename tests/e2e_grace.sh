@@ -113,7 +113,7 @@ t0=$(date +%s)
 while [ -n "$v1" ] && [ $(($(date +%s) - t0)) -lt 90 ] && [ -z "$(restart_ev "$v1")" ]; do sleep 0.3; done
 tsig_d=$(logtime "job $v1 signalled")
 tsig_j=$(ev signal "$v1")
-tsaved=$(ev saved "$v1")
+tsaved=$(ev saved "$v1" 3)
 treq=$(logtime "job $v1 requeued: it ended")
 read -r trst rstep <<< "$(restart_ev "$v1")"
 saved_step=$(awk -v j="$v1" '$1 == "saved" && $2 == j {print $4; exit}' "$W/events")

@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
-# e2e_telemetry.sh: deepshared's measured retention on the local Slurm cluster (deploy/slurm), with the
-# job-reported progress source (telemetry = progress): every job writes its step rate, derived from a
-# "true" colocation profile for the jobs actually co-resident on its GPU (read from squeue), while the
-# daemon admits pairs from its own profile. A pair the daemon's profile gets wrong (a guaranteed job down
-# to 40% of its solo rate) must be revoked within w = 3 cycles (the best-effort partner requeued), a good
-# pair (95%) kept, and reports that have gone stale revoke nothing. Prints the revocation latency (wall s
-# from the first degraded report to the requeue). Needs root and 'scripts/deps.sh --with-slurm'.
-# usage: tests/e2e_telemetry.sh BUILD_DIR
+# e2e_telemetry.sh: deepshared's measured retention on the local Slurm cluster (deploy/slurm), from one of
+# two sources. progress (telemetry = progress): every job writes its step rate, derived from a "true"
+# colocation profile for the jobs actually co-resident on its GPU (read from squeue). prometheus
+# (telemetry = prometheus): Debian's prometheus scrapes a stand-in dcgm-exporter (tests/dcgm_standin.c)
+# serving DCGM_FI_PROF_SM_ACTIVE per GPU with dcgm-exporter's labels, one series per job id of the GPU
+# (its HPC job mapping, label hpc_job), the GPU's activity being the sum over its jobs of their solo
+# activity x their true retention there; deepshared queries it. Either way the daemon admits pairs from
+# its own profile. A pair the daemon's profile gets wrong (a guaranteed job down to 40% of its solo rate)
+# must be revoked within w = 3 cycles (the best-effort partner requeued), a good pair (95%) kept, and
+# telemetry gone stale (the jobs stop writing; the exporter stops answering) revokes nothing. Prints the
+# revocation latency (wall s from the first degraded report to the requeue). Needs root and
+# 'scripts/deps.sh --with-slurm'; leaves no prometheus running.
+# usage: tests/e2e_telemetry.sh BUILD_DIR [progress|prometheus]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 [ -n "${DS_SLURM_LOCKED:-}" ] || exec "$root/scripts/with-cluster.sh" bash "$0" "$@"
-build=$(cd "${1:?usage: e2e_telemetry.sh BUILD_DIR}" && pwd)
+build=$(cd "${1:?usage: e2e_telemetry.sh BUILD_DIR [progress|prometheus]}" && pwd)
+source=${2:-progress}
+case $source in progress|prometheus) ;; *) echo "e2e_telemetry: source '$source' is not progress or prometheus" >&2; exit 2;; esac
 cycle=2
 export SLURM_CONF=$root/deploy/slurm/slurm.conf
 W=$(mktemp -d /tmp/ds-e2e-tel.XXXXXX)
@@ -18,18 +25,25 @@ chmod 755 "$W"
 port=$((20000 + RANDOM % 20000))
 fails=0
 dpid=""
-name=e2e-tel
+name=e2e-tel-$source
 daemon_bin=$build/deepshared
+ppid_="" epid="" lpid=""
+pport=$((port + 1)) eport=$((port + 2))
 . "$root/tests/slurm_lib.sh"
 
 cleanup() {
   [ -n "$dpid" ] && kill "$dpid" 2>/dev/null
+  for p in $lpid $epid $ppid_; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
   [ -s "$W/submits" ] && scancel $(awk '{print $1}' "$W/submits") 2>/dev/null
   "$root/deploy/slurm/stop.sh"
 }
 trap cleanup EXIT
 [ "$(id -u)" -eq 0 ] || { log "needs root"; exit 77; }
 [ -x "$daemon_bin" ] || { log "$daemon_bin not built (needs libslurm-dev, libmicrohttpd-dev)"; exit 77; }
+if [ $source = prometheus ]; then
+  command -v prometheus >/dev/null || { log "prometheus not installed (scripts/deps.sh --with-slurm installs it)"; exit 77; }
+  [ -x "$build/tests/dcgm_standin" ] || { log "$build/tests/dcgm_standin not built (needs libmicrohttpd-dev)"; exit 77; }
+fi
 
 "$root/deploy/slurm/stop.sh"
 CLEAN=1 "$root/deploy/slurm/start.sh" >/dev/null || { log "cluster did not start"; exit 1; }
@@ -60,8 +74,9 @@ listen = 127.0.0.1:$port
 interference_profile = $W/profile.csv
 default_runtime = 600
 policy.eps = 1
-telemetry = progress
-progress_dir = $W/progress
+telemetry = $source
+$([ $source = progress ] && echo "progress_dir = $W/progress")
+$([ $source = prometheus ] && printf 'prometheus_url = http://127.0.0.1:%s\nprometheus_query = max by (hpc_job) (DCGM_FI_PROF_SM_ACTIVE)\n' $pport)
 telemetry_stale = 6
 # the test cluster has no accounting: every job here is root's, charged to the account it names
 trust_accounts = yes
@@ -103,14 +118,60 @@ requeued_at() { # the daemon's log line "job ID requeued", as epoch seconds
   t=$(grep -m1 "job $1 requeued" "$W/deepshared.log" | cut -c1-23)
   [ -n "$t" ] && date -d "${t}Z" +%s.%N
 }
+if [ $source = prometheus ]; then
+  # the stand-in dcgm-exporter: every 0.5 s, each running job's GPU (squeue %b: gres:shard:gN:1) gets the
+  # activity sum over its jobs of solo activity (0.5) x retention beside the other (the
+  # truth), one series per job id of the GPU, labelled as dcgm-exporter labels them
+  dcgm_loop() {
+    while :; do
+      squeue -h -t R -o '%i %N %b %k' 2>/dev/null | awk -v truth="$W/truth" '
+        BEGIN { while ((getline l < truth) > 0) { split(l, f, " "); rho[f[1] " " f[2]] = f[3] }
+                solo["light"] = 0.5; solo["sly"] = 0.5; solo["sly2"] = 0.5
+                print "# HELP DCGM_FI_PROF_SM_ACTIVE Ratio of cycles an SM has at least 1 warp assigned."
+                print "# TYPE DCGM_FI_PROF_SM_ACTIVE gauge" }
+        { m = ""; for (i = 4; i <= NF; i++) if ($i ~ /^model=/) { m = $i; sub(/^model=/, "", m) }
+          mod[$1] = m; n = split($3, t, ",")
+          for (k = 1; k <= n; k++) { split(t[k], f, ":"); g = f[3]; sub(/^g/, "", g); if (g != "") on[$2 " " g] = on[$2 " " g] " " $1 } }
+        END { for (key in on) { split(key, kg, " "); c = split(substr(on[key], 2), js, " "); A = 0
+                for (a = 1; a <= c; a++) { r = 1
+                  for (b = 1; b <= c; b++) if (b != a && ((mod[js[a]] " " mod[js[b]]) in rho)) r = rho[mod[js[a]] " " mod[js[b]]]
+                  A += solo[mod[js[a]]] * r }
+                if (A > 1) A = 1
+                for (a = 1; a <= c; a++)
+                  printf "DCGM_FI_PROF_SM_ACTIVE{gpu=\"%s\",UUID=\"GPU-5afe0000-0000-4000-8000-%s%04d\",device=\"nvidia%s\",modelName=\"NVIDIA A100-SXM4-80GB\",Hostname=\"%s\",DCGM_FI_DRIVER_VERSION=\"535.104.05\",hpc_job=\"%s\"} %.4f\n", kg[2], kg[1], kg[2], kg[2], kg[1], js[a], A } }' \
+        > "$W/dcgm.prom.tmp" && mv "$W/dcgm.prom.tmp" "$W/dcgm.prom"
+      sleep 0.5
+    done
+  }
+  : > "$W/dcgm.prom"
+  dcgm_loop & lpid=$!
+  "$build/tests/dcgm_standin" $eport "$W/dcgm.prom" & epid=$!
+  printf 'global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: dcgm\n    static_configs:\n      - targets: ["127.0.0.1:%s"]\n' $eport > "$W/prometheus.yml"
+  prometheus --config.file="$W/prometheus.yml" --storage.tsdb.path="$W/prom" --web.listen-address="127.0.0.1:$pport" \
+    > "$W/prometheus.log" 2>&1 & ppid_=$!
+  t0=$(date +%s)
+  until curl -s "http://127.0.0.1:$pport/api/v1/query?query=up" | grep -q '"value":\[[^]]*,"1"\]'; do
+    [ $(($(date +%s) - t0)) -gt 60 ] && { bad "prometheus does not scrape the stand-in exporter (log: $(tail -3 "$W/prometheus.log"))"; break; }
+    sleep 0.5
+  done
+  ok "prometheus scrapes the stand-in dcgm-exporter on 127.0.0.1:$eport"
+fi
 start_daemon
 
-# 16 light guaranteed jobs fill the 16 GPUs (8 per tenant: each tenant's quota); they run alone first, so
-# each reports its solo rate for a few cycles (its baseline)
+# 15 light guaranteed jobs and one sly one fill the 16 GPUs (8 per tenant: each tenant's quota); they run
+# alone first, so each reports its solo rate for a few cycles (its baseline, and its workload's); the sly
+# one then ends and a light one takes its GPU: a sly job's solo activity is known from then on (the
+# Prometheus estimator needs both jobs' of a pair)
 g=()
-for i in $(seq 1 8); do g+=("$(sub ta light 400)") ; g+=("$(sub tb light 400)"); done
-wait_running 60 "${g[@]}" && ok "16 light guaranteed jobs run, one per GPU" || bad "the guaranteed jobs did not all start"
+for i in $(seq 1 8); do g+=("$(sub ta light 400)"); [ $i -lt 8 ] && g+=("$(sub tb light 400)"); done
+s0=$(sub tb sly 400)
+wait_running 60 "${g[@]}" "$s0" && ok "15 light guaranteed jobs and a sly one run, one per GPU" || bad "the guaranteed jobs did not all start"
 sleep $((4 * cycle))
+scancel "$s0"
+g+=("$(sub tb light 400)")
+wait_running 60 "${g[@]}" && ok "the sly job's GPU went to a 16th light one" || bad "the 16th light job did not start"
+sleep $((3 * cycle))
+[ $source = prometheus ] && ok "deepshared reads the exporter's samples: $(metric deepshare_telemetry_samples_total) so far, source up $(metric 'deepshare_telemetry_up{source="prometheus"}')"
 
 # 1. a sly best-effort job: the daemon's profile pairs it at 0.95, its partner truly falls to 40%
 b1=$(sub tb sly 400 BE)
@@ -141,6 +202,10 @@ scancel "$b2"
 # daemon has never measured: step 1 taught the policy that light beside sly keeps 40%, so it no longer
 # admits that pair at all
 touch "$W/freeze"
+if [ $source = prometheus ]; then
+  # the exporter stops answering: prometheus marks its series stale at the next failed scrape
+  kill $lpid $epid; wait $lpid $epid 2>/dev/null; lpid="" epid=""
+fi
 sleep 8
 b3=$(sub tb sly2 400 BE)
 wait_running 30 "$b3" && ok "sly2 BE job $b3 shares a GPU while reports are stale" || bad "sly2 BE job $b3 did not start"
@@ -148,6 +213,11 @@ sleep $((8 * cycle))
 [ -z "$(requeued_at "$b3")" ] && [ "$(state "$b3")" = RUNNING ] && ok "stale reports revoke nothing in 8 cycles" || bad "stale reports revoked a pair"
 missing=$(metric deepshare_telemetry_retention_missing_total)
 [ "${missing:-0}" -gt 0 ] && ok "deepshare_telemetry_retention_missing_total = $missing" || bad "no missing retention counted"
+
+if [ $source = prometheus ]; then
+  kill $ppid_; wait $ppid_ 2>/dev/null; ppid_=""
+  pgrep -f "prometheus --config.file=$W/" >/dev/null && bad "prometheus still running" || ok "no prometheus left running"
+fi
 
 [ $fails = 0 ] && log "all checks passed" || log "$fails checks failed (work dir $W)"
 exit $((fails > 0))

@@ -122,8 +122,8 @@ static void test_prometheus_estimator(void **st)
     tel_ingest(&t, 102, 0.5, now);
     /* no baseline yet: no estimate, whatever the sample */
     assert_true(isnan(tel_retention(&t, 101, 102, now, NAN, NAN)));
-    tel_note_alone(&t, 101, now);
-    tel_note_alone(&t, 102, now);
+    tel_note_alone(&t, 101, 0, now);
+    tel_note_alone(&t, 102, 0, now);
     now += 60;
     tel_ingest(&t, 101, 0.77, now);
     tel_ingest(&t, 102, 0.77, now);
@@ -132,12 +132,26 @@ static void test_prometheus_estimator(void **st)
     /* stale: 181 s later with no new sample, nothing */
     assert_true(isnan(tel_retention(&t, 101, 102, now + 181, NAN, NAN)));
     /* a partner never seen alone: its profile's activity stands in when known, else no estimate */
-    tel_ingest(&t, 201, 0.3, now), tel_note_alone(&t, 201, now);
+    tel_ingest(&t, 201, 0.3, now), tel_note_alone(&t, 201, 0, now);
     tel_ingest(&t, 202, 0.7, now + 1);
     tel_ingest(&t, 201, 0.7, now + 1);
     assert_true(isnan(tel_retention(&t, 201, 202, now + 1, NAN, NAN)));
     assert_true(fabs(tel_retention(&t, 201, 202, now + 1, NAN, 0.4) - 1.0) < 1e-9);
     assert_true(t.missing >= 3);
+    /* workloads: jobs of one workload that ran alone give a baseline to one of it that never did */
+    uint32_t light = tel_workload_key("light", "synthetic", 32, 0), sly = tel_workload_key("sly", "synthetic", 32, 0);
+    assert_true(light != 0 && sly != 0 && light != sly);
+    assert_int_equal(tel_workload_key("", "x", 1, 0), 0);
+    assert_true(isnan(tel_workload_base(&t, light)));
+    tel_ingest(&t, 301, 0.4, now + 2), tel_note_alone(&t, 301, light, now + 2);
+    tel_ingest(&t, 302, 0.6, now + 2), tel_note_alone(&t, 302, light, now + 2);
+    tel_ingest(&t, 303, 0.5, now + 2), tel_note_alone(&t, 303, sly, now + 2);
+    assert_true(fabs(tel_workload_base(&t, light) - 0.5) < 1e-9);
+    assert_true(fabs(tel_workload_base(&t, sly) - 0.5) < 1e-9);
+    /* 304 (light, never alone) beside 301 on one GPU at activity 0.65: 0.65 / (0.4 + 0.5) */
+    tel_ingest(&t, 304, 0.65, now + 3), tel_ingest(&t, 301, 0.65, now + 3);
+    assert_true(fabs(tel_retention(&t, 304, 301, now + 3, tel_workload_base(&t, light), NAN) - 0.65 / 0.9) < 1e-9);
+    assert_true(fabs(tel_retention(&t, 301, 304, now + 3, NAN, tel_workload_base(&t, light)) - 0.65 / 0.9) < 1e-9);
     tel_free(&t);
 }
 
@@ -178,8 +192,8 @@ static void test_progress_files(void **st)
     assert_true(tel_age(&t, 301, now) >= 0 && tel_age(&t, 301, now) < 5);
     assert_true(tel_age(&t, 302, now) > 400);
     assert_true(tel_age(&t, 303, now) < 0);
-    tel_note_alone(&t, 301, now);
-    tel_note_alone(&t, 302, now); /* stale: teaches nothing */
+    tel_note_alone(&t, 301, 0, now);
+    tel_note_alone(&t, 302, 0, now); /* stale: teaches nothing */
     write_rate("301", "10\n", 0);
     assert_int_equal(tel_poll(&t, tel_now()), 0);
     now = tel_now();

@@ -260,7 +260,10 @@ void daemon_grace_tick(daemon_t *d);
 /* Polls the retention source (once per cycle, before the cycle's pass) and adds the samples of jobs running
  * alone to their baselines. */
 void daemon_measure(daemon_t *d);
-/* The engine's observe_retention hook (ctx = d): a shared job's measured retention, NaN when none is fresh. */
+/* The workload key of slot j (tel_workload_key of its comment's model, dataset, batch, amp), 0 none. */
+uint32_t daemon_workload(const daemon_t *d, int32_t j);
+/* The engine's observe_retention hook (ctx = d): a shared job's measured retention, NaN when none is fresh.
+ * A job without a baseline of its own (it never ran alone) uses its workload's. */
 double daemon_observe_retention(void *ctx, int32_t j, int64_t now);
 
 /* mirror.c: Slurm -> engine */

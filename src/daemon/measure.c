@@ -20,8 +20,16 @@ void daemon_measure(daemon_t *d)
     if (!d->e) return;
     for (int32_t j = 0; j < d->nslots; j++) {
         const ds_jstate_t *s = ds_engine_job(d->e, j);
-        if (s->status == DS_JS_RUNNING && !s->shared) tel_note_alone(&d->tel, d->slot[j].id, now);
+        if (s->status == DS_JS_RUNNING && !s->shared) tel_note_alone(&d->tel, d->slot[j].id, daemon_workload(d, j), now);
     }
+}
+
+uint32_t daemon_workload(const daemon_t *d, int32_t j)
+{
+    const ds_job_t *job = &d->trace.jobs[j];
+    if (job->model < 0) return 0;
+    return tel_workload_key(d->trace.models.s[job->model], job->dataset >= 0 ? d->trace.datasets.s[job->dataset] : "",
+                            job->batch, job->amp);
 }
 
 double daemon_observe_retention(void *ctx, int32_t j, int64_t now)
@@ -31,5 +39,7 @@ double daemon_observe_retention(void *ctx, int32_t j, int64_t now)
     if (d->cfg.tel.kind == TEL_OFF || !d->e || j < 0 || j >= d->nslots) return NAN;
     int32_t p = ds_engine_job(d->e, j)->partner;
     if (p < 0 || p >= d->nslots) return NAN;
-    return tel_retention(&d->tel, d->slot[j].id, d->slot[p].id, tel_now(), NAN, NAN);
+    /* a job that never ran alone is compared with its workload's jobs that did */
+    return tel_retention(&d->tel, d->slot[j].id, d->slot[p].id, tel_now(), tel_workload_base(&d->tel, daemon_workload(d, j)),
+                         tel_workload_base(&d->tel, daemon_workload(d, p)));
 }

@@ -324,7 +324,9 @@ static void telemetry_facts(daemon_t *d, int32_t j, ds_buf_t *b)
                    t->nbase ? "" : "none ", t->nbase ? t->base : 0.0, t->nbase, t->nbase == 1 ? "" : "s");
     if (js->shared) {
         int32_t p = js->partner;
-        double r = p >= 0 ? tel_estimate(&d->tel, id, d->slot[p].id, now, NAN, NAN) : NAN;
+        double r = p >= 0 ? tel_estimate(&d->tel, id, d->slot[p].id, now, tel_workload_base(&d->tel, daemon_workload(d, j)),
+                                         tel_workload_base(&d->tel, daemon_workload(d, p)))
+                          : NAN;
         if (isnan(r)) ds_bputs(b, "  telemetry: no retention estimate for the pair now (a sample or a baseline is missing or "
                                   "stale): it is neither revoked nor admitted on that\n");
         else ds_bprintf(b, "  telemetry: measured retention %.2f\n", r);

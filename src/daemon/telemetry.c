@@ -277,13 +277,51 @@ static int fresh(const telemetry_t *t, const tel_job_t *j, double now)
     return j && now - j->t <= t->cfg.stale;
 }
 
-void tel_note_alone(telemetry_t *t, uint32_t id, double now)
+uint32_t tel_workload_key(const char *model, const char *dataset, int batch, int amp)
+{
+    if (!model || !*model) return 0;
+    uint32_t h = 2166136261u;
+    for (const char *p = model; *p; p++) h = (h ^ (uint8_t)*p) * 16777619u;
+    h = (h ^ '/') * 16777619u;
+    for (const char *p = dataset ? dataset : ""; *p; p++) h = (h ^ (uint8_t)*p) * 16777619u;
+    h = (h ^ (uint32_t)batch) * 16777619u;
+    h = (h ^ (uint32_t)amp) * 16777619u;
+    return h ? h : 1;
+}
+
+/* Open addressing over a fixed table: bounded memory; a full table learns no new workload. */
+static tel_workload_t *workload(telemetry_t *t, uint32_t key, int add)
+{
+    for (int i = 0; i < TEL_WORKLOADS; i++) {
+        tel_workload_t *w = &t->wl[(key + (uint32_t)i) % TEL_WORKLOADS];
+        if (w->key == key) return w;
+        if (!w->key) {
+            if (!add) return NULL;
+            w->key = key;
+            return w;
+        }
+    }
+    return NULL;
+}
+
+double tel_workload_base(const telemetry_t *t, uint32_t key)
+{
+    const tel_workload_t *w = key ? workload((telemetry_t *)t, key, 0) : NULL;
+    return w && w->n ? w->base : NAN;
+}
+
+void tel_note_alone(telemetry_t *t, uint32_t id, uint32_t key, double now)
 {
     tel_job_t *j = find(t, id);
     if (!fresh(t, j, now) || !(j->v > 0)) return;
     /* a running mean of its solo samples: its own speed, which a later shared sample is compared with */
     j->nbase++;
     j->base += (j->v - j->base) / j->nbase;
+    tel_workload_t *w = key ? workload(t, key, 1) : NULL;
+    if (w) {
+        w->n = DS_MIN(w->n + 1, 1000); /* a long mean, that still follows a change of hardware or code */
+        w->base += (j->v - w->base) / w->n;
+    }
 }
 
 double tel_estimate(const telemetry_t *t, uint32_t id, uint32_t partner, double now, double fallback_self,

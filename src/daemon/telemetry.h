@@ -36,8 +36,18 @@ typedef struct tel_job {
     int32_t nbase;
 } tel_job_t;
 
+/* Workloads (model, dataset, batch, amp) remembered with an exclusive baseline: a job that never ran alone
+ * (a best-effort job started on a busy GPU) borrows the mean of the jobs of its workload that did. */
+#define TEL_WORKLOADS 1024
+typedef struct tel_workload {
+    uint32_t key;           /* tel_workload_key, 0 = free */
+    double base;            /* mean of its jobs' solo samples */
+    int32_t n;
+} tel_workload_t;
+
 typedef struct telemetry {
     tel_config_t cfg;
+    tel_workload_t wl[TEL_WORKLOADS];
     tel_job_t *job;
     int32_t n, cap;
     ds_idmap_t by_id;
@@ -67,8 +77,13 @@ int tel_read_progress(telemetry_t *t, char *err, size_t errn);
 /* One poll of the configured backend at wall time now (Prometheus: an HTTP query); forgets jobs with no
  * sample for an hour. Returns 0, or -1 with last_error set (the samples already held age as usual). */
 int tel_poll(telemetry_t *t, double now);
-/* Job id ran alone on its GPUs this cycle: a fresh sample of it adds to its exclusive baseline. */
-void tel_note_alone(telemetry_t *t, uint32_t id, double now);
+/* Job id ran alone on its GPUs this cycle: a fresh sample of it adds to its exclusive baseline, and to its
+ * workload's (key from tel_workload_key; 0: none known). */
+void tel_note_alone(telemetry_t *t, uint32_t id, uint32_t key, double now);
+/* A workload's key (never 0) from its model, dataset, batch and amp; 0 when the model is unknown. */
+uint32_t tel_workload_key(const char *model, const char *dataset, int batch, int amp);
+/* The exclusive baseline of a workload, NaN when none of its jobs ran alone (or key 0). */
+double tel_workload_base(const telemetry_t *t, uint32_t key);
 /* The retention of job id sharing its GPU with partner, as of wall time now; NaN when a sample or a
  * baseline is missing or stale. Progress: its rate over its exclusive rate. Prometheus: the GPU's
  * activity over the sum of both jobs' exclusive activities (capped at 1: two jobs that fit side by side
