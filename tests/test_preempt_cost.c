@@ -272,6 +272,11 @@ static void test_lost_accounting_all_policies(void **st)
             ds_error_clear(&err);
             c.check_invariants = 1;
             int rc = ds_sim_run(&t, &c, &r, &err);
+            if (rc != DS_OK) {
+                char m[400];
+                ds_error_format(&err, m, sizeof m);
+                print_message("%s mode %d: %s\n", (*p)->name, mode, m);
+            }
             if (rc == DS_OK) {
                 assert_true(r.rollback_gpu_hours >= 0);
                 assert_true(r.lost_gpu_hours >= r.rollback_gpu_hours);

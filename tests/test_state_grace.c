@@ -12,36 +12,14 @@
 
 #include "testutil.h"
 #include "fake_slurm.h"
+#include "daemon_testutil.h"
 #include "daemon/daemon.h"
 
 static daemon_t D;
 
-static double metric(const char *line)
-{
-    char *m = daemon_metrics(&D);
-    char key[200];
-    snprintf(key, sizeof key, "\n%s ", line);
-    const char *p = strstr(m, key);
-    double v = p ? atof(p + strlen(key)) : -1;
-    free(m);
-    return v;
-}
-
-static int explain_has(uint32_t id, const char *text)
-{
-    char *x = daemon_explain(&D, id);
-    int has = x && strstr(x, text);
-    if (!has) print_message("explain %u: %s", id, x ? x : "(null)\n");
-    free(x);
-    return has;
-}
-
-static const ds_jstate_t *jstate(uint32_t id)
-{
-    int32_t s = daemon_slot_of(&D, id);
-    assert_true(s >= 0);
-    return &D.e->js[s];
-}
+static double metric(const char *line) { return dt_metric(&D, line); }
+static int explain_has(uint32_t id, const char *text) { return dt_explain_has(&D, id, text); }
+static const ds_jstate_t *jstate(uint32_t id) { return dt_jstate(&D, id); }
 
 static int sync_now(void)
 {
