@@ -7,7 +7,7 @@ set -euo pipefail
 # file: cpack -G DEB runs it (dpkg-shlibdeps) to find the package's library dependencies.
 # clang + libclang-rt-dev: libFuzzer and its sanitizer runtimes for tests/fuzz (recommends are not installed)
 pkgs=(build-essential cmake pkg-config file libjansson-dev libcmocka-dev libxgboost-dev gnuplot-nox valgrind clang libclang-rt-dev)
-slurm_pkgs=(slurmctld slurmd slurm-client munge libslurm-dev libmicrohttpd-dev libcurl4-openssl-dev curl prometheus chromium)
+slurm_pkgs=(slurmctld slurmd slurm-client munge libmunge-dev libslurm-dev libmicrohttpd-dev libcurl4-openssl-dev curl prometheus chromium)
 case "${1:-}" in
   --with-slurm) pkgs+=("${slurm_pkgs[@]}") ;;
   # the accounting database of the native-Slurm comparison (deploy/slurm/accounting.sh); lua for job_submit/lua

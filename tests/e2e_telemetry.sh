@@ -11,13 +11,15 @@
 # telemetry gone stale (the jobs stop writing; the exporter stops answering) revokes nothing. Prints the
 # revocation latency (wall s from the first degraded report to the requeue). Needs root and
 # 'scripts/deps.sh --with-slurm'; leaves no prometheus running.
-# usage: tests/e2e_telemetry.sh BUILD_DIR [progress|prometheus]
+# post: the same step rates POSTed to deepshared's /api/progress in munge credentials (progress_dir =
+# off); a report for another user's job and a replayed one are refused.
+# usage: tests/e2e_telemetry.sh BUILD_DIR [progress|post|prometheus]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 [ -n "${DS_SLURM_LOCKED:-}" ] || exec "$root/scripts/with-cluster.sh" bash "$0" "$@"
 build=$(cd "${1:?usage: e2e_telemetry.sh BUILD_DIR [progress|prometheus]}" && pwd)
 source=${2:-progress}
-case $source in progress|prometheus) ;; *) echo "e2e_telemetry: source '$source' is not progress or prometheus" >&2; exit 2;; esac
+case $source in progress|post|prometheus) ;; *) echo "e2e_telemetry: source '$source' is not progress, post or prometheus" >&2; exit 2;; esac
 cycle=2
 export SLURM_CONF=$root/deploy/slurm/slurm.conf
 W=$(mktemp -d /tmp/ds-e2e-tel.XXXXXX)
@@ -74,8 +76,9 @@ listen = 127.0.0.1:$port
 interference_profile = $W/profile.csv
 default_runtime = 600
 policy.eps = 1
-telemetry = $source
+telemetry = $([ $source = post ] && echo progress || echo $source)
 $([ $source = progress ] && echo "progress_dir = $W/progress")
+$([ $source = post ] && echo "progress_dir = off")
 $([ $source = prometheus ] && printf 'prometheus_url = http://127.0.0.1:%s\nprometheus_query = max by (hpc_job) (DCGM_FI_PROF_SM_ACTIVE)\n' $pport)
 telemetry_stale = 6
 # the test cluster has no accounting: every job here is root's, charged to the account it names
@@ -97,7 +100,11 @@ while [ \$(date +%s) -lt \$end ]; do
     rho=1
     [ -n "\$other" ] && rho=\$(awk -v a=\$model -v b=\$other '\$1 == a && \$2 == b {print \$3}' $W/truth)
     rate=\$(awk -v r=\${rho:-1} 'BEGIN {print 10 * r}')
-    echo \$rate > $W/progress/.\$me.tmp && mv $W/progress/.\$me.tmp $W/progress/\$me
+    if [ $source = post ]; then
+      munge -s "job=\$me rate=\$rate" | curl -s -o /dev/null --data-binary @- http://127.0.0.1:$port/api/progress
+    else
+      echo \$rate > $W/progress/.\$me.tmp && mv $W/progress/.\$me.tmp $W/progress/\$me
+    fi
     if [ \$said = 0 ] && awk -v r=\${rho:-1} 'BEGIN {exit !(r < 1)}'; then echo "degraded \$me \$(date +%s.%N) \$other \$rho" >> $W/events; said=1; fi
   fi
   sleep 0.5
@@ -171,6 +178,16 @@ scancel "$s0"
 g+=("$(sub tb light 400)")
 wait_running 60 "${g[@]}" && ok "the sly job's GPU went to a 16th light one" || bad "the 16th light job did not start"
 sleep $((3 * cycle))
+if [ $source = post ]; then
+  # the trust boundary: nobody cannot report for root's job, and a credential counts once
+  code=$(su -s /bin/sh nobody -c "munge -s 'job=${g[0]} rate=1'" | curl -s -o /dev/null -w '%{http_code}' --data-binary @- "http://127.0.0.1:$port/api/progress")
+  [ "$code" = 403 ] && ok "a report for another user's job is refused (403)" || bad "nobody's report for job ${g[0]}: HTTP $code"
+  cred=$(munge -s "job=${g[0]} rate=10")
+  c1=$(echo "$cred" | curl -s -o /dev/null -w '%{http_code}' --data-binary @- "http://127.0.0.1:$port/api/progress")
+  c2=$(echo "$cred" | curl -s -o /dev/null -w '%{http_code}' --data-binary @- "http://127.0.0.1:$port/api/progress")
+  [ "$c1" = 200 ] && [ "$c2" = 401 ] && ok "a credential is taken once: $c1, then $c2 (replayed)" || bad "the same credential twice: $c1, $c2"
+  ok "reports taken over HTTP: $(metric 'deepshare_progress_reports_total{result="taken"}')"
+fi
 [ $source = prometheus ] && ok "deepshared reads the exporter's samples: $(metric deepshare_telemetry_samples_total) so far, source up $(metric 'deepshare_telemetry_up{source="prometheus"}')"
 
 # 1. a sly best-effort job: the daemon's profile pairs it at 0.95, its partner truly falls to 40%

@@ -37,6 +37,19 @@ char *daemon_explain(daemon_t *d, uint32_t id)
 
 double daemon_theta(const daemon_t *d) { (void)d; return 0.95; }
 
+/* progress_post.c stand-in: the body as http.c hands it over */
+static char posted[8192];
+static size_t posted_len;
+int daemon_progress_post(daemon_t *d, const char *body, size_t len, char *msg, size_t n)
+{
+    (void)d;
+    posted_len = len < sizeof posted ? len : sizeof posted - 1;
+    memcpy(posted, body, posted_len);
+    posted[posted_len] = 0;
+    snprintf(msg, n, "seen %zu bytes\n", len);
+    return !strcmp(posted, "CRED") ? 200 : 401;
+}
+
 static daemon_t d;
 static int port;
 
@@ -81,6 +94,30 @@ static int request(const char *method, const char *path, const char *extra, char
     all[got] = '\0';
     int code = 0;
     if (sscanf(all, "HTTP/1.%*d %d", &code) != 1) return 0;
+    return code;
+}
+
+/* POST path with a body (and extra header lines or NULL); returns the status code (0: no answer). */
+static int post_body(const char *path, const char *extra, const char *body, size_t blen)
+{
+    int s = dial(NULL);
+    if (s < 0) return 0;
+    char req[512], buf[4096];
+    int len = snprintf(req, sizeof req, "POST %s HTTP/1.0\r\nHost: x\r\nContent-Length: %zu\r\n%s\r\n", path, blen,
+                       extra ? extra : "");
+    if (write(s, req, (size_t)len) != len) { close(s); return 0; }
+    for (size_t off = 0; off < blen;) {
+        ssize_t w = write(s, body + off, blen - off);
+        if (w <= 0) break;
+        off += (size_t)w;
+    }
+    size_t got = 0;
+    ssize_t r;
+    while (got + 1 < sizeof buf && (r = read(s, buf + got, sizeof buf - 1 - got)) > 0) got += (size_t)r;
+    close(s);
+    buf[got] = '\0';
+    int code = 0;
+    if (sscanf(buf, "HTTP/1.%*d %d", &code) != 1) return 0;
     return code;
 }
 
@@ -234,7 +271,15 @@ static void test_read_token(void **st)
     /* open: liveness and the page's static files carry no data */
     assert_int_equal(request("GET", "/healthz", NULL, all, sizeof all), 200);
     assert_int_equal(request("GET", "/static/status.css", NULL, all, sizeof all), 200);
-    /* read-only, token or not */
+    /* read-only, token or not, but for a job's own progress report: the munge credential is its
+     * authentication (a job has no read token), the trailing newline of munge(1) dropped */
+    assert_int_equal(post_body("/api/progress", NULL, "CRED\n", 5), 200);
+    assert_int_equal(posted_len, 4);
+    assert_int_equal(post_body("/api/progress", NULL, "NOPE", 4), 401);
+    static char big[5000];
+    memset(big, 'x', sizeof big);
+    assert_int_equal(post_body("/api/progress", NULL, big, sizeof big), 413);
+    assert_int_equal(request("GET", "/api/progress", good, all, sizeof all), 404);
     assert_int_equal(request("POST", "/metrics", good, all, sizeof all), 405);
     assert_int_equal(request("DELETE", "/explain/42", good, all, sizeof all), 405);
     http_set_token("");

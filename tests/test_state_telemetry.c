@@ -32,9 +32,47 @@ static int teardown(void **st)
     return tu_remove_dir(dir);
 }
 
-/* The job's step rate, written as a training script would (temporary file, then rename), dated age s ago. */
+static void sync_now(void)
+{
+    char err[300];
+    assert_true(daemon_sync(&D, 1, err, sizeof err) >= 0);
+}
+
+/* Reports by HTTP (progress_post.c) instead of files: a stand-in for munge_decode that takes the credential
+ * "BAD..." as refused and any other as the payload itself, made by post_uid post_age s ago. */
+static int via_post, post_uid;
+static double post_age;
+
+static int fake_verify(const char *cred, char *payload, size_t n, uint32_t *uid, double *t, char *err, size_t errn)
+{
+    if (!strncmp(cred, "BAD", 3)) {
+        snprintf(err, errn, "munge credential refused: Replayed credential");
+        return -1;
+    }
+    snprintf(payload, n, "%s", cred);
+    *uid = (uint32_t)post_uid;
+    *t = tel_now() - post_age;
+    return 0;
+}
+
+static int post(const char *body, char *msg, size_t n)
+{
+    daemon_progress_verify = fake_verify;
+    return daemon_progress_post(&D, body, strlen(body), msg, n);
+}
+
+/* The job's step rate, written as a training script would (temporary file, then rename), dated age s ago;
+ * with via_post, POSTed instead. */
 static void rate(uint32_t id, double steps, double age)
 {
+    if (via_post) {
+        char body[100], msg[300];
+        snprintf(body, sizeof body, "job=%u rate=%g", id, steps);
+        post_age = age;
+        sync_now(); /* the daemon checks the job against its latest read of Slurm */
+        assert_int_equal(post(body, msg, sizeof msg), 200);
+        return;
+    }
     char tmp[300], p[300];
     snprintf(tmp, sizeof tmp, "%s/.%u.tmp", dir, id);
     snprintf(p, sizeof p, "%s/%u", dir, id);
@@ -52,11 +90,6 @@ static void rate(uint32_t id, double steps, double age)
     assert_int_equal(rename(tmp, p), 0);
 }
 
-static void sync_now(void)
-{
-    char err[300];
-    assert_true(daemon_sync(&D, 1, err, sizeof err) >= 0);
-}
 
 /* One cycle as deepshared's loop runs it: read Slurm, poll the source, the cycle's pass, Slurm starts
  * what was dispatched. */
@@ -89,6 +122,7 @@ static void pair_case(double shared_rate, double age, int cycles, int revoked_at
     D.cfg.tel.kind = TEL_PROGRESS;
     snprintf(D.cfg.tel.dir, sizeof D.cfg.tel.dir, "%s", dir);
     D.cfg.tel.stale = 120;
+    if (via_post) D.cfg.tel.dir[0] = 0; /* progress_dir = off: HTTP reports only */
     char p[300];
     snprintf(p, sizeof p, "%s/1", dir);
     unlink(p);
@@ -157,6 +191,68 @@ static void test_stale_revokes_nothing(void **st)
     pair_case(4, 500, 8, 0); /* the file says 0.4, but it was written 500 s ago (stale after 120) */
 }
 
+/* The same pair reported by HTTP POST (progress_dir = off): revoked at the 3rd cycle. */
+static void test_post_reports_revoke(void **st)
+{
+    (void)st;
+    via_post = 1;
+    pair_case(4, 0, 6, 3);
+    via_post = 0;
+}
+
+/* What a POSTed report must be: a good credential, of the job's own user (or root), for a running job,
+ * with telemetry = progress. */
+static void test_post_refused(void **st)
+{
+    (void)st;
+    fs_reset();
+    fs_add_node("n0", 32, 1);
+    fs_add_job(1, "a", "staging", "gpus=1")->uid = 1000;
+    memset(&D, 0, sizeof D);
+    dconfig_default(&D.cfg);
+    D.cfg.journal[0] = 0;
+    D.cfg.listen_port = 0;
+    snprintf(D.cfg.tenants[0].name, sizeof D.cfg.tenants[0].name, "a");
+    D.cfg.tenants[0].quota = 1;
+    D.cfg.ntenants = 1;
+    D.cfg.tel.kind = TEL_PROGRESS;
+    D.cfg.tel.dir[0] = 0;
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_int_equal(daemon_setup(&D, &err), DS_OK);
+    cycle();
+    sync_now();
+    assert_int_equal(dt_jstate(&D, 1)->status, DS_JS_RUNNING);
+    char msg[300];
+    post_age = 0;
+    post_uid = 1001;
+    assert_int_equal(post("job=1 rate=5", msg, sizeof msg), 403); /* another user */
+    assert_non_null(strstr(msg, "not yours"));
+    post_uid = 1000;
+    assert_int_equal(post("job=2 rate=5", msg, sizeof msg), 404); /* no such job */
+    assert_int_equal(post("job=1 rate=-5", msg, sizeof msg), 400);
+    assert_int_equal(post("job=1 rate=nan", msg, sizeof msg), 400);
+    assert_int_equal(post("job=1 rate=5 job=2", msg, sizeof msg), 400);
+    assert_int_equal(post("rate=5 job=1", msg, sizeof msg), 400);
+    assert_int_equal(post("BAD credential", msg, sizeof msg), 401);
+    assert_non_null(strstr(msg, "Replayed"));
+    assert_int_equal(daemon_progress_post(&D, "", 0, msg, sizeof msg), 400);
+    assert_int_equal(D.tel.samples, 0);
+    assert_int_equal(post("job=1 rate=5", msg, sizeof msg), 200); /* its own user */
+    post_uid = 0;
+    assert_int_equal(post("job=1 rate=6", msg, sizeof msg), 200); /* root, the operator */
+    assert_int_equal(D.tel.samples, 2);
+    assert_true(dt_explain_has(&D, 1, "last sample 6"));
+    assert_true(dt_metric(&D, "deepshare_progress_reports_total{result=\"taken\"}") == 2);
+    assert_true(dt_metric(&D, "deepshare_progress_reports_total{result=\"not_owner\"}") == 1);
+    assert_true(dt_metric(&D, "deepshare_progress_reports_total{result=\"malformed\"}") == 5);
+    assert_true(dt_metric(&D, "deepshare_progress_reports_total{result=\"credential\"}") == 1);
+    assert_true(dt_metric(&D, "deepshare_progress_reports_total{result=\"not_running\"}") == 1);
+    D.cfg.tel.kind = TEL_PROMETHEUS;
+    assert_int_equal(post("job=1 rate=5", msg, sizeof msg), 409);
+    daemon_teardown(&D);
+}
+
 /* The source fails (its folder is gone): logged, telemetry_up 0, nothing revoked. */
 static void test_source_down(void **st)
 {
@@ -191,6 +287,8 @@ int main(void)
         cmocka_unit_test(test_good_pair_kept),
         cmocka_unit_test(test_stale_revokes_nothing),
         cmocka_unit_test(test_source_down),
+        cmocka_unit_test(test_post_reports_revoke),
+        cmocka_unit_test(test_post_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

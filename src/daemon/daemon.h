@@ -178,6 +178,7 @@ typedef struct daemon {
     int64_t grace_done;     /* ended with exit 0 in their grace: done, not requeued */
     double grace_sum;       /* seconds from the signal to the requeue, summed over grace_n */
     int64_t grace_n;
+    int64_t posts[6];       /* progress reports by HTTP (progress_post.c): taken, 400, 401, 403, 404, other */
     telemetry_t tel;        /* the retention source (measure.c) */
     int tel_down;           /* its last poll failed (logged once) */
     pthread_mutex_t lock;
@@ -279,6 +280,21 @@ const sl_job_t *daemon_find_job(const daemon_t *d, uint32_t id);
 void daemon_pass(daemon_t *d, int timer);
 /* Shows the policy's order in squeue: a pending job's priority follows its place in it. */
 void daemon_show_priorities(daemon_t *d);
+
+/* progress_post.c: job-reported progress over HTTP */
+/* Bytes of a POSTed report read at most (a munge credential of a short payload is ~200). */
+#define D_POST_MAX 4096
+/* Checks a munge credential: its payload (NUL-terminated, at most n - 1 bytes), the uid that made it and
+ * its encode time; 0, or -1 with err filled (bad, expired, replayed, munged down). */
+typedef int (*progress_verify_fn)(const char *cred, char *payload, size_t n, uint32_t *uid, double *t_encode,
+                                  char *err, size_t errn);
+/* munge_decode where deepshared is built with libmunge, else NULL; tests put their own. */
+extern progress_verify_fn daemon_progress_verify;
+/* A report POSTed to /api/progress (body: a munge credential of "job=ID rate=STEPS_PER_S"): taken for a
+ * running job of the credential's uid (or made by root). Returns the HTTP status -- 200 taken, 400
+ * malformed, 401 credential refused, 403 another user's job, 404 no such running job, 409 telemetry is
+ * not progress, 501 no libmunge -- with a one-line message in msg. Call under d->lock. */
+int daemon_progress_post(daemon_t *d, const char *body, size_t len, char *msg, size_t n);
 
 /* report.c */
 /* Per-cycle figures (smoothed QAD), then the squeue priorities. */

@@ -1,5 +1,5 @@
 /* http.c: the observability endpoints (/ the status page, /api/status, /metrics, /explain/<jobid>,
- * /healthz, /static/NAME). /metrics, /healthz and the status page answer from a snapshot the main loop
+ * /healthz, /static/NAME) and the one write, POST /api/progress (a job's step rate, munge-signed). /metrics, /healthz and the status page answer from a snapshot the main loop
  * publishes after each pass, so they never wait for the state lock, which the loop holds across libslurm
  * calls (seconds while slurmctld is down). Connections are bounded in total and per client address, and
  * idle ones time out, so slow clients cannot lock the endpoints out. With a read token set, everything but
@@ -191,13 +191,58 @@ static enum MHD_Result status(struct MHD_Connection *c, daemon_t *d, int page)
     return reply(c, MHD_HTTP_OK, body, page ? "text/html; charset=utf-8" : "application/json");
 }
 
+/* The body of a POST to /api/progress, gathered across the calls libmicrohttpd makes. */
+typedef struct post_body {
+    size_t n;
+    int too_long;
+    char b[D_POST_MAX];
+} post_body_t;
+
+static void request_done(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+    (void)cls, (void)c, (void)toe;
+    free(*con_cls);
+    *con_cls = NULL;
+}
+
+/* POST /api/progress: a job's step rate in a munge credential (progress_post.c). Open to every client
+ * without the read token (a job has none): the credential is the authentication, and the answer says
+ * nothing of other jobs. */
+static enum MHD_Result progress_post(struct MHD_Connection *c, daemon_t *d, const char *upload, size_t *upload_size,
+                                     void **con_cls)
+{
+    post_body_t *p = *con_cls;
+    if (!p) {
+        *con_cls = ds_xcalloc(1, sizeof *p);
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (p->n + *upload_size > sizeof p->b) p->too_long = 1;
+        else memcpy(p->b + p->n, upload, *upload_size), p->n += *upload_size;
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (p->too_long)
+        return reply(c, MHD_HTTP_CONTENT_TOO_LARGE, dupstr("a report is at most 4096 bytes\n"), "text/plain");
+    size_t n = p->n;
+    while (n && (p->b[n - 1] == '\n' || p->b[n - 1] == '\r' || p->b[n - 1] == ' ')) n--; /* munge(1) ends with \n */
+    if (lock_bounded(d))
+        return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, dupstr("busy (waiting on slurmctld); try again\n"), "text/plain");
+    char msg[400];
+    int code = daemon_progress_post(d, p->b, n, msg, sizeof msg);
+    pthread_mutex_unlock(&d->lock);
+    return reply(c, (unsigned)code, dupstr(msg), "text/plain");
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                               const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
-    (void)version, (void)upload, (void)upload_size, (void)con_cls;
+    (void)version;
     daemon_t *d = cls;
+    if (!strcmp(method, "POST") && !strcmp(url, "/api/progress")) return progress_post(c, d, upload, upload_size, con_cls);
     if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-        return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, dupstr("GET only: the HTTP side is read-only\n"), "text/plain");
+        return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED,
+                     dupstr("GET only (POST /api/progress aside): the HTTP side is read-only\n"), "text/plain");
     /* open to all: liveness (no data) and the page's static files (no data) */
     if (!strcmp(url, "/healthz")) {
         pthread_mutex_lock(&snap_lock);
@@ -273,7 +318,8 @@ int http_start(daemon_t *d, ds_error_t *err)
                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_MAX_PER_IP,
                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT,
-                           MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
+                           MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
+                           request_done, NULL, MHD_OPTION_END);
     if (!mhd) {
         ds_error_set(err, d->cfg.path, 0, "listen", "cannot listen on %s:%d (in use?)", d->cfg.listen_addr,
                      d->cfg.listen_port);

@@ -208,6 +208,11 @@ char *daemon_metrics(daemon_t *d)
             "Shard dispatches kept off a GPU without shards: moved to another GPU, or given the whole GPU.",
             d->shard_moves);
     counter(&b, "deepshare_preemptions_total", "Jobs requeued by deepshared (best effort only).", d->requeues);
+    head(&b, "deepshare_progress_reports_total", "counter",
+         "Progress reports POSTed to /api/progress, by answer (taken, or why refused).");
+    static const char *const post_why[] = {"taken", "malformed", "credential", "not_owner", "not_running", "other"};
+    for (int i = 0; i < 6; i++)
+        ds_bprintf(&b, "deepshare_progress_reports_total{result=\"%s\"} %lld\n", post_why[i], (long long)d->posts[i]);
     counter(&b, "deepshare_preempt_signals_total",
             "Preemption victims sent their signal to checkpoint first (grace > 0).", d->signalled);
     head(&b, "deepshare_grace_requeues_total", "counter",

@@ -74,8 +74,9 @@ int tel_config_set(tel_config_t *c, const char *key, const char *val, char *err,
         return copy_val(c->job_label, sizeof c->job_label, key, val, err, errn);
     }
     if (!strcmp(key, "progress_dir")) {
+        if (!strcmp(val, "off")) { c->dir[0] = 0; return 0; } /* reports by HTTP POST only */
         if (val[0] != '/') {
-            snprintf(err, errn, "progress_dir: '%s' is not an absolute path", val);
+            snprintf(err, errn, "progress_dir: '%s' is not an absolute path (or off)", val);
             return -1;
         }
         return copy_val(c->dir, sizeof c->dir, key, val, err, errn);

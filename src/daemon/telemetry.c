@@ -260,7 +260,9 @@ int tel_poll(telemetry_t *t, double now)
     if (t->cfg.kind == TEL_OFF) return 0;
     char err[256] = "";
     t->polls++;
-    int rc = t->cfg.kind == TEL_PROMETHEUS ? query_prometheus(t, err, sizeof err) : tel_read_progress(t, err, sizeof err);
+    int rc = t->cfg.kind == TEL_PROMETHEUS ? query_prometheus(t, err, sizeof err)
+           : t->cfg.dir[0]                 ? tel_read_progress(t, err, sizeof err)
+                                           : 0; /* progress_dir = off: reports come by HTTP POST only */
     forget_old(t, now);
     if (rc < 0) {
         t->poll_errors++;
