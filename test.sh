@@ -43,6 +43,10 @@ if [ $slurm_e2e = 1 ]; then
   bash tests/e2e_telemetry.sh build-test-release prometheus || status=1
   echo "== graceful preemption (a victim signalled, checkpoints, is requeued and resumes; ~2 min)" >&2
   bash tests/e2e_grace.sh build-test-release || status=1
+  echo "== job progress POSTed to deepshared in munge credentials (~3 min)" >&2
+  bash tests/e2e_telemetry.sh build-test-release post || status=1
+  echo "== dcgm-exporter on a real NVIDIA GPU (skips where there is none)" >&2
+  bash tests/e2e_dcgm.sh build-test-release; rc=$?; [ $rc = 0 ] || [ $rc = 77 ] || status=1
   if [ -n "${DS_SOAK:-}" ]; then
     echo "== deepshared soak (SIGKILLs during a burst, slurmctld restart under shard jobs, slow clients; 2-7 min)" >&2
     bash tests/soak_daemon.sh build-test-release || status=1

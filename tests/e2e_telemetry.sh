@@ -188,6 +188,10 @@ if [ $source = post ]; then
   [ "$c1" = 200 ] && [ "$c2" = 401 ] && ok "a credential is taken once: $c1, then $c2 (replayed)" || bad "the same credential twice: $c1, $c2"
   ok "reports taken over HTTP: $(metric 'deepshare_progress_reports_total{result="taken"}')"
 fi
+if [ $source = prometheus ]; then
+  probe=$("$daemon_bin" -c "$W/deepshared.conf" --probe-telemetry 2>&1)
+  echo "$probe" | grep -q "^job ${g[0]} 0.5 " && ok "deepshared --probe-telemetry lists job ${g[0]} at 0.5 ($(echo "$probe" | head -1))" || bad "--probe-telemetry: $probe"
+fi
 [ $source = prometheus ] && ok "deepshared reads the exporter's samples: $(metric deepshare_telemetry_samples_total) so far, source up $(metric 'deepshare_telemetry_up{source="prometheus"}')"
 
 # 1. a sly best-effort job: the daemon's profile pairs it at 0.95, its partner truly falls to 40%

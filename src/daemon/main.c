@@ -20,7 +20,7 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: deepshared [-c CONFIG] [-v] [--check | --check-config FILE]\n"
+            "usage: deepshared [-c CONFIG] [-v] [--check | --check-config FILE | --probe-telemetry]\n"
             "\n"
             "Schedules the jobs users submit to Slurm's staging partition with a deepshare policy: tenants are\n"
             "Slurm accounts with GPU quotas from CONFIG (default /etc/deepshare/deepshared.conf; see\n"
@@ -33,10 +33,35 @@ static void usage(FILE *f)
             "                        configuration (every key, defaults included; the read token is not shown)\n"
             "                        and exit: 0 when it is valid, 1 with file, line and key when it is not\n"
             "  --check               the same for CONFIG\n"
+            "  --probe-telemetry     poll CONFIG's retention source once (telemetry = prometheus or progress),\n"
+            "                        print each job's sample and exit: 0 when the source answered\n"
             "SIGHUP reloads CONFIG: tenants and quotas (from the next pass), cycle, poll, dispatch_timeout,\n"
+            "grace, preempt_signal,\n"
             "default_job_gpu_mem_mib, qad_lambda, qad_theta, verbose and the read token apply at once; other keys\n"
             "changed are logged as needing a restart. An invalid file is rejected (logged with file, line and\n"
             "key) and the running configuration stays. SIGTERM or SIGINT: exit.\n");
+}
+
+/* --probe-telemetry: one poll of the source, as the daemon makes every cycle (is dcgm-exporter's job
+ * mapping reaching Prometheus? are the progress files readable here?). */
+static int probe_telemetry(const dconfig_t *c, const char *path)
+{
+    if (c->tel.kind == TEL_OFF) {
+        fprintf(stderr, "deepshared: %s: telemetry = off: no retention source to probe\n", path);
+        return 1;
+    }
+    telemetry_t t;
+    tel_init(&t, &c->tel);
+    double now = tel_now();
+    int rc = tel_poll(&t, now);
+    if (rc) fprintf(stderr, "deepshared: telemetry (%s): %s\n", tel_kind_name(c->tel.kind), t.last_error);
+    else {
+        printf("# telemetry (%s): %d job%s with a sample\n", tel_kind_name(c->tel.kind), t.n, t.n == 1 ? "" : "s");
+        for (int32_t k = 0; k < t.n; k++)
+            printf("job %u %g (%.0f s old)\n", t.job[k].id, t.job[k].v, now - t.job[k].t);
+    }
+    tel_free(&t);
+    return rc ? 1 : 0;
 }
 
 static void sleep_s(double s)
@@ -49,12 +74,13 @@ static void sleep_s(double s)
 int main(int argc, char **argv)
 {
     const char *path = "/etc/deepshare/deepshared.conf";
-    int check = 0, verbose = 0;
+    int check = 0, verbose = 0, probe = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-c") && i + 1 < argc) path = argv[++i];
         else if (!strcmp(argv[i], "-v")) verbose++;
         else if (!strcmp(argv[i], "-vv")) verbose += 2;
         else if (!strcmp(argv[i], "--check")) check = 1;
+        else if (!strcmp(argv[i], "--probe-telemetry")) probe = 1;
         else if (!strcmp(argv[i], "--check-config") && i + 1 < argc) check = 1, path = argv[++i];
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return 0; }
         else { usage(stderr); return 2; }
@@ -69,6 +95,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "deepshared: %s\n", msg);
         return 1;
     }
+    if (probe) return probe_telemetry(&d.cfg, path);
     daemon_cli_verbose = verbose;
     dlog_verbose = verbose > d.cfg.verbose ? verbose : d.cfg.verbose;
     if (daemon_setup(&d, &err)) {
