@@ -46,7 +46,7 @@ if [ $slurm_e2e = 1 ]; then
   echo "== job progress POSTed to deepshared in munge credentials (~3 min)" >&2
   bash tests/e2e_telemetry.sh build-test-release post || status=1
   echo "== dcgm-exporter on a real NVIDIA GPU (skips where there is none)" >&2
-  bash tests/e2e_dcgm.sh build-test-release; rc=$?; [ $rc = 0 ] || [ $rc = 77 ] || status=1
+  rc=0; bash tests/e2e_dcgm.sh build-test-release || rc=$?; [ $rc = 0 ] || [ $rc = 77 ] || status=1
   if [ -n "${DS_SOAK:-}" ]; then
     echo "== deepshared soak (SIGKILLs during a burst, slurmctld restart under shard jobs, slow clients; 2-7 min)" >&2
     bash tests/soak_daemon.sh build-test-release || status=1
