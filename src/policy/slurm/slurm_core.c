@@ -387,6 +387,15 @@ void slm_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t now)
     s->parts[p].bf_work = s->parts[p].main_work = 1;
 }
 
+/* A start the driver took back (deepshared: Slurm could not do it; the simulator: onto GPUs a preempted job
+ * still holds in its grace): the run is forgotten and the job queued again, as the engine's default
+ * (enqueue) would, with the accounting of the run undone. */
+void slm_cancel_start(ds_engine_t *e, void *state, int32_t job, int64_t now)
+{
+    slm_end_run(e, state, job, now);
+    slm_enqueue(e, state, job, now);
+}
+
 /* Pops the wants due by now; returns whether there were any. */
 static int take_wants(slm_part_t *P, int64_t now)
 {

@@ -84,14 +84,7 @@ void slm_on_finish(ds_engine_t *e, void *state, int32_t job, int64_t now)
     s->parts[p].bf_work = s->parts[p].main_work = 1;
 }
 
-/* A start the driver took back (deepshared: Slurm could not do it; the simulator: onto GPUs a preempted job
- * still holds in its grace): the run is forgotten and the job queued again, as the engine's default
- * (enqueue) would, with the accounting of the run undone. */
-void slm_cancel_start(ds_engine_t *e, void *state, int32_t job, int64_t now)
-{
-    end_run(e, state, job, now);
-    slm_enqueue(e, state, job, now);
-}
+void slm_end_run(ds_engine_t *e, slm_state_t *s, int32_t job, int64_t now) { end_run(e, s, job, now); }
 
 void slm_want_pass(slm_state_t *s, int32_t p, int64_t t)
 {
