@@ -254,11 +254,12 @@ static void test_lost_accounting_all_policies(void **st)
              " 8 A 8 100 2000; 9 B 4 400 100");
     int ran = 0, preempted = 0;
     for (const ds_policy_ops_t *const *p = ds_policy_list(); *p; p++) {
-        for (int mode = 0; mode < 4; mode++) {
+        for (int mode = 0; mode < 6; mode++) {
             ds_sim_config_t c;
             ds_sim_config_default(&c);
             c.engine.mode = mode % 2 ? DS_MODE_POOLED : DS_MODE_PARTITIONED;
             c.grace = mode >= 2 ? 60 : 0; /* and with a grace: victims hold their GPUs a minute longer */
+            if (mode >= 4) c.restart_pinned = 1, c.requeue_settle = 3; /* and the live cluster's restart rules */
             c.engine.ckpt_default = 45;
             c.policy = *p;
             void *cfg = (*p)->config_new ? (*p)->config_new() : NULL;
@@ -287,7 +288,7 @@ static void test_lost_accounting_all_policies(void **st)
             if (cfg && (*p)->config_free) (*p)->config_free(cfg);
         }
     }
-    assert_true(ran >= 20);
+    assert_true(ran >= 30);
     assert_true(preempted >= 1);
     ds_trace_free(&t);
 }

@@ -2,6 +2,7 @@
  * execution model turns residency into progress rates; metrics integrate between events. */
 #include "deepshare/sim.h"
 #include "deepshare/qad.h"
+#include "restarts.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -50,6 +51,7 @@ typedef struct sim {
     uint8_t *fresh;       /* started earlier in this round's decisions (take_back) */
     int32_t *taken;       /* the jobs taken back in this pass, held until it ends */
     int32_t ntaken;
+    sim_restarts_t *restarts; /* the live cluster's restart rules (cfg->restart_pinned, requeue_settle), or NULL */
 } sim_t;
 
 /* Appends one event to the result's log (keep_events). */
@@ -280,6 +282,8 @@ static void apply(sim_t *s, ds_sim_result_t *res, int64_t now)
     for (int32_t i = 0; i < nd; i++) {
         const ds_decision_t *d = &dec[i];
         int32_t j = d->job;
+        /* a start the restart rules took back never ran */
+        if (d->type == DS_DEC_START && s->restarts && sim_restarts_skipped(s->restarts, j)) continue;
         if (s->cfg->keep_events) log_event(s, res, d->time, d->type, j, d->other, d->reason);
         if (d->type == DS_DEC_START && s->undone && s->undone[j]) continue; /* taken back (take_back) */
         if (d->type == DS_DEC_START) {
@@ -563,6 +567,8 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
     int rc = ds_engine_create(&s.e, trace, &cfg->engine, cfg->policy, cfg->policy_config, err);
     if (rc) return rc;
     ds_engine_t *e = s.e;
+    if (cfg->restart_pinned || cfg->requeue_settle > 0)
+        s.restarts = sim_restarts_create(e, cfg->restart_pinned, cfg->requeue_settle);
     s.qad = e->ntypes > 1 ? ds_engine_qad_typed : ds_engine_qad_one_type;
     ds_engine_set_hooks(e, &(ds_driver_hooks_t){.ctx = &s, .observe_retention = e->ntypes > 1 ? hook_observe_typed : hook_observe});
     s.rng[0] = cfg->seed * 0x9E3779B97F4A7C15ULL + 1;
@@ -624,6 +630,10 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
         if (next_arr < n && trace->jobs[next_arr].submit < t) t = trace->jobs[next_arr].submit;
         if (timer_at < t) t = timer_at;
         if (grace_next < t) t = grace_next;
+        if (s.restarts) {
+            int64_t u = sim_restarts_next(s.restarts, a.last_t);
+            if (u < t) t = u;
+        }
         /* Nothing running, every job arrived, yet jobs wait: with only timers left (Tiresias) time would advance
          * forever, so a cluster idle that long with work pending is a stall too. */
         if (heap_next_time(&s) == DS_TIME_NEVER && next_arr == n) {
@@ -650,23 +660,36 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
             next_arr++;
         }
         int timer = ds_engine_next_timer(e, t - 1) <= t;
-        if (s.jg) grace_next = grace_hold(&s, t);
+        if (s.jg) grace_next = grace_hold(&s, t); /* graces over: their victims may start again */
+        if (s.restarts) sim_restarts_hold(s.restarts, e, t);
+        if (s.jg) grace_next = grace_hold(&s, t); /* a victim in its grace stays held, whatever the rules above */
         ds_engine_schedule(e, t, timer);
-        if (!s.jg) {
-            apply(&s, res, t);
-        } else {
-            /* rounds as deepshared's pass (D_PASS_ROUNDS): starts onto GPUs still held are taken back */
+        if (s.restarts || s.jg) {
+            /* as deepshared: starts Slurm cannot carry out (onto GPUs a victim still holds in its grace; the
+             * restart rules) are taken back and the policy runs again on what they left, up to 4 rounds a
+             * pass (D_PASS_ROUNDS) */
             for (int round = 1;; round++) {
-                int32_t first = s.ntaken, nb = take_back(&s, t);
+                int32_t first = s.ntaken;
+                int32_t undone = s.jg ? take_back(&s, t) : 0;
+                if (s.restarts) {
+                    undone += sim_restarts_check(s.restarts, e, t);
+                    if (s.jg) undone += take_back(&s, t); /* a pinned start moved onto a GPU in a grace */
+                }
                 apply(&s, res, t);
                 for (int32_t i = first; i < s.ntaken; i++) s.undone[s.taken[i]] = 0;
-                if (!nb || round == 4) break;
+                if (!undone || round == 4) break;
                 ds_engine_schedule(e, t, 0);
             }
-            for (int32_t i = 0; i < s.ntaken; i++)
-                if (!s.grace_until[s.taken[i]]) ds_engine_hold(e, s.taken[i], 0);
-            s.ntaken = 0;
-            grace_next = grace_hold(&s, t);
+            if (s.restarts) sim_restarts_end_pass(s.restarts, e);
+            if (s.jg) {
+                for (int32_t i = 0; i < s.ntaken; i++)
+                    if (!s.grace_until[s.taken[i]] && ds_engine_job(e, s.taken[i])->status == DS_JS_PENDING)
+                        ds_engine_hold(e, s.taken[i], 0);
+                s.ntaken = 0;
+                grace_next = grace_hold(&s, t);
+            }
+        } else {
+            apply(&s, res, t);
         }
         if (cfg->after_pass) cfg->after_pass(cfg->after_pass_ctx, e, t);
         if (cfg->check_invariants) {
@@ -683,6 +706,7 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
     if (rc == DS_OK) {
         integrate(&s, &a, res, a.last_t + 1);
         finish_result(&s, &a, res);
+        if (s.restarts) res->starts_taken_back = sim_restarts_taken_back(s.restarts);
     }
     free(a.qs);
     free(a.qs_g);
@@ -707,6 +731,7 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
     free(s.fresh);
     free(s.taken);
     free(s.heap);
+    sim_restarts_destroy(s.restarts);
     ds_engine_destroy(e);
     return rc;
 }
