@@ -22,6 +22,11 @@ EOF
 }
 
 start_daemon() {
+  # deepshared will not start while slurmctld does not answer (it asks whether Slurm checks accounts): on a
+  # loaded machine the cluster's start can return before slurmctld answers
+  local t0
+  t0=$(date +%s)
+  until scontrol ping 2>/dev/null | grep -q UP || [ $(($(date +%s) - t0)) -ge 60 ]; do sleep 0.5; done
   "$daemon_bin" -c "$W/deepshared.conf" -v >> "$W/deepshared.log" 2>&1 &
   dpid=$!
 }
