@@ -43,8 +43,6 @@ if [ $slurm_e2e = 1 ]; then
   bash tests/e2e_telemetry.sh build-test-release prometheus || status=1
   echo "== graceful preemption (a victim signalled, checkpoints, is requeued and resumes; ~2 min)" >&2
   bash tests/e2e_grace.sh build-test-release || status=1
-  echo "== job progress POSTed to deepshared in munge credentials (~3 min)" >&2
-  bash tests/e2e_telemetry.sh build-test-release post || status=1
   echo "== dcgm-exporter on a real NVIDIA GPU (skips where there is none)" >&2
   rc=0; bash tests/e2e_dcgm.sh build-test-release || rc=$?; [ $rc = 0 ] || [ $rc = 77 ] || status=1
   if [ -n "${DS_SOAK:-}" ]; then
