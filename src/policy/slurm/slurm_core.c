@@ -387,6 +387,12 @@ void slm_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t now)
     s->parts[p].bf_work = s->parts[p].main_work = 1;
 }
 
+void slm_cancel_start(ds_engine_t *e, void *state, int32_t job, int64_t now)
+{
+    slm_end_run(e, state, job, now);
+    slm_enqueue(e, state, job, now);
+}
+
 /* Pops the wants due by now; returns whether there were any. */
 static int take_wants(slm_part_t *P, int64_t now)
 {
