@@ -279,11 +279,11 @@ static void test_node_out_of_service(void **state)
         else assert_string_equal(j->partition, "staging");
     }
     assert_int_equal(on_n0, 4);
-    assert_int_equal(jstate(1)->status, DS_JS_RUNNING); /* a drain lets it run */
-    assert_true(explain_has(15, "out of service (no placements): n1 (drained)"));
-    assert_true(explain_has(15, "n1:-"));
-    assert_int_equal(metric("deepshare_nodes_unavailable"), 1);
-    assert_int_equal(metric("deepshare_node_unavailable{node=\"n1\",state=\"drained\"}"), 1);
+    assert_int_equal(dt_jstate(&D, 1)->status, DS_JS_RUNNING); /* a drain lets it run */
+    assert_true(dt_explain_has(&D, 15, "out of service (no placements): n1 (drained)"));
+    assert_true(dt_explain_has(&D, 15, "n1:-"));
+    assert_int_equal(dt_metric(&D, "deepshare_nodes_unavailable"), 1);
+    assert_int_equal(dt_metric(&D, "deepshare_node_unavailable{node=\"n1\",state=\"drained\"}"), 1);
     char *html = NULL, *json = NULL;
     status_render(&D, &html, &json);
     assert_non_null(strstr(json, "\"name\":\"n1\",\"unavailable\":\"drained\""));
@@ -302,7 +302,7 @@ static void test_node_out_of_service(void **state)
     assert_string_equal(fs_job(2)->partition, "staging"); /* it would wait for n1: back to staging */
     assert_int_equal(D.finished, fin + 1);
     assert_int_equal(sync_now(), 1);
-    assert_int_equal(jstate(2)->status, DS_JS_PENDING);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_PENDING);
     /* back in service: n1 is offered again; the waiting jobs run there */
     fs_set_node_down("n1", NULL);
     assert_int_equal(sync_nodes(), 1);
@@ -323,10 +323,10 @@ static void test_node_out_of_service(void **state)
     /* 14 and 15 run there; job 2, which Slurm 22.05 can restart only on GPU index 1 (its pin), waits for it
      * in the engine's queue: not lost */
     assert_int_equal(on_n1, 2);
-    assert_int_equal(jstate(2)->status, DS_JS_PENDING);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_PENDING);
     assert_string_equal(fs_job(2)->partition, "staging");
-    assert_int_equal(metric("deepshare_node_outages_total"), 1);
-    assert_int_equal(metric("deepshare_nodes_unavailable"), 0);
+    assert_int_equal(dt_metric(&D, "deepshare_node_outages_total"), 1);
+    assert_int_equal(dt_metric(&D, "deepshare_nodes_unavailable"), 0);
 }
 
 /* Fencing with the leader lease (no etcd here: the lease's state is set by hand): a leader's dispatch carries
@@ -347,8 +347,8 @@ static void test_lease_fence(void **state)
     pass_later(1);
     assert_string_equal(fs_job(1)->partition, "prod");
     assert_non_null(strstr(fs_job(1)->admin_comment, " epoch=7"));
-    assert_int_equal(metric("deepshare_leader"), 1);
-    assert_int_equal(metric("deepshare_lease_epoch"), 7);
+    assert_int_equal(dt_metric(&D, "deepshare_leader"), 1);
+    assert_int_equal(dt_metric(&D, "deepshare_lease_epoch"), 7);
     /* paused past its lease: nothing is written */
     D.lease.valid_until = daemon_now_mono() - 1;
     fs_add_job(2, "b", "staging", "gpus=1");
@@ -357,7 +357,7 @@ static void test_lease_fence(void **state)
     pass_later(1);
     assert_string_equal(fs_job(2)->partition, "staging");
     assert_true(D.fenced_writes > fenced);
-    assert_int_equal(metric("deepshare_leader"), 0);
+    assert_int_equal(dt_metric(&D, "deepshare_leader"), 0);
     /* a new leader: the old one's dispatch of job 3, made after the takeover, goes back to staging */
     D.lease.epoch = 9;
     D.lease.valid_until = daemon_now_mono() + 100;
@@ -374,7 +374,7 @@ static void test_lease_fence(void **state)
     assert_string_equal(fs_job(3)->partition, "staging");
     assert_int_equal(D.stale_rejected, 1);
     assert_int_equal(D.rebuilds, rebuilds);
-    assert_int_equal(metric("deepshare_stale_dispatches_total"), 1);
+    assert_int_equal(dt_metric(&D, "deepshare_stale_dispatches_total"), 1);
     /* and this leader dispatches job 2 and 3 itself, under its own epoch */
     pass_later(1);
     for (uint32_t id = 2; id <= 3; id++) {
