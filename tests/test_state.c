@@ -308,6 +308,12 @@ static void test_node_out_of_service(void **state)
     assert_int_equal(sync_nodes(), 1);
     assert_int_equal(D.nodes_down, 0);
     assert_false(ds_engine_node_down(D.e, 1));
+    /* job 2, requeued by Slurm seconds ago, waits out the settle time first (a launch in the second its old
+     * credential was revoked in is refused), and FIFO keeps the others behind it */
+    pass_later(1);
+    assert_true(dt_explain_has(&D, 2, "held"));
+    assert_string_equal(fs_job(14)->partition, "staging");
+    D.slot[daemon_slot_of(&D, 2)].t_requeue -= D_REQUEUE_SETTLE; /* the settle time has passed */
     pass_later(1);
     fs_run_dispatched("staging");
     assert_int_equal(sync_now(), 1);
@@ -320,8 +326,8 @@ static void test_node_out_of_service(void **state)
         if (j->state == SL_RUNNING && !strcmp(j->nodes, "n1")) on_n1++;
         if (id >= 10 && j->state != SL_RUNNING) fail_msg("job %u: state %d in %s", id, j->state, j->partition);
     }
-    /* 14 and 15 run there; job 2, which Slurm 22.05 can restart only on GPU index 1 (its pin), waits for it
-     * in the engine's queue: not lost */
+    /* 14 and 15 run there; job 2, which Slurm 22.05 can restart only on GPU index 1 (its pin), is pending in the
+     * engine's queue until that index frees: not lost */
     assert_int_equal(on_n1, 2);
     assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_PENDING);
     assert_string_equal(fs_job(2)->partition, "staging");

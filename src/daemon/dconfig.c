@@ -508,9 +508,8 @@ void dconfig_print(FILE *f, const dconfig_t *c)
     fprintf(f, "# effective configuration of %s (defaults included)\n", c->path[0] ? c->path : "(defaults)");
     fprintf(f, "policy = %s\n", c->policy);
     fprintf(f, "cycle = %g\npoll = %g\ndispatch_timeout = %g\n", c->cycle, c->poll, c->dispatch_timeout);
-    if (c->lease_etcd[0])
-        fprintf(f, "lease_etcd = %s\nlease_key = %s\nlease_ttl = %d\n%s%s%s", c->lease_etcd, c->lease_key, c->lease_ttl,
-                c->lease_name[0] ? "lease_name = " : "", c->lease_name, c->lease_name[0] ? "\n" : "");
+    fprintf(f, "lease_etcd = %s\nlease_key = %s\nlease_name = %s\nlease_ttl = %d\n", c->lease_etcd, c->lease_key,
+            c->lease_name, c->lease_ttl);
     fprintf(f, "slurm_conf = %s\nstaging_partition = %s\ng_partition = %s\nbe_partition = %s\n", c->slurm_conf,
             c->staging, c->g_partition, c->be_partition);
     fprintf(f, "k = %d\ngpu_sharing = %d\ngpu_mem_mib = %d\ndefault_job_gpu_mem_mib = %d\njob_capacity = %d\n", c->k,

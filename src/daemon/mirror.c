@@ -405,6 +405,8 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
             /* Slurm has it pending without our pins (requeued, dispatch undone): pending here too. The
              * policy did not stop it, so the engine takes the start back instead of preempting it. */
             ds_engine_cancel_start(d->e, s, d->now);
+            /* requeued by Slurm itself (a node failure): settle before its next launch, as after ours */
+            if (j->restarts > js->preemptions && sl->t_requeue < mono - D_REQUEUE_SETTLE) sl->t_requeue = mono;
             ds_engine_set_preemptions(d->e, s, j->restarts);
             if (j->state == SL_PENDING && is_ours(d, j->partition) && j->held && !j->completing) {
                 if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) dlog(0, "%s", err), d->errors++;
@@ -433,6 +435,9 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
                               mono - sl->t_dispatch, j->partition);
                     if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) dlog(0, "%s", err), d->errors++;
                     else if (!down) gpumap_note_bounce(d, j->id, dg); /* the node back is a fine place again */
+                    /* Slurm requeued it from the failed node: its next launch waits as after our own requeue
+                     * (slurmd refuses a credential from the second the old one was revoked in) */
+                    if (down && j->restarts > 0) sl->t_requeue = mono;
                     sl->t_dispatch = 0;
                 }
             }

@@ -222,9 +222,13 @@ char *daemon_metrics(daemon_t *d)
     if (d->nodes_down) {
         head(&b, "deepshare_node_unavailable", "gauge", "1 for each node out of service, by node and Slurm's state.");
         for (int n = 0; n < d->nnodes; n++)
-            if (!d->nodes[n].up)
-                ds_bprintf(&b, "deepshare_node_unavailable{node=\"%s\",state=\"%s\"} 1\n", d->nodes[n].name,
-                           d->nodes[n].down_why);
+            if (!d->nodes[n].up) {
+                char st[sizeof d->nodes[n].down_why];
+                snprintf(st, sizeof st, "%s", d->nodes[n].down_why);
+                for (char *c = st; *c; c++)
+                    if (*c == ' ') *c = '_'; /* not_responding: one word, as Slurm's own state names */
+                ds_bprintf(&b, "deepshare_node_unavailable{node=\"%s\",state=\"%s\"} 1\n", d->nodes[n].name, st);
+            }
     }
     counter(&b, "deepshare_node_outages_total", "Times a node went out of service (drained, down, failing, not responding).",
             d->node_outages);
