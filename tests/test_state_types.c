@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "daemon_testutil.h"
 #include "fake_slurm.h"
 #include "daemon/daemon.h"
 
@@ -59,13 +60,6 @@ static int sync_now(void)
     return daemon_sync(&D, 0, err, sizeof err);
 }
 
-static const ds_jstate_t *jstate(uint32_t id)
-{
-    int32_t s = daemon_slot_of(&D, id);
-    assert_true(s >= 0);
-    return &D.e->js[s];
-}
-
 /* The engine node of a running job's first GPU. */
 static int32_t engine_node(uint32_t id)
 {
@@ -78,15 +72,6 @@ static void check_ok(void)
     char msg[200] = "";
     if (D.e->ops->check && D.e->ops->check(D.e, D.e->pstate, msg, sizeof msg)) fail_msg("policy check: %s", msg);
     if (ds_engine_check(D.e, msg, sizeof msg)) fail_msg("engine check: %s", msg);
-}
-
-static int explain_has(uint32_t id, const char *text)
-{
-    char *x = daemon_explain(&D, id);
-    int has = x && strstr(x, text);
-    if (!has) print_message("explain %u: %s", id, x ? x : "(null)\n");
-    free(x);
-    return has;
 }
 
 /* Two V100 nodes of 4 GPUs listed first by Slurm, one K80 node of 2 after them. */
@@ -178,8 +163,8 @@ static void test_typed_dispatch(void **state)
     assert_int_equal(j10->ngpu_idx, 2);
     assert_int_equal(sync_now(), 1);
     assert_int_equal(D.rebuilds, rebuilds);
-    assert_int_equal(jstate(10)->status, DS_JS_RUNNING);
-    assert_int_equal(jstate(11)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 10)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 11)->status, DS_JS_RUNNING);
     check_ok();
     /* deepshared restarts: the running jobs are adopted on the GPUs Slurm reports */
     daemon_teardown(&D);
@@ -187,11 +172,11 @@ static void test_typed_dispatch(void **state)
     sl_jobs_reset();
     assert_int_equal(sync_now(), 1);
     assert_int_equal(D.rebuilds, 1);
-    assert_int_equal(jstate(10)->status, DS_JS_RUNNING);
-    assert_int_equal(jstate(10)->nplaced, 2);
+    assert_int_equal(dt_jstate(&D, 10)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 10)->nplaced, 2);
     assert_int_equal(D.e->nodes[engine_node(10)].gtype, 0);
-    assert_int_equal(jstate(11)->nplaced, 3);
-    assert_int_equal(jstate(12)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 11)->nplaced, 3);
+    assert_int_equal(dt_jstate(&D, 12)->status, DS_JS_RUNNING);
     check_ok();
 }
 
@@ -211,8 +196,8 @@ static void test_typed_quota_and_refusals(void **state)
     check_ok();
     assert_string_equal(fs_job(20)->partition, "batch");
     assert_string_equal(fs_job(21)->partition, "prod");
-    assert_int_equal(jstate(20)->klass, DS_CLASS_BE);
-    assert_int_equal(jstate(21)->klass, DS_CLASS_G);
+    assert_int_equal(dt_jstate(&D, 20)->klass, DS_CLASS_BE);
+    assert_int_equal(dt_jstate(&D, 21)->klass, DS_CLASS_G);
     assert_int_equal(daemon_slot_of(&D, 22), -1);
     assert_int_equal(daemon_slot_of(&D, 23), -1);
     assert_string_equal(fs_job(22)->partition, "staging");
@@ -221,7 +206,7 @@ static void test_typed_quota_and_refusals(void **state)
     assert_non_null(strstr(why, "type a100 (--gres=gpu:a100:N), which no node has (types: k80"));
     assert_true(screen_job(&D, fs_job(23), why, sizeof why) < 0);
     assert_non_null(strstr(why, "asks for 4 GPUs of type k80 but a node of it has 2"));
-    assert_true(explain_has(21, "running"));
+    assert_true(dt_explain_has(&D, 21, "running"));
 }
 
 /* The configurations deepshared refuses on typed nodes, with the file, line and reason: an untyped quota
