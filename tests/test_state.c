@@ -11,6 +11,7 @@
 
 #include "testutil.h"
 #include "fake_slurm.h"
+#include "daemon_testutil.h"
 #include "daemon/daemon.h"
 #include "policy/deepshare/ds_internal.h"
 
@@ -69,34 +70,6 @@ static int sync_nodes(void)
 {
     char err[300];
     return daemon_sync(&D, 1, err, sizeof err);
-}
-
-/* The value of one metric line ("name{labels} value"), -1 when absent. */
-static double metric(const char *line)
-{
-    char *m = daemon_metrics(&D);
-    char key[200];
-    snprintf(key, sizeof key, "\n%s ", line);
-    const char *p = strstr(m, key);
-    double v = p ? atof(p + strlen(key)) : -1;
-    free(m);
-    return v;
-}
-
-static int explain_has(uint32_t id, const char *text)
-{
-    char *x = daemon_explain(&D, id);
-    int has = x && strstr(x, text);
-    if (!has) print_message("explain %u: %s", id, x ? x : "(null)\n");
-    free(x);
-    return has;
-}
-
-static const ds_jstate_t *jstate(uint32_t id)
-{
-    int32_t s = daemon_slot_of(&D, id);
-    assert_true(s >= 0);
-    return &D.e->js[s];
 }
 
 /* The engine GPU index of a job's first GPU. */
@@ -175,14 +148,14 @@ static void test_rebuild_adopts(void **state)
     boot("deepshare");
     assert_int_equal(sync_now(), 1);
     assert_int_equal(D.rebuilds, 1);
-    assert_int_equal(jstate(1)->status, DS_JS_RUNNING);
-    assert_int_equal(jstate(1)->klass, DS_CLASS_G);
+    assert_int_equal(dt_jstate(&D, 1)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 1)->klass, DS_CLASS_G);
     assert_int_equal(engine_gpu(1), 2);
-    assert_int_equal(jstate(2)->status, DS_JS_RUNNING);
-    assert_int_equal(jstate(2)->klass, DS_CLASS_BE);
-    assert_int_equal(jstate(2)->preemptions, 3);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 2)->klass, DS_CLASS_BE);
+    assert_int_equal(dt_jstate(&D, 2)->preemptions, 3);
     assert_int_equal(engine_gpu(2), 0);
-    assert_int_equal(jstate(3)->status, DS_JS_PENDING);
+    assert_int_equal(dt_jstate(&D, 3)->status, DS_JS_PENDING);
     assert_int_equal(daemon_slot_of(&D, 4), -1); /* not a tenant: left alone */
     daemon_pass(&D, 1);
     assert_policy_ok();
@@ -196,7 +169,7 @@ static void test_rebuild_adopts(void **state)
     sl_jobs_reset();
     assert_int_equal(sync_now(), 1);
     assert_int_equal(D.rebuilds, 1);
-    assert_int_equal(jstate(3)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 3)->status, DS_JS_RUNNING);
     assert_int_equal(engine_gpu(3), fs_job(3)->gpu_idx[0]);
     assert_int_equal(D.e->n_preemptions, 0);
     daemon_pass(&D, 1);
@@ -236,11 +209,11 @@ static void test_pending_leaves_without_rebuild(void **state)
     assert_int_equal(D.rebuilds, rebuilds);
     assert_int_equal(D.withdrawals, 4);
     assert_memory_equal(S, p->S, sizeof S);
-    for (uint32_t id = 5; id <= 9; id++) assert_int_equal(jstate(id)->status, id == 8 ? DS_JS_PENDING : DS_JS_FUTURE);
-    assert_true(explain_has(5, "withdrawn: it ended"));
-    assert_true(explain_has(6, "withdrawn: held by its owner"));
-    assert_int_equal(metric("deepshare_withdrawals_total"), 4);
-    assert_int_equal(metric("deepshare_rebuilds_total"), (double)rebuilds);
+    for (uint32_t id = 5; id <= 9; id++) assert_int_equal(dt_jstate(&D, id)->status, id == 8 ? DS_JS_PENDING : DS_JS_FUTURE);
+    assert_true(dt_explain_has(&D, 5, "withdrawn: it ended"));
+    assert_true(dt_explain_has(&D, 6, "withdrawn: held by its owner"));
+    assert_int_equal(dt_metric(&D, "deepshare_withdrawals_total"), 4);
+    assert_int_equal(dt_metric(&D, "deepshare_rebuilds_total"), (double)rebuilds);
     int32_t order[8];
     assert_int_equal(ds_engine_pending_order(D.e, order, 8), 1);
     pass_later(60);
@@ -250,8 +223,8 @@ static void test_pending_leaves_without_rebuild(void **state)
     snprintf(fs_job(7)->partition, sizeof fs_job(7)->partition, "staging");
     fs_touch();
     assert_int_equal(sync_now(), 1);
-    assert_int_equal(jstate(6)->status, DS_JS_PENDING);
-    assert_int_equal(jstate(7)->status, DS_JS_PENDING);
+    assert_int_equal(dt_jstate(&D, 6)->status, DS_JS_PENDING);
+    assert_int_equal(dt_jstate(&D, 7)->status, DS_JS_PENDING);
     fs_end_script(1, 0);
     fs_end_script(3, 0);
     fs_job(1)->completing = fs_job(3)->completing = 0; /* and done completing */
@@ -262,9 +235,9 @@ static void test_pending_leaves_without_rebuild(void **state)
     assert_int_equal(D.rebuilds, rebuilds);
     assert_ptr_equal(D.e, e0);
     int started = 0;
-    for (uint32_t id = 6; id <= 8; id++) started += jstate(id)->status == DS_JS_RUNNING;
+    for (uint32_t id = 6; id <= 8; id++) started += dt_jstate(&D, id)->status == DS_JS_RUNNING;
     assert_int_equal(started, 2);
-    assert_int_equal(jstate(5)->status, DS_JS_FUTURE); /* a cancelled job never comes back */
+    assert_int_equal(dt_jstate(&D, 5)->status, DS_JS_FUTURE); /* a cancelled job never comes back */
 }
 
 /* /explain speaks the policy's own words from its state and the parameters it applies (ops->explain):
@@ -288,13 +261,13 @@ static void test_explain_from_policy(void **state)
     boot("deepshare");
     assert_int_equal(sync_now(), 1);
     daemon_pass(&D, 1);
-    assert_int_equal(jstate(5)->status, DS_JS_PENDING);
-    assert_true(explain_has(5, "job 5: tenant a, user ua, 1 GPU, pending under policy deepshare; requeued 0 times\n"));
-    assert_true(explain_has(5, "so it can only borrow as best effort (BE cap 8 = m 4 x quota; 1 held or claimed ahead of it)"));
-    assert_true(explain_has(5, "smoothed 1.00 (served, theta 0.95), band 20 of width 0.05\n"));
-    assert_true(explain_has(5, "  free GPUs per node: n0:0\n"));
-    assert_true(explain_has(3, "  class: runs as best effort (BE)"));
-    assert_true(explain_has(3, "  runs on n0 GPU 2\n"));
+    assert_int_equal(dt_jstate(&D, 5)->status, DS_JS_PENDING);
+    assert_true(dt_explain_has(&D, 5, "job 5: tenant a, user ua, 1 GPU, pending under policy deepshare; requeued 0 times\n"));
+    assert_true(dt_explain_has(&D, 5, "so it can only borrow as best effort (BE cap 8 = m 4 x quota; 1 held or claimed ahead of it)"));
+    assert_true(dt_explain_has(&D, 5, "smoothed 1.00 (served, theta 0.95), band 20 of width 0.05\n"));
+    assert_true(dt_explain_has(&D, 5, "  free GPUs per node: n0:0\n"));
+    assert_true(dt_explain_has(&D, 3, "  class: runs as best effort (BE)"));
+    assert_true(dt_explain_has(&D, 3, "  runs on n0 GPU 2\n"));
     daemon_teardown(&D);
     fs_reset();
     fs_add_node("n0", 32, 4);
@@ -304,7 +277,7 @@ static void test_explain_from_policy(void **state)
     boot_param = NULL;
     assert_int_equal(sync_now(), 1);
     daemon_pass(&D, 1);
-    assert_true(explain_has(5, "over its quota and its BE cap (BE held or claimed ahead of it 1 + 1 > BE cap 1 = m 0.5 x quota 2)"));
+    assert_true(dt_explain_has(&D, 5, "over its quota and its BE cap (BE held or claimed ahead of it 1 + 1 > BE cap 1 = m 0.5 x quota 2)"));
     daemon_teardown(&D);
     fs_reset();
     fs_add_node("n0", 32, 4);
@@ -312,9 +285,9 @@ static void test_explain_from_policy(void **state)
     boot("fifo");
     assert_int_equal(sync_now(), 1);
     daemon_pass(&D, 1);
-    assert_true(explain_has(5, "pending under policy fifo"));
-    assert_true(explain_has(5, "  order: first in, first out (submit time); 1 of 1 waiting\n"));
-    assert_true(explain_has(5, "  no fit: no node has 1 free GPU"));
+    assert_true(dt_explain_has(&D, 5, "pending under policy fifo"));
+    assert_true(dt_explain_has(&D, 5, "  order: first in, first out (submit time); 1 of 1 waiting\n"));
+    assert_true(dt_explain_has(&D, 5, "  no fit: no node has 1 free GPU"));
     char *x = daemon_explain(&D, 5);
     assert_null(strstr(x, "BE"));
     assert_null(strstr(x, "cap"));
@@ -352,19 +325,19 @@ static void test_pin_busy_held(void **state)
     fs_add_job(4, "a", "staging", "gpus=3");
     boot("deepshare");
     assert_int_equal(sync_now(), 1);
-    assert_int_equal(jstate(2)->status, DS_JS_PENDING);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_PENDING);
     daemon_pass(&D, 1);
     int32_t s = daemon_slot_of(&D, 2);
     assert_int_equal(D.undone, 0);
     assert_int_equal(D.nheld, 1);
-    assert_true(metric("deepshare_jobs_held") == 1);
+    assert_true(dt_metric(&D, "deepshare_jobs_held") == 1);
     assert_int_equal(fs_calls(FS_DISPATCH), 1); /* job 4, on the 3 GPUs left */
     assert_int_equal(fs_last_id(FS_DISPATCH), 4);
-    assert_int_equal(jstate(4)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 4)->status, DS_JS_RUNNING);
     assert_non_null(strstr(D.slot[s].why, "pinned at its first start"));
-    assert_int_equal(jstate(2)->status, DS_JS_PENDING);
-    assert_int_equal(jstate(2)->preemptions, 1); /* Slurm's restart count, nothing added */
-    assert_true(jstate(2)->overhead == 0);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_PENDING);
+    assert_int_equal(dt_jstate(&D, 2)->preemptions, 1); /* Slurm's restart count, nothing added */
+    assert_true(dt_jstate(&D, 2)->overhead == 0);
     assert_int_equal(D.e->n_preemptions, 0);
     assert_policy_ok(); /* DeepShare: "a G job was preempted" on the code that preempted here */
 
@@ -377,7 +350,7 @@ static void test_pin_busy_held(void **state)
     assert_policy_ok();
     assert_int_equal(D.nheld, 0);
     assert_int_equal(fs_calls(FS_DISPATCH), 2);
-    assert_int_equal(jstate(2)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
     assert_int_equal(engine_gpu(2), 0);
     assert_int_equal(fs_job(2)->ngpu_idx, 1);
     assert_string_equal(fs_job(2)->req_nodes, "n0");
@@ -399,15 +372,15 @@ static void test_refused_start_gpus_go_to_next_job(void **state)
     assert_int_equal(D.undone, 1);
     uint32_t refused = 0;
     for (uint32_t id = 1; id <= 3; id++)
-        if (jstate(id)->status == DS_JS_PENDING) refused = id;
+        if (dt_jstate(&D, id)->status == DS_JS_PENDING) refused = id;
     assert_true(refused > 0);
     /* two jobs fill the 4 GPUs: the one the failed dispatch offered went to the third job */
     assert_int_equal(fs_calls(FS_DISPATCH), 3);
     assert_int_equal(D.dispatches, 2);
     assert_int_equal(D.e->n_preemptions, 0);
-    assert_false(jstate(refused)->held); /* held for that pass only */
-    assert_true(explain_has(refused, "last dispatch failed"));
-    assert_true(metric("deepshare_starts_taken_back_total") == 1);
+    assert_false(dt_jstate(&D, refused)->held); /* held for that pass only */
+    assert_true(dt_explain_has(&D, refused, "last dispatch failed"));
+    assert_true(dt_metric(&D, "deepshare_starts_taken_back_total") == 1);
     /* tried again once GPUs free up */
     fs_run_dispatched("staging");
     for (uint32_t id = 1; id <= 3; id++)
@@ -416,7 +389,7 @@ static void test_refused_start_gpus_go_to_next_job(void **state)
     assert_int_equal(sync_now(), 1);
     pass_later(1);
     assert_policy_ok();
-    assert_int_equal(jstate(refused)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, refused)->status, DS_JS_RUNNING);
     assert_int_equal(fs_calls(FS_DISPATCH), 4);
 }
 
@@ -437,7 +410,7 @@ static void test_pin_busy_moves_to_free_index(void **state)
     assert_policy_ok();
     assert_int_equal(D.undone, 0);
     assert_int_equal(fs_calls(FS_DISPATCH), 1);
-    assert_int_equal(jstate(2)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
     assert_string_equal(fs_job(2)->req_nodes, "n1");
     assert_int_equal(engine_gpu(2), 4); /* n1's GPU 0 */
 }
@@ -455,7 +428,7 @@ static void test_requeue_then_restage(void **state)
     assert_int_equal(fs_run_dispatched("staging"), 4);
     assert_int_equal(sync_now(), 1);
     int nbe = 0;
-    for (uint32_t id = 1; id <= 4; id++) nbe += jstate(id)->klass == DS_CLASS_BE;
+    for (uint32_t id = 1; id <= 4; id++) nbe += dt_jstate(&D, id)->klass == DS_CLASS_BE;
     assert_int_equal(nbe, 2);
     fs_add_job(5, "b", "staging", "gpus=1");
     fs_add_job(6, "b", "staging", "gpus=1");
@@ -465,8 +438,8 @@ static void test_requeue_then_restage(void **state)
     assert_int_equal(fs_calls(FS_REQUEUE), 2);
     assert_int_equal(D.requeues, 2);
     for (uint32_t id = 1; id <= 4; id++) {
-        if (jstate(id)->status != DS_JS_PENDING) continue;
-        assert_int_equal(jstate(id)->klass, DS_CLASS_BE);
+        if (dt_jstate(&D, id)->status != DS_JS_PENDING) continue;
+        assert_int_equal(dt_jstate(&D, id)->klass, DS_CLASS_BE);
         assert_int_equal(fs_job(id)->held, 1);
         assert_string_equal(fs_job(id)->partition, "batch");
     }
@@ -478,8 +451,8 @@ static void test_requeue_then_restage(void **state)
         if (!strcmp(fs_job(id)->partition, "staging")) staged++, assert_int_equal(fs_job(id)->held, 0);
     assert_int_equal(staged, 2);
     /* b's jobs were started in the pass that made room for them */
-    assert_int_equal(jstate(5)->status, DS_JS_RUNNING);
-    assert_int_equal(jstate(6)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 5)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 6)->status, DS_JS_RUNNING);
     assert_int_equal(fs_calls(FS_DISPATCH), 6);
     assert_policy_ok();
 
@@ -496,8 +469,8 @@ static void test_requeue_then_restage(void **state)
     assert_int_equal(D.nheld, 2);
     for (uint32_t id = 1; id <= 4; id++) {
         if (strcmp(fs_job(id)->partition, "staging")) continue;
-        assert_int_equal(jstate(id)->status, DS_JS_PENDING);
-        assert_true(explain_has(id, "job credential revoked"));
+        assert_int_equal(dt_jstate(&D, id)->status, DS_JS_PENDING);
+        assert_true(dt_explain_has(&D, id, "job credential revoked"));
         D.slot[daemon_slot_of(&D, id)].t_requeue -= D_REQUEUE_SETTLE; /* the seconds pass */
     }
     pass_later(1);
@@ -523,7 +496,7 @@ static void requeue_race_case(int race)
     uint32_t be[2];
     int nbe = 0;
     for (uint32_t id = 1; id <= 4; id++)
-        if (jstate(id)->klass == DS_CLASS_BE) be[nbe++] = id;
+        if (dt_jstate(&D, id)->klass == DS_CLASS_BE) be[nbe++] = id;
     assert_int_equal(nbe, 2);
     fs_add_job(5, "b", "staging", "gpus=1");
     fs_add_job(6, "b", "staging", "gpus=1");
@@ -534,7 +507,7 @@ static void requeue_race_case(int race)
     assert_int_equal(fs_calls(FS_REQUEUE), race ? 2 : 1);
     assert_int_equal(D.requeues, race ? 2 : 1);
     assert_int_equal(D.ended_before_requeue, race ? 0 : 1);
-    assert_true(metric("deepshare_requeues_skipped_total") == (race ? 0 : 1));
+    assert_true(dt_metric(&D, "deepshare_requeues_skipped_total") == (race ? 0 : 1));
     assert_int_equal(fs_reruns(), race);
     if (!race) assert_int_equal(fs_job(be[0])->restarts, 0);
     /* the next sync sees the end (or the requeue) and b's two jobs run */
@@ -571,19 +544,19 @@ static void test_slurmctld_errors(void **state)
     assert_int_equal(daemon_sync(&D, 0, err, sizeof err), -1);
     assert_null(D.e);
     assert_int_equal(sync_now(), 1);
-    assert_int_equal(jstate(1)->status, DS_JS_PENDING);
+    assert_int_equal(dt_jstate(&D, 1)->status, DS_JS_PENDING);
 
     fs_fail(FS_DISPATCH, 1);
     daemon_pass(&D, 1);
     assert_int_equal(D.errors, 1);
     assert_int_equal(D.undone, 1);
-    assert_int_equal(jstate(1)->status, DS_JS_PENDING);
+    assert_int_equal(dt_jstate(&D, 1)->status, DS_JS_PENDING);
     assert_non_null(strstr(D.slot[daemon_slot_of(&D, 1)].why, "last dispatch failed"));
     assert_int_equal(D.e->n_preemptions, 0);
     assert_policy_ok();
     daemon_pass(&D, 1);
     assert_int_equal(fs_calls(FS_DISPATCH), 2);
-    assert_int_equal(jstate(1)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 1)->status, DS_JS_RUNNING);
     assert_int_equal(fs_run_dispatched("staging"), 1);
     assert_int_equal(sync_now(), 1);
 
@@ -605,14 +578,14 @@ static void test_slurmctld_errors(void **state)
     fs_touch();
     assert_int_equal(sync_now(), 1);
     assert_int_equal(D.rebuilds, rebuilds + 1);
-    for (uint32_t id = 1; id <= 3; id++) assert_int_equal(jstate(id)->status, DS_JS_RUNNING);
+    for (uint32_t id = 1; id <= 3; id++) assert_int_equal(dt_jstate(&D, id)->status, DS_JS_RUNNING);
     /* one of b's jobs took the free GPU; the other was dispatched onto the GPU the borrower still holds:
      * back to staging, pending here (it used to be adopted there too: two residents on a GPU of k = 1) */
     int staged = 0;
     for (uint32_t id = 4; id <= 5; id++) {
-        if (jstate(id)->status == DS_JS_RUNNING) continue;
+        if (dt_jstate(&D, id)->status == DS_JS_RUNNING) continue;
         staged++;
-        assert_int_equal(jstate(id)->status, DS_JS_PENDING);
+        assert_int_equal(dt_jstate(&D, id)->status, DS_JS_PENDING);
         assert_string_equal(fs_job(id)->partition, "staging");
     }
     assert_int_equal(staged, 1);
@@ -641,8 +614,8 @@ static void test_shardless_gpu(void **state)
     fs_set_shards("n0", 3, 0);
     assert_int_equal(sync_nodes(), 1);
     assert_int_equal(D.nshardless, 1);
-    assert_true(metric("deepshare_gpus_shardless") == 1);
-    assert_true(metric("deepshare_gpu_shardless{node=\"n0\",gpu=\"g3\"}") == 1);
+    assert_true(dt_metric(&D, "deepshare_gpus_shardless") == 1);
+    assert_true(dt_metric(&D, "deepshare_gpu_shardless{node=\"n0\",gpu=\"g3\"}") == 1);
 
     /* a requeued shard job pinned to g3 (its first start): g3 of n0 has no shards, n1's g3 is busy: it waits */
     int three = 3;
@@ -655,9 +628,9 @@ static void test_shardless_gpu(void **state)
     int calls = fs_calls(FS_DISPATCH);
     pass_later(1);
     assert_int_equal(fs_calls(FS_DISPATCH), calls);
-    assert_int_equal(jstate(20)->status, DS_JS_PENDING);
-    assert_true(explain_has(20, "GPU n0:g3 lost its shards after a slurmctld restart: no shard jobs placed there"));
-    assert_true(explain_has(20, "shards: GPU n0:g3 lost its shards"));
+    assert_int_equal(dt_jstate(&D, 20)->status, DS_JS_PENDING);
+    assert_true(dt_explain_has(&D, 20, "GPU n0:g3 lost its shards after a slurmctld restart: no shard jobs placed there"));
+    assert_true(dt_explain_has(&D, 20, "shards: GPU n0:g3 lost its shards"));
     assert_policy_ok();
 
     /* n1's g3 frees up: the pinned job goes there (same index, other node), not onto n0 g3 */
@@ -670,7 +643,7 @@ static void test_shardless_gpu(void **state)
     assert_string_equal(fs_job(20)->req_nodes, "n1");
     assert_int_equal(fs_run_dispatched("staging"), 1);
     assert_int_equal(sync_now(), 1);
-    assert_int_equal(jstate(20)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 20)->status, DS_JS_RUNNING);
 
     /* an unpinned one-GPU job: the only free GPU is n0 g3, so it takes that GPU whole (gpu:g3:1, no shard) */
     fs_add_job(21, "a", "staging", "gpus=1");
@@ -683,8 +656,8 @@ static void test_shardless_gpu(void **state)
     assert_non_null(strstr(fs_job(21)->admin_comment, "gres=gpu"));
     assert_int_equal(fs_run_dispatched("staging"), 1);
     assert_int_equal(sync_now(), 1);
-    assert_true(explain_has(21, "runs on the whole GPU"));
-    assert_true(metric("deepshare_shard_moves_total") >= 1);
+    assert_true(dt_explain_has(&D, 21, "runs on the whole GPU"));
+    assert_true(dt_metric(&D, "deepshare_shard_moves_total") >= 1);
     assert_policy_ok();
 
     /* shards come back (logged once); the gauge drops; the next one-GPU job on n0 g3 goes onto a shard */
@@ -694,8 +667,8 @@ static void test_shardless_gpu(void **state)
     fs_touch();
     assert_int_equal(sync_nodes(), 1);
     assert_int_equal(D.nshardless, 0);
-    assert_true(metric("deepshare_gpus_shardless") == 0);
-    assert_true(metric("deepshare_gpu_shardless{node=\"n0\",gpu=\"g3\"}") == -1);
+    assert_true(dt_metric(&D, "deepshare_gpus_shardless") == 0);
+    assert_true(dt_metric(&D, "deepshare_gpu_shardless{node=\"n0\",gpu=\"g3\"}") == -1);
     fs_add_job(22, "a", "staging", "gpus=1");
     assert_int_equal(sync_nodes(), 1);
     pass_later(1);
@@ -727,14 +700,14 @@ static void test_dispatch_bounce_bounded(void **state)
     assert_int_equal(sync_nodes(), 1);
     assert_int_equal(fs_calls(FS_RESTAGE), 1);
     assert_string_equal(fs_job(1)->partition, "staging");
-    assert_true(metric("deepshare_dispatch_bounces_total") == 1);
+    assert_true(dt_metric(&D, "deepshare_dispatch_bounces_total") == 1);
     /* it keeps its shard pin (Slurm 22.05: once per life), and the one node has no shards on that index:
      * it waits, and says why */
     fs_touch();
     assert_int_equal(sync_nodes(), 1);
     pass_later(1);
     assert_int_equal(fs_calls(FS_DISPATCH), 1);
-    assert_true(explain_has(1, "lost its shards"));
+    assert_true(dt_explain_has(&D, 1, "lost its shards"));
     /* the shards come back (slurmctld restarted with nothing running): that GPU is tried again at once,
      * though the job bounced from it */
     fs_set_shards("n0", first, 2);
@@ -766,7 +739,7 @@ static void test_dispatch_bounce_bounded(void **state)
     assert_string_equal(fs_job(2)->partition, "staging");
     fs_touch();
     assert_int_equal(sync_now(), 1);
-    assert_int_equal(jstate(2)->status, DS_JS_PENDING);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_PENDING);
     assert_int_equal(D.bounces, 1);
     /* pinned to that index at its first dispatch: the same index of the other node */
     pass_later(1);
@@ -782,9 +755,9 @@ static void test_dispatch_bounce_bounded(void **state)
     /* both GPUs of its index bounced it: it waits, and explain says why */
     pass_later(1);
     assert_int_equal(fs_calls(FS_DISPATCH), 2);
-    assert_int_equal(jstate(2)->status, DS_JS_PENDING);
-    assert_true(explain_has(2, "came back to staging without a start"));
-    assert_true(metric("deepshare_dispatch_bounces_total") == 2);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_PENDING);
+    assert_true(dt_explain_has(&D, 2, "came back to staging without a start"));
+    assert_true(dt_metric(&D, "deepshare_dispatch_bounces_total") == 2);
     /* bounces are forgotten after a while: Slurm may have been repaired */
     for (int i = 0; i < D.nbounce; i++)
         for (int k = 0; k < D_BOUNCE_GPUS; k++) D.bounce[i].t[k] -= D_BOUNCE_FORGET;
@@ -827,9 +800,9 @@ static void pinned_pair(void)
     }
     for (int i = 0; i < 2; i++) {
         uint32_t id = 20 + (uint32_t)i;
-        if (jstate(id)->status != DS_JS_RUNNING) print_message("job %u: %s\n", id, D.slot[daemon_slot_of(&D, id)].why);
-        assert_int_equal(jstate(id)->status, DS_JS_RUNNING);
-        assert_int_equal(jstate(id)->shared, 0);
+        if (dt_jstate(&D, id)->status != DS_JS_RUNNING) print_message("job %u: %s\n", id, D.slot[daemon_slot_of(&D, id)].why);
+        assert_int_equal(dt_jstate(&D, id)->status, DS_JS_RUNNING);
+        assert_int_equal(dt_jstate(&D, id)->shared, 0);
         assert_int_equal(fs_job(id)->gpu_idx[0], pins[i]);
         assert_int_equal(fs_job(id)->ngpu_idx, 1); /* the pin is not sent again */
         assert_int_equal(engine_gpu(id) % 4, pins[i]);
@@ -885,7 +858,7 @@ static void test_leftover_shards_avoided(void **state)
     D.cfg.gpu_sharing = 1;
     assert_int_equal(sync_nodes(), 1);
     assert_int_equal(D.nleftover, 4);
-    assert_true(metric("deepshare_gpus_leftover_shards") == 4);
+    assert_true(dt_metric(&D, "deepshare_gpus_leftover_shards") == 4);
     pass_later(1);
     assert_policy_ok();
     assert_int_equal(fs_calls(FS_DISPATCH), 1);
@@ -893,7 +866,7 @@ static void test_leftover_shards_avoided(void **state)
     assert_int_equal(fs_job(30)->ngpu_idx, 2);
     assert_int_equal(fs_run_dispatched("staging"), 1);
     assert_int_equal(sync_nodes(), 1);
-    assert_int_equal(jstate(30)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 30)->status, DS_JS_RUNNING);
     assert_int_equal(D.nleftover, 4);
 
     /* a shard job pinned to index 0: every other GPU 0 has a leftover shard, or the job above: it waits */
@@ -902,15 +875,15 @@ static void test_leftover_shards_avoided(void **state)
     assert_int_equal(sync_nodes(), 1);
     pass_later(1);
     assert_int_equal(fs_calls(FS_DISPATCH), 1);
-    assert_int_equal(jstate(31)->status, DS_JS_PENDING);
-    assert_true(explain_has(31, "of no job since a slurmctld restart"));
+    assert_int_equal(dt_jstate(&D, 31)->status, DS_JS_PENDING);
+    assert_true(dt_explain_has(&D, 31, "of no job since a slurmctld restart"));
 
     /* a second two-GPU job pinned to 0,1 has nowhere to go either */
     requeued_pinned(32, "b", 0, pins, 2);
     assert_int_equal(sync_nodes(), 1);
     pass_later(1);
     assert_int_equal(fs_calls(FS_DISPATCH), 1);
-    assert_true(explain_has(32, "of no job since a slurmctld restart"));
+    assert_true(dt_explain_has(&D, 32, "of no job since a slurmctld restart"));
 
     /* job 30 ends: its GPUs (its shards were no leftovers) go to one of them, the only place either fits */
     fs_job(30)->state = SL_COMPLETED;
@@ -960,7 +933,7 @@ static void test_completing_gpu_not_offered(void **state)
     assert_int_equal(sync_now(), 1);
     pass_later(1);
     assert_int_equal(fs_calls(FS_DISPATCH), 0);
-    assert_true(explain_has(5, "still completing in Slurm"));
+    assert_true(dt_explain_has(&D, 5, "still completing in Slurm"));
     fs_job(3)->completing = 0;
     fs_touch();
     assert_int_equal(sync_now(), 1);
@@ -1021,7 +994,7 @@ static void test_reload(void **state)
     assert_int_equal(fs_calls(FS_REQUEUE), 0);
     assert_int_equal(fs_calls(FS_DISPATCH), dispatches);
     assert_int_equal(fs_calls(FS_ADMIN_COMMENT), 2); /* the promotions, recorded in Slurm */
-    for (uint32_t id = 1; id <= 4; id++) assert_int_equal(jstate(id)->status, DS_JS_RUNNING);
+    for (uint32_t id = 1; id <= 4; id++) assert_int_equal(dt_jstate(&D, id)->status, DS_JS_RUNNING);
 
     /* an invalid file: rejected whole (its valid quota line too), the running configuration stays */
     conf("tenant a 1\ntenant b 2\ncycle = fast\n");
@@ -1051,7 +1024,7 @@ static void test_reload(void **state)
     sl_jobs_reset();
     assert_int_equal(sync_now(), 1);
     rebuilds++;
-    for (uint32_t id = 1; id <= 4; id++) assert_int_equal(jstate(id)->status, DS_JS_RUNNING);
+    for (uint32_t id = 1; id <= 4; id++) assert_int_equal(dt_jstate(&D, id)->status, DS_JS_RUNNING);
     conf("tenant a 4\ntenant b 2\ncycle = 9\n");
     assert_int_equal(daemon_reload(&D), 0);
     sl_jobs_reset();
@@ -1077,20 +1050,20 @@ static void test_reload(void **state)
     assert_true(D.ten[1].S == S_a);
     assert_int_equal(D.ten[1].preempted, 7);
     assert_int_equal(D.ten[0].preempted, 0);
-    for (uint32_t id = 1; id <= 4; id++) assert_int_equal(jstate(id)->status, DS_JS_RUNNING);
+    for (uint32_t id = 1; id <= 4; id++) assert_int_equal(dt_jstate(&D, id)->status, DS_JS_RUNNING);
     assert_int_equal(D.e->tenant_g_gpus[1], 4);
     fs_add_job(9, "c", "staging", "gpus=1");
     assert_int_equal(sync_now(), 1);
     pass_later(1);
     assert_policy_ok();
-    assert_int_equal(jstate(9)->status, DS_JS_PENDING); /* no GPU free, and G work is never preempted */
+    assert_int_equal(dt_jstate(&D, 9)->status, DS_JS_PENDING); /* no GPU free, and G work is never preempted */
 
     /* a's quota 4 -> 1: its newest jobs become BE (none stopped); c's job then takes one back */
     conf("tenant c 1\ntenant a 1\ntenant b 2\n");
     assert_int_equal(daemon_reload(&D), 0);
     pass_later(1);
     assert_policy_ok();
-    assert_int_equal(jstate(9)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 9)->status, DS_JS_RUNNING);
     assert_int_equal(fs_calls(FS_REQUEUE), 1);
     assert_int_equal(D.e->tenant_g_gpus[1], 1);
     daemon_teardown(&D);
