@@ -62,5 +62,6 @@ void daemon_teardown(daemon_t *d)
     free(d->slot);
     free(d->sj);
     free(d->nodes);
+    free(d->node_type);
     free(d->ten);
 }

@@ -95,6 +95,16 @@ typedef struct daemon {
     sl_node_t *nodes;
     int nnodes, gpn, cpn;
     int64_t mpn;
+    /* GPU types: typed when the nodes' GPUs are typed by model in Slurm (Gres=gpu:v100:4; Slurm picks a
+     * job's GPUs there, so no pins and no shards); ntypes > 1 when there are several models (the engine's
+     * node types, docs/heterogeneous.md), 0 otherwise. The nodes are sorted by type (the engine's node
+     * order), node_type[i] their type; per type its nodes, GPUs per node (the most), CPUs and memory (the
+     * least). */
+    int typed, ntypes;
+    char tname[DS_MAX_GPU_TYPES][DS_GTYPE_NAME];
+    int tnodes[DS_MAX_GPU_TYPES], tgpn[DS_MAX_GPU_TYPES], tcpn[DS_MAX_GPU_TYPES];
+    int64_t tmpn[DS_MAX_GPU_TYPES];
+    int8_t *node_type;
     /* GPUs left with fewer than D_SHARDS_NEEDED shards (node-major, nnodes x gpn): shard jobs are not
      * placed there; nodes are read again every cycle and after an outage of slurmctld */
     uint8_t *shardless;
@@ -235,6 +245,10 @@ double daemon_observe_retention(void *ctx, int32_t j, int64_t now);
  * cannot be reached (err filled), 0 when nothing changed, 1 when something did. */
 int daemon_sync(daemon_t *d, int force, char *err, size_t errn);
 int32_t daemon_slot_of(const daemon_t *d, uint32_t slurm_id);
+/* A tenant's quota per GPU type of the nodes (qt[DS_MAX_GPU_TYPES], the engine's type order; qt[0] its
+ * quota on a cluster of one type); an error naming the config line when a type is no node's, or the
+ * quota has no types on a cluster of several. */
+int mirror_typed_quota(const daemon_t *d, const dc_tenant_t *t, int64_t *qt, ds_error_t *err);
 /* The job of the last Slurm read with that id, NULL when none. */
 const sl_job_t *daemon_find_job(const daemon_t *d, uint32_t id);
 

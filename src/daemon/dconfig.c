@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void dconfig_default(dconfig_t *c)
 {
@@ -253,17 +254,50 @@ static int name_ok(const char *s, size_t max)
 /* "tenant ACCOUNT QUOTA_GPUS [users=NAME,@GROUP,...]" */
 static int tenant_line(dconfig_t *c, const char *path, long line, const char *rest, ds_error_t *err)
 {
-    char name[128], qs[32], us[320], extra[8];
+    char name[128], qs[320], us[320], extra[8];
     long q = -1;
-    int n = sscanf(rest, "%127s %31s %319s %7s", name, qs, us, extra);
-    if (n == 2 || n == 3) {
+    int n = sscanf(rest, "%127s %319s %319s %7s", name, qs, us, extra);
+    dc_tenant_t typed;
+    memset(&typed, 0, sizeof typed);
+    if ((n == 2 || n == 3) && strchr(qs, ':')) {
+        /* per GPU type: TYPE:N,TYPE:N (the model types of the nodes' Gres) */
+        char buf[320], *save = NULL;
+        snprintf(buf, sizeof buf, "%s", qs);
+        q = 0;
+        for (char *it = strtok_r(buf, ",", &save); it && q >= 0; it = strtok_r(NULL, ",", &save)) {
+            char *c = strchr(it, ':'), *qe;
+            if (!c || c == it || (size_t)(c - it) >= sizeof typed.tq_name[0] || typed.ntq == DC_MAX_QTYPES) {
+                q = -1;
+                break;
+            }
+            *c = 0;
+            errno = 0;
+            long v = strtol(c + 1, &qe, 10);
+            int dup = 0;
+            for (int k = 0; k < typed.ntq; k++) dup |= !strcasecmp(typed.tq_name[k], it);
+            if (errno || qe == c + 1 || *qe || v < 0 || v > 1000000 || !name_ok(it, 31) || dup) {
+                ds_error_set(err, path, line, "tenant", "quota '%.100s': expected TYPE:GPUS,... (each type once, GPUs "
+                             "0..1000000)", qs);
+                return DS_EPARSE;
+            }
+            snprintf(typed.tq_name[typed.ntq], sizeof typed.tq_name[0], "%s", it);
+            typed.tq[typed.ntq++] = (int)v;
+            q += v;
+        }
+        if (q < 0 || q > 1000000 || !typed.ntq || qs[0] == ',' || qs[strlen(qs) - 1] == ',' || strstr(qs, ",,")) {
+            ds_error_set(err, path, line, "tenant", "quota '%.100s': expected TYPE:GPUS,... (at most %d types)", qs,
+                         DC_MAX_QTYPES);
+            return DS_EPARSE;
+        }
+    } else if (n == 2 || n == 3) {
         char *qe;
         errno = 0;
         q = strtol(qs, &qe, 10);
         if (errno || qe == qs || *qe) q = -1;
     }
     if ((n != 2 && n != 3) || q < 0 || q > 1000000 || (n == 3 && strncmp(us, "users=", 6))) {
-        ds_error_set(err, path, line, "tenant", "expected 'tenant ACCOUNT QUOTA_GPUS [users=NAME,@GROUP,...]'");
+        ds_error_set(err, path, line, "tenant",
+                     "expected 'tenant ACCOUNT QUOTA_GPUS|TYPE:GPUS,... [users=NAME,@GROUP,...]'");
         return DS_EPARSE;
     }
     if (strlen(name) >= sizeof c->tenants[0].name || c->ntenants == DC_MAX_TENANTS) {
@@ -306,6 +340,9 @@ static int tenant_line(dconfig_t *c, const char *path, long line, const char *re
     }
     snprintf(t->name, sizeof t->name, "%.63s", name);
     t->quota = (int)q;
+    t->ntq = typed.ntq;
+    memcpy(t->tq_name, typed.tq_name, sizeof t->tq_name);
+    memcpy(t->tq, typed.tq, sizeof t->tq);
     t->line = (int)line;
     c->ntenants++;
     return DS_OK;
@@ -510,9 +547,13 @@ void dconfig_print(FILE *f, const dconfig_t *c)
                "progress_dir = %s\ntelemetry_stale = %g\ntelemetry_timeout = %g\n", tel_kind_name(c->tel.kind),
             c->tel.url, c->tel.query, c->tel.job_label, c->tel.dir, c->tel.stale, c->tel.timeout);
     fprintf(f, "trust_accounts = %s\n", c->trust_accounts ? "yes" : "no");
-    for (int i = 0; i < c->ntenants; i++)
-        fprintf(f, "tenant %s %d%s%s\n", c->tenants[i].name, c->tenants[i].quota, c->tenants[i].members[0] ? " users=" : "",
-                c->tenants[i].members);
+    for (int i = 0; i < c->ntenants; i++) {
+        const dc_tenant_t *t = &c->tenants[i];
+        fprintf(f, "tenant %s ", t->name);
+        if (!t->ntq) fprintf(f, "%d", t->quota);
+        for (int k = 0; k < t->ntq; k++) fprintf(f, "%s%s:%d", k ? "," : "", t->tq_name[k], t->tq[k]);
+        fprintf(f, "%s%s\n", t->members[0] ? " users=" : "", t->members);
+    }
     for (int i = 0; i < c->nparams; i++) fprintf(f, "policy.%s = %s\n", c->pkeys[i], c->pvals[i]);
 }
 

@@ -11,9 +11,15 @@
 #define DC_MAX_TENANTS 256
 #define DC_MAX_PARAMS 64
 
+#define DC_MAX_QTYPES 8
+
 typedef struct dc_tenant {
     char name[64];   /* Slurm account (lower case, as Slurm stores it) */
-    int quota;       /* GPUs */
+    int quota;       /* GPUs (all types together) */
+    /* per GPU type ("tenant vision v100:4,k80:8": the nodes' Gres model types), ntq 0 when given untyped */
+    int ntq;
+    char tq_name[DC_MAX_QTYPES][32];
+    int tq[DC_MAX_QTYPES];
     /* who may charge it: "alice,bob,@vision" (users, and @ Unix groups), "" = whoever Slurm lets use the
      * account (accounting enforcing associations, or trust_accounts) */
     char members[256];

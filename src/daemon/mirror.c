@@ -19,14 +19,58 @@ static int is_ours(const daemon_t *d, const char *part)
     return !strcmp(part, d->cfg.g_partition) || !strcmp(part, d->cfg.be_partition);
 }
 
-/* The engine GPUs a dispatched or running job holds, from its node and pinned indices. */
+int mirror_typed_quota(const daemon_t *d, const dc_tenant_t *t, int64_t *qt, ds_error_t *err)
+{
+    int nt = d->ntypes ? d->ntypes : 1;
+    for (int k = 0; k < DS_MAX_GPU_TYPES; k++) qt[k] = 0;
+    if (!t->ntq) {
+        if (d->ntypes) {
+            ds_error_set(err, d->cfg.path, t->line, "tenant", "tenant '%s': a quota of %d GPUs without GPU types, but "
+                         "Slurm's nodes have several (%s, %s%s): give it per type ('tenant %s %s:N,%s:N')", t->name, t->quota,
+                         d->tname[0], d->tname[1], d->ntypes > 2 ? ", ..." : "", t->name, d->tname[0], d->tname[1]);
+            return DS_EINVAL;
+        }
+        qt[0] = t->quota;
+        return DS_OK;
+    }
+    for (int k = 0; k < t->ntq; k++) {
+        int ty = -1;
+        for (int m = 0; d->typed && m < nt; m++)
+            if (!strcasecmp(d->tname[m], t->tq_name[k])) ty = m;
+        if (ty < 0) {
+            ds_error_set(err, d->cfg.path, t->line, "tenant", "tenant '%s': GPU type '%s' is no model type of Slurm's "
+                         "nodes (%s%s%s)", t->name, t->tq_name[k], d->typed ? "types: " : "their GPUs have no model type",
+                         d->typed ? d->tname[0] : "", d->ntypes > 1 ? ", ..." : "");
+            return DS_EINVAL;
+        }
+        qt[ty] = t->tq[k];
+    }
+    return DS_OK;
+}
+
+/* The engine GPUs a dispatched or running job holds, from its node and pinned indices; on a node typed by
+ * model (Slurm picks the GPUs) a dispatched job's are the engine's own choice there until Slurm runs it,
+ * else (a rebuild) the node's first free ones, and a running job's those Slurm reports (gres_detail). */
 static int job_engine_gpus(const daemon_t *d, const sl_job_t *j, int32_t *out)
 {
     const char *node = j->nodes[0] ? j->nodes : j->req_nodes;
     int n = gpumap_node(d, node);
+    if (n >= 0 && d->typed && j->ngpu_idx == 0 && j->gres_gpus > 0 && j->state == SL_PENDING) {
+        int32_t s = daemon_slot_of(d, j->id);
+        const ds_jstate_t *js = s >= 0 && s < d->nslots ? ds_engine_job(d->e, s) : NULL;
+        if (js && js->status == DS_JS_RUNNING && js->nplaced == j->gres_gpus &&
+            d->e->gpus[ds_engine_job_gpus(d->e, s)[0]].node == n) {
+            memcpy(out, ds_engine_job_gpus(d->e, s), (size_t)js->nplaced * sizeof *out);
+            return js->nplaced;
+        }
+        int k = 0;
+        for (int g = 0; g < d->e->nodes[n].ngpus && k < j->gres_gpus; g++)
+            if (ds_engine_gpu(d->e, d->e->nodes[n].gpu0 + g)->nres == 0) out[k++] = d->e->nodes[n].gpu0 + g;
+        return k;
+    }
     if (n < 0 || j->ngpu_idx == 0) return 0;
     for (int i = 0; i < j->ngpu_idx; i++) {
-        if (j->gpu_idx[i] < 0 || j->gpu_idx[i] >= d->gpn) return 0;
+        if (j->gpu_idx[i] < 0 || j->gpu_idx[i] >= d->e->nodes[n].ngpus) return 0;
         out[i] = d->e->nodes[n].gpu0 + j->gpu_idx[i];
     }
     return j->ngpu_idx;
@@ -85,6 +129,10 @@ static int32_t add_slot(daemon_t *d, const sl_job_t *j)
     job->tenant = screen_tenant(d, j->account);
     job->user = ds_strtab_intern(&d->trace.users, j->user);
     job->gpus = screen_gpus(j);
+    /* a request typed by model (screened: a type of the nodes) runs on that type only */
+    int32_t ty = d->ntypes && j->gpu_type[0] ? ds_trace_find_gtype(&d->trace, j->gpu_type) : -1;
+    job->gtype = (int8_t)ty;
+    job->gmask = ty >= 0 ? (uint8_t)(1u << ty) : 0;
     job->cpus = j->cpus > 0 ? j->cpus : 1;
     job->mem_mib = j->mem_mib;
     job->model = h.model[0] ? ds_strtab_intern(&d->trace.models, h.model) : -1;
@@ -108,6 +156,7 @@ static int32_t add_slot(daemon_t *d, const sl_job_t *j)
     const char *g = strstr(j->admin_comment, "gres=");
     if (g) sl->shareable = job->gpus == 1 && !strncmp(g + 5, "shard", 5);
     if (!d->cfg.gpu_sharing && !g) sl->shareable = 0;
+    if (d->typed) sl->shareable = 0; /* GPUs typed by model carry no per-GPU shards deepshared can pin */
     const char *pin = strstr(j->admin_comment, "pin=");
     if (pin) {
         pin += 4;
@@ -170,7 +219,31 @@ static int rebuild(daemon_t *d, ds_error_t *err)
     ds_trace_free(t);
     ds_trace_init(t);
     snprintf(t->source, sizeof t->source, "slurm");
-    for (int i = 0; i < d->cfg.ntenants; i++) ds_trace_add_tenant(t, d->cfg.tenants[i].name, d->cfg.tenants[i].quota);
+    for (int k = 0; k < d->ntypes; k++) {
+        /* the nodes' GPU models are the engine's node types (sorted by name, the nodes by type) */
+        int32_t ty = ds_trace_add_gtype(t, d->tname[k]);
+        if (ty < 0) {
+            ds_error_set(err, NULL, 0, "gres", "Slurm's GPU type '%s' cannot be a node type", d->tname[k]);
+            free(v);
+            return DS_EINVAL;
+        }
+        ds_gtype_t *gt = &t->gtypes[ty];
+        gt->gpus_per_node = d->tgpn[k];
+        gt->cpus_per_node = d->tcpn[k];
+        gt->mem_per_node = d->tmpn[k];
+        gt->gmem_per_gpu = d->cfg.gmem_mib;
+        gt->nodes = d->tnodes[k];
+    }
+    for (int i = 0; i < d->cfg.ntenants; i++) {
+        int64_t qt[DS_MAX_GPU_TYPES];
+        int qrc = mirror_typed_quota(d, &d->cfg.tenants[i], qt, err);
+        if (qrc) {
+            free(v);
+            return qrc;
+        }
+        int32_t ti = ds_trace_add_tenant(t, d->cfg.tenants[i].name, d->cfg.tenants[i].quota);
+        for (int k = 0; k < d->ntypes; k++) t->tenants[ti].quota_t[k] = (int32_t)qt[k];
+    }
     for (int32_t s = 0; s < cap; s++) {
         ds_job_t *job = ds_trace_add_job(t);
         job->id = -1 - s;
@@ -367,7 +440,11 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
             int n = job_engine_gpus(d, j, g);
             int same = n == js->nplaced;
             for (int i = 0; same && i < n; i++) same = g[i] == ds_engine_job_gpus(d->e, s)[i];
-            if (!same) {
+            if (!same && d->typed && n == js->nplaced && j->state == SL_RUNNING && ds_engine_move(d->e, s, g) == DS_OK) {
+                /* Slurm picked other GPUs of the node than the engine had (GPUs typed by model) */
+                dlog(1, "job %u: Slurm runs it on GPU %d%s of %s: moved there", j->id, j->gpu_idx[0], n > 1 ? "+" : "",
+                     j->nodes);
+            } else if (!same) {
                 d->need_rebuild = 1;
                 snprintf(d->rebuild_why, sizeof d->rebuild_why, "job %u holds other GPUs in Slurm", j->id);
             } else if (j->state == SL_PENDING && sl->t_dispatch > 0) {
