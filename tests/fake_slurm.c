@@ -23,6 +23,7 @@ static int accounts_enforced;
 
 void fs_reset(void)
 {
+    sl_set_fence(NULL, NULL);
     memset(jobs, 0, sizeof jobs);
     memset(nodes, 0, sizeof nodes);
     memset(fail_left, 0, sizeof fail_left);
@@ -47,6 +48,15 @@ void fs_add_node(const char *name, int cpus, int gpus)
     n->up = 1;
     for (int k = 0; k < SL_MAX_GPUS; k++) n->shards[k] = k < gpus ? 2 : -1;
     dirty = 1;
+}
+
+void fs_set_node_down(const char *node, const char *why)
+{
+    for (int i = 0; i < nnodes; i++)
+        if (!strcmp(nodes[i].name, node)) {
+            nodes[i].up = !why;
+            snprintf(nodes[i].down_why, sizeof nodes[i].down_why, "%s", why ? why : "");
+        }
 }
 
 void fs_add_typed_node(const char *name, int cpus, int gpus, const char *type)
@@ -200,6 +210,10 @@ int fs_run_dispatched(const char *staging)
         sl_job_t *j = &jobs[i];
         if (j->state != SL_PENDING || j->held || !strcmp(j->partition, staging) || !j->req_nodes[0]) continue;
         if (!startable(j)) continue;
+        int up = 1; /* Slurm starts nothing on a node out of service */
+        for (int k = 0; k < nnodes; k++)
+            if (!strcmp(nodes[k].name, j->req_nodes)) up = nodes[k].up;
+        if (!up) continue;
         if (j->gpu_type[0]) j->ngpu_idx = typed_pick(j, j->gpu_idx); /* gres_detail's IDX */
         j->state = SL_RUNNING;
         j->start = j->submit + 1;
@@ -226,9 +240,27 @@ static int enter(fs_op_t op, uint32_t id, char *err, size_t errn)
     return -1;
 }
 
+static int (*fence_fn)(void *);
+static void *fence_ctx;
+
+void sl_set_fence(int (*may_write)(void *ctx), void *ctx)
+{
+    fence_fn = may_write;
+    fence_ctx = ctx;
+}
+
+/* 1 (err filled) when the fence refuses the write */
+static int fenced(uint32_t id, char *err, size_t errn)
+{
+    if (!fence_fn || fence_fn(fence_ctx)) return 0;
+    snprintf(err, errn, "job %u: not written to Slurm: this instance is not the leader (its lease lapsed)", id);
+    return 1;
+}
+
 static sl_job_t *update_target(fs_op_t op, uint32_t id, char *err, size_t errn)
 {
     if (enter(op, id, err, errn)) return NULL;
+    if (fenced(id, err, errn)) return NULL;
     sl_job_t *j = fs_job(id);
     if (!j) snprintf(err, errn, "fake slurm: job %u: Invalid job id specified", id);
     else dirty = 1;

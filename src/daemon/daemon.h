@@ -12,6 +12,7 @@
 #include "deepshare/predictor.h"
 #include "daemon/dconfig.h"
 #include "daemon/hist.h"
+#include "daemon/lease.h"
 #include "daemon/telemetry.h"
 #include "slurm/slurm_io.h"
 
@@ -145,6 +146,11 @@ typedef struct daemon {
     int slurm_up;
     int64_t cycles, passes, rebuilds, dispatches, requeues, colocations, errors, finished;
     int64_t withdrawals;    /* pending jobs withdrawn from the engine (cancelled, held, moved): no rebuild */
+    lease_t lease;          /* the leader lease (lease.c; lease.url "" = one instance) */
+    int64_t fenced_writes;  /* Slurm writes refused by the fence: this instance's lease had lapsed */
+    int64_t stale_rejected; /* dispatches of an older epoch (a deposed leader's) found pending: back to staging */
+    int32_t nodes_down;     /* nodes Slurm reports drained, down, failing or not responding (no placements) */
+    int64_t node_outages;   /* times a node went out of service */
     int64_t undone;         /* starts the policy made that the daemon took back (Slurm could not do them) */
     int64_t coloc_refused;  /* of those, colocations Slurm cannot honour */
     int32_t nheld;          /* pending jobs held out of the policy's view at the last pass (ds_engine_hold) */
@@ -294,6 +300,14 @@ int daemon_reload(daemon_t *d);
 /* daemon.c: the life cycle */
 int daemon_setup(daemon_t *d, ds_error_t *err);
 void daemon_teardown(daemon_t *d);
+/* Active/standby (lease.c): the fence of every Slurm write (sl_set_fence, ctx = d): 1 while this instance may
+ * write (no lease configured, or it leads and its lease is fresh), else 0, counted. */
+int daemon_may_write(void *ctx);
+/* This instance became the leader: the engine is rebuilt from Slurm at the next sync, the journal read
+ * again, as at a start. Call under d->lock. */
+void daemon_take_lead(daemon_t *d);
+/* It lost the lease (or gave it up): the engine is dropped; it writes nothing until it leads again. */
+void daemon_stand_by(daemon_t *d);
 
 /* http.c (deepshared only, beside main.c: not in the ds_daemon library) */
 int http_start(daemon_t *d, ds_error_t *err);

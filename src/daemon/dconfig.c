@@ -39,6 +39,8 @@ void dconfig_default(dconfig_t *c)
     c->qad_theta = 0.95;
     c->job_capacity = 4096;
     c->dispatch_timeout = 30;
+    snprintf(c->lease_key, sizeof c->lease_key, "/deepshared/leader");
+    c->lease_ttl = 5;
     c->status_window = 21600;
     tel_config_default(&c->tel);
 }
@@ -191,6 +193,23 @@ static int set_key(dconfig_t *c, const char *path, long line, const char *k, con
     NUM("qad_theta", qad_theta, 0, 1);
     INT("job_capacity", job_capacity, 16, 1e7);
     NUM("dispatch_timeout", dispatch_timeout, 1, 86400);
+    INT("lease_ttl", lease_ttl, 2, 600);
+    STR("lease_key", lease_key);
+    STR("lease_name", lease_name);
+    if (!strcmp(k, "lease_etcd")) {
+        if (*v && strncmp(v, "http://", 7) && strncmp(v, "https://", 8)) {
+            ds_error_set(err, path, line, k, "expected an etcd client URL (http://HOST:PORT), got '%s'", v);
+            return DS_EPARSE;
+        }
+        if (strlen(v) >= sizeof c->lease_etcd) {
+            ds_error_set(err, path, line, k, "longer than %zu characters", sizeof c->lease_etcd - 1);
+            return DS_EPARSE;
+        }
+        snprintf(c->lease_etcd, sizeof c->lease_etcd, "%s", v);
+        size_t n = strlen(c->lease_etcd);
+        while (n && c->lease_etcd[n - 1] == '/') c->lease_etcd[--n] = 0;
+        return DS_OK;
+    }
     INT("verbose", verbose, 0, 2);
     if (!strcmp(k, "trust_accounts")) {
         if (!strcmp(v, "yes") || !strcmp(v, "1")) c->trust_accounts = 1;
@@ -526,6 +545,8 @@ void dconfig_print(FILE *f, const dconfig_t *c)
     fprintf(f, "# effective configuration of %s (defaults included)\n", c->path[0] ? c->path : "(defaults)");
     fprintf(f, "policy = %s\n", c->policy);
     fprintf(f, "cycle = %g\npoll = %g\ndispatch_timeout = %g\n", c->cycle, c->poll, c->dispatch_timeout);
+    fprintf(f, "lease_etcd = %s\nlease_key = %s\nlease_name = %s\nlease_ttl = %d\n", c->lease_etcd, c->lease_key,
+            c->lease_name, c->lease_ttl);
     fprintf(f, "slurm_conf = %s\nstaging_partition = %s\ng_partition = %s\nbe_partition = %s\n", c->slurm_conf,
             c->staging, c->g_partition, c->be_partition);
     fprintf(f, "k = %d\ngpu_sharing = %d\ngpu_mem_mib = %d\ndefault_job_gpu_mem_mib = %d\njob_capacity = %d\n", c->k,
@@ -583,6 +604,10 @@ void dconfig_reload_merge(const dconfig_t *cur, dconfig_t *next, char *restart, 
     KEEP_N(gpu_sharing, "gpu_sharing");
     KEEP_N(job_capacity, "job_capacity");
     KEEP_N(status_window, "status_window");
+    KEEP_S(lease_etcd, "lease_etcd");
+    KEEP_S(lease_key, "lease_key");
+    KEEP_S(lease_name, "lease_name");
+    KEEP_N(lease_ttl, "lease_ttl");
     if (memcmp(&cur->tel, &next->tel, sizeof cur->tel)) {
         note(restart, n, "telemetry*");
         next->tel = cur->tel;

@@ -166,6 +166,8 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
                                   sl->shareable ? "shard" : "gpu", gtype ? ":" : "", gtype ? gtype : "");
     for (int i = 0; !gtype && i < n && off < sizeof ac; i++)
         off += (size_t)snprintf(ac + off, sizeof ac - off, "%s%d", i ? "," : "", idx[i]);
+    /* the fencing epoch of the leader that sent it (a deposed leader's late dispatch is told apart by it) */
+    if (d->lease.epoch && off < sizeof ac) snprintf(ac + off, sizeof ac - off, " epoch=%lld", (long long)d->lease.epoch);
     /* a GRES asked at submit must go before the pin; a typed request goes every time (22.05 would add the
      * new one to the one left from an earlier dispatch) */
     int clear = (sl->npin == 0 || gtype) && sj && (sj->untyped_gpus > 0 || sj->gres_gpus > 0);
@@ -265,6 +267,8 @@ static int apply_decisions(daemon_t *d)
                                               d->slot[j].shareable ? "shard" : "gpu");
                 for (int i = 0; i < d->slot[j].npin && off < sizeof ac; i++)
                     off += (size_t)snprintf(ac + off, sizeof ac - off, "%s%d", i ? "," : "", d->slot[j].pin[i]);
+                if (d->lease.epoch && off < sizeof ac)
+                    snprintf(ac + off, sizeof ac - off, " epoch=%lld", (long long)d->lease.epoch);
                 if (sl_set_admin_comment(d->slot[j].id, ac, err, sizeof err)) dlog(0, "%s", err), d->errors++;
             }
             break;

@@ -194,6 +194,34 @@ static int holds_gpus(daemon_t *d, const sl_job_t *j)
     return j->state == SL_PENDING && !j->held;
 }
 
+/* Node states as Slurm reports them, into the engine: a node drained, down, failing or not responding takes
+ * no placements (ds_engine_set_node_down); the jobs running there are left as Slurm reports them (a drain
+ * lets them run, a node failure requeues or ends them: the mirror sees it). A node back is offered again.
+ * Returns how many nodes changed. */
+static int nodes_to_engine(daemon_t *d)
+{
+    int changed = 0, down = 0;
+    for (int32_t n = 0; d->e && n < d->e->nnodes && n < d->nnodes; n++) {
+        const sl_node_t *nd = &d->nodes[n];
+        down += !nd->up;
+        if (ds_engine_node_down(d->e, n) == !nd->up) continue;
+        changed++;
+        ds_engine_set_node_down(d->e, n, !nd->up);
+        int running = 0;
+        for (int32_t g = d->e->nodes[n].gpu0; g < d->e->nodes[n].gpu0 + d->e->nodes[n].ngpus; g++)
+            running += ds_engine_gpu(d->e, g)->nres;
+        if (!nd->up) {
+            d->node_outages++;
+            dlog(0, "node %s %s in Slurm: no placements there until it is back (%d job%s running there, kept as Slurm "
+                 "reports them)", nd->name, nd->down_why, running, running == 1 ? "" : "s");
+        } else {
+            dlog(0, "node %s back in service: offered to the policy again", nd->name);
+        }
+    }
+    d->nodes_down = down;
+    return changed;
+}
+
 /* Builds the engine from the Slurm snapshot alone: the start state and the state after a restart
  * (docs/policy.md §1: the policy warm-starts its QAD from the first cycle; nothing else is stored). */
 static int rebuild(daemon_t *d, ds_error_t *err)
@@ -331,6 +359,7 @@ static int rebuild(daemon_t *d, ds_error_t *err)
     free(v);
     d->rebuilds++;
     d->need_rebuild = 0;
+    nodes_to_engine(d);
     dlog(0, "state rebuilt from Slurm: %d live jobs, capacity %d", live, cap);
     return DS_OK;
 }
@@ -376,6 +405,25 @@ static const char *away_why(const daemon_t *d, const sl_job_t *j)
     if (staged && j->held) return "held by its owner";
     if (!staged && !is_ours(d, j->partition)) return "moved out of deepshared's partitions";
     return NULL;
+}
+
+/* Fencing, the new leader's side: a job Slurm has pending where a dispatch of an older epoch sent it, after
+ * this instance took over and saw it waiting (a deposed leader that wrote after losing its lease), goes back
+ * to staging and is scheduled again by this leader; one that already runs is adopted (the caller's
+ * rebuild). Returns 1 when it sent the job back. */
+static int stale_dispatch(daemon_t *d, const sl_job_t *j)
+{
+    int64_t ep = lease_comment_epoch(j->admin_comment);
+    if (j->state != SL_PENDING || !d->lease.epoch || ep <= 0 || ep >= d->lease.epoch) return 0;
+    char err[300];
+    dlog(0, "job %u: dispatched under epoch %lld, a deposed leader's, after this instance took over (epoch %lld): "
+         "back to staging", j->id, (long long)ep, (long long)d->lease.epoch);
+    if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) {
+        dlog(0, "%s", err), d->errors++;
+        return 0;
+    }
+    d->stale_rejected++;
+    return 1;
 }
 
 /* Mirrors one Slurm job into its slot. */
@@ -430,6 +478,8 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
             /* Slurm has it pending without our pins (requeued, dispatch undone): pending here too. The
              * policy did not stop it, so the engine takes the start back instead of preempting it. */
             ds_engine_cancel_start(d->e, s, d->now);
+            /* requeued by Slurm itself (a node failure): settle before its next launch, as after ours */
+            if (j->restarts > js->preemptions && sl->t_requeue < mono - D_REQUEUE_SETTLE) sl->t_requeue = mono;
             ds_engine_set_preemptions(d->e, s, j->restarts);
             if (j->state == SL_PENDING && is_ours(d, j->partition) && j->held && !j->completing) {
                 if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) dlog(0, "%s", err), d->errors++;
@@ -447,22 +497,30 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
             } else if (!same) {
                 d->need_rebuild = 1;
                 snprintf(d->rebuild_why, sizeof d->rebuild_why, "job %u holds other GPUs in Slurm", j->id);
-            } else if (j->state == SL_PENDING && sl->t_dispatch > 0) {
-                /* a dispatch Slurm does not start: onto shards that are gone (it would wait forever), or
-                 * anything past dispatch_timeout */
+            } else if (j->state == SL_PENDING && (sl->t_dispatch > 0 || ds_engine_node_down(d->e, d->e->gpus[g[0]].node))) {
+                /* a dispatch Slurm does not start: onto shards that are gone or a node out of service (it
+                 * would wait forever; a job Slurm requeued from a node that went down waits for that node
+                 * too), or anything past dispatch_timeout */
                 int dg = gpumap_dgpu(d, g[0]), lost = j->on_shard && d->shardless[dg];
-                if (lost || mono - sl->t_dispatch > d->cfg.dispatch_timeout) {
-                    if (lost) dlog(0, "job %u: dispatched onto shard:g%d of %s, which lost its shards; back to staging", j->id,
+                int down = ds_engine_node_down(d->e, d->e->gpus[g[0]].node);
+                if (lost || down || mono - sl->t_dispatch > d->cfg.dispatch_timeout) {
+                    if (down) dlog(0, "job %u: waits in Slurm for %s, which is %s; back to staging", j->id,
+                                   d->nodes[dg / d->gpn].name, d->nodes[dg / d->gpn].down_why);
+                    else if (lost) dlog(0, "job %u: dispatched onto shard:g%d of %s, which lost its shards; back to staging", j->id,
                                    dg % d->gpn, d->nodes[dg / d->gpn].name);
                     else dlog(0, "job %u: dispatched %.0f s ago and still not running (%s); back to staging", j->id,
                               mono - sl->t_dispatch, j->partition);
                     if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) dlog(0, "%s", err), d->errors++;
-                    else gpumap_note_bounce(d, j->id, dg);
+                    else if (!down) gpumap_note_bounce(d, j->id, dg); /* the node back is a fine place again */
+                    /* Slurm requeued it from the failed node: its next launch waits as after our own requeue
+                     * (slurmd refuses a credential from the second the old one was revoked in) */
+                    if (down && j->restarts > 0) sl->t_requeue = mono;
                     sl->t_dispatch = 0;
                 }
             }
         }
     } else if (js->status == DS_JS_PENDING) {
+        if (holds && stale_dispatch(d, j)) return;
         if (holds) {
             d->need_rebuild = 1;
             snprintf(d->rebuild_why, sizeof d->rebuild_why, "job %u was started outside deepshared", j->id);
@@ -492,6 +550,10 @@ int daemon_sync(daemon_t *d, int force, char *err, size_t errn)
     }
     if (nodes_read) gpumap_update_leftover(d);
     d->now = DS_MAX(d->now, (int64_t)time(NULL));
+    if (nodes_read && nodes_to_engine(d) && d->e) {
+        ds_engine_clear_decisions(d->e);
+        if (!changed && !d->need_rebuild) return 1; /* capacity changed: the caller runs a pass */
+    }
     if (!changed && !d->need_rebuild) return 0;
     ds_error_t e2;
     ds_error_clear(&e2);
@@ -525,6 +587,7 @@ int daemon_sync(daemon_t *d, int force, char *err, size_t errn)
             else nforeign += !screen_ours(j);
             continue;
         }
+        if (holds_gpus(d, j) && stale_dispatch(d, j)) continue;
         if (holds_gpus(d, j) || is_ours(d, j->partition)) {
             d->need_rebuild = 1;
             snprintf(d->rebuild_why, sizeof d->rebuild_why, "job %u appeared in %s", j->id, j->partition);

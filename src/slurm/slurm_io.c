@@ -268,7 +268,15 @@ int sl_load_nodes(sl_node_t **nodes, int *nnodes, char *err, size_t errn)
         d->mem_mib = (int64_t)s->real_memory;
         uint32_t base = s->node_state & NODE_STATE_BASE;
         d->up = base != NODE_STATE_DOWN && base != NODE_STATE_UNKNOWN && base != NODE_STATE_FUTURE &&
-                !(s->node_state & (NODE_STATE_DRAIN | NODE_STATE_NO_RESPOND));
+                !(s->node_state & (NODE_STATE_DRAIN | NODE_STATE_NO_RESPOND | NODE_STATE_FAIL));
+        if (!d->up)
+            copy(d->down_why, sizeof d->down_why,
+                 s->node_state & NODE_STATE_NO_RESPOND ? "not responding"
+                 : base == NODE_STATE_DOWN             ? "down"
+                 : s->node_state & NODE_STATE_FAIL     ? "failing"
+                 : s->node_state & NODE_STATE_DRAIN    ? (base == NODE_STATE_IDLE ? "drained" : "draining")
+                 : base == NODE_STATE_FUTURE           ? "future"
+                                                       : "unknown");
         /* Gres: "gpu:g0:1,...,shard:g0:2,..." or "gpu:4,shard:8" (may carry "(S:0)" socket suffixes) */
         for (int k = 0; k < SL_MAX_GPUS; k++) d->shards[k] = -1;
         d->gpus = scan_gres(s->gres, d->shards, d);
@@ -281,8 +289,26 @@ int sl_load_nodes(sl_node_t **nodes, int *nnodes, char *err, size_t errn)
     return 0;
 }
 
+static int (*fence_fn)(void *);
+static void *fence_ctx;
+
+void sl_set_fence(int (*may_write)(void *ctx), void *ctx)
+{
+    fence_fn = may_write;
+    fence_ctx = ctx;
+}
+
+/* 1 (err filled) when the fence refuses the write */
+static int fenced(uint32_t id, char *err, size_t errn)
+{
+    if (!fence_fn || fence_fn(fence_ctx)) return 0;
+    snprintf(err, errn, "job %u: not written to Slurm: this instance is not the leader (its lease lapsed)", id);
+    return 1;
+}
+
 static int update(job_desc_msg_t *d, char *err, size_t errn, const char *what)
 {
+    if (fenced(d->job_id, err, errn)) return -1;
     if (slurm_update_job(d) != SLURM_SUCCESS) {
         char w[128];
         snprintf(w, sizeof w, "%s of job %u", what, d->job_id);
@@ -344,6 +370,7 @@ int sl_job_running(uint32_t id, char *err, size_t errn)
 
 int sl_requeue_hold(uint32_t id, char *err, size_t errn)
 {
+    if (fenced(id, err, errn)) return -1;
     if (slurm_requeue(id, JOB_REQUEUE_HOLD) != SLURM_SUCCESS) {
         char w[64];
         snprintf(w, sizeof w, "requeue of job %u", id);

@@ -73,7 +73,8 @@ typedef struct sl_node {
     char gpu_type[32];
     int types;             /* distinct model types among its gpu entries (more than 1 is refused) */
     int pos;               /* its place in Slurm's list (the daemon sorts nodes by type, stably) */
-    int up;                /* not down, drained or not responding */
+    int up;                /* not down, drained, failing or not responding */
+    char down_why[24];     /* when not up: "drained", "draining", "down", "failing", "not responding", ... */
     /* shard GRES per GPU index from typed entries "shard:gN:C" (C shards on GPU N), -1 when the node
      * reports none for that index (untyped "shard:8", or no shards). Slurm 22.05 can come back from a
      * slurmctld restart with C = 0 on a GPU a shard job held. */
@@ -97,6 +98,11 @@ void sl_jobs_reset(void);
  * (AccountingStorageType slurmdbd with AccountingStorageEnforce including associations), 0 when it does
  * not (accounts are free-form strings then), -1 with err filled when slurmctld cannot say. */
 int sl_accounts_enforced(char *err, size_t errn);
+
+/* The fence of every write below (dispatch, requeue, restage, admin comment, priority): when may_write(ctx)
+ * answers 0 the write is not sent and fails with "not the leader" in err (deepshared with a leader lease:
+ * an instance that lost it writes nothing). NULL: no fence. */
+void sl_set_fence(int (*may_write)(void *ctx), void *ctx);
 
 /* Moves a pending job to partition on node with the GPUs idx pinned (gpu:gN:1 each, or shard:gN:1
  * when shard is set; n = 0 leaves the job's GRES as it is), sets its admin comment and priority. With
