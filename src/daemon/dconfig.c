@@ -573,7 +573,6 @@ void dconfig_print(FILE *f, const dconfig_t *c)
     fprintf(f, "policy = %s\n", c->policy);
     fprintf(f, "cycle = %g\npoll = %g\ndispatch_timeout = %g\n", c->cycle, c->poll, c->dispatch_timeout);
     fprintf(f, "grace = %g\npreempt_signal = %s\n", c->grace, dconfig_signal_name(c->preempt_signal));
-    }
     fprintf(f, "lease_etcd = %s\nlease_key = %s\nlease_name = %s\nlease_ttl = %d\n", c->lease_etcd, c->lease_key,
             c->lease_name, c->lease_ttl);
     fprintf(f, "slurm_conf = %s\nstaging_partition = %s\ng_partition = %s\nbe_partition = %s\n", c->slurm_conf,
