@@ -206,10 +206,10 @@ static int64_t start_multi(slm_state_t *s, int32_t p, int32_t whole, int32_t rem
     int32_t *ex = s->skip2, nex = 0, nu = 0; /* unreserved nodes already taken as candidates */
     slm_key_t *uk = s->ukeys; /* the unreserved candidates, in key order */
     int32_t need = whole + (rem ? 1 : 0);
-    slm_kiter_t it;
-    slm_nodes_iter_begin(s, &it, mode, gpn, lo, hi);
+    slm_kcur_t it;
+    slm_nodes_whole_begin(s, &it, mode, lo, hi, need);
     for (int32_t k = 0; k < need; k++) {
-        slm_key_t x = slm_nodes_iter_next(s, &it);
+        slm_key_t x = slm_nodes_whole_next(s, &it);
         if (x.job == INT32_MAX) break;
         int32_t xn = x.node;
         if (x.job == -1 && !mode) x = eff_key(s, mode, gpn, x.node);

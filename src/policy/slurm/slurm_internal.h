@@ -118,6 +118,14 @@ static inline int slm_key_lt(slm_key_t a, slm_key_t b)
     return a.node < b.node;
 }
 
+/* A prefix of the unreserved nodes in order of their whole-node key (slurm_nodes.c). */
+typedef struct slm_korder {
+    slm_key_t *k;
+    int32_t n, cap, lo, hi;
+    int complete;          /* it holds every such node with a key */
+    uint64_t gen;
+} slm_korder_t;
+
 /* A sorted list of jobs with lazy removal: an entry is live while it carries its job's stamp. */
 typedef struct slm_list {
     int32_t *job;
@@ -234,6 +242,8 @@ typedef struct slm_state {
     int32_t *node_job, *node_ngpu, *node_nj;
     slm_key_t *seg;        /* segment trees of slurm_nodes.c */
     int32_t *kheap, nkheap, capkheap; /* slm_nodes_iter's heap of tree cells */
+    uint64_t keys_gen;     /* bumped when a node's key changes or a reserved node returns */
+    slm_korder_t ko[2];    /* per mode: the unreserved nodes by whole-node key, as of keys_gen */
     int32_t segsize;
     uint8_t *node_dirty;   /* a node whose keys must be recomputed */
     int32_t *dirty, ndirty;
@@ -272,6 +282,14 @@ typedef struct slm_kiter {
 } slm_kiter_t;
 void slm_nodes_iter_begin(struct slm_state *s, slm_kiter_t *it, int mode, int32_t g, int32_t lo, int32_t hi);
 slm_key_t slm_nodes_iter_next(struct slm_state *s, slm_kiter_t *it);
+/* The same for slot GPUs-per-node (whole free nodes), from an order kept while no key changes (a node
+ * reserved meanwhile is skipped): what a multi-node test walks, test after test. */
+typedef struct slm_kcur {
+    int mode;
+    int32_t i, got;
+} slm_kcur_t;
+void slm_nodes_whole_begin(struct slm_state *s, slm_kcur_t *c, int mode, int32_t lo, int32_t hi, int32_t want);
+slm_key_t slm_nodes_whole_next(struct slm_state *s, slm_kcur_t *c);
 /* Node n has just been reserved (1) or its reservations dropped (0): the second trees follow. */
 void slm_nodes_reserved(struct slm_state *s, int32_t n, int reserved);
 

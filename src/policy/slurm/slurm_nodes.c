@@ -36,6 +36,7 @@ void slm_nodes_free(slm_state_t *s)
     s->seg = NULL;
     free(s->kheap);
     s->kheap = NULL;
+    for (int m = 0; m < 2; m++) free(s->ko[m].k), s->ko[m].k = NULL;
     s->nkheap = s->capkheap = 0;
 }
 
@@ -54,6 +55,7 @@ static void put(slm_key_t *a, int32_t i, slm_key_t k)
 
 static void set_leaf(slm_state_t *s, int32_t t, int32_t n, slm_key_t k)
 {
+    s->keys_gen++;
     k.node = n;
     put(tree(s, t), s->segsize + n, k);
     put(utree(s, t), s->segsize + n, s->rv[n].n > 0 ? SLM_KEY_NONE : k);
@@ -61,6 +63,7 @@ static void set_leaf(slm_state_t *s, int32_t t, int32_t n, slm_key_t k)
 
 void slm_nodes_reserved(slm_state_t *s, int32_t n, int reserved)
 {
+    if (!reserved) s->keys_gen++; /* a node returns: the cached orders miss it (a reserved one is skipped) */
     for (int32_t t = 0; t < ntrees(s); t++)
         put(utree(s, t), s->segsize + n, reserved ? SLM_KEY_NONE : tree(s, t)[s->segsize + n]);
 }
@@ -196,4 +199,52 @@ slm_key_t slm_nodes_iter_next(slm_state_t *s, slm_kiter_t *it)
         cell_push(s, it, 2 * c + 1);
     }
     return SLM_KEY_NONE;
+}
+
+/* Fills the cached order of mode's whole-node slot with up to want unreserved keys. */
+static void order_build(slm_state_t *s, slm_korder_t *o, int mode, int32_t lo, int32_t hi, int32_t want)
+{
+    if (want > hi - lo) want = hi - lo;
+    if (o->cap < want) {
+        o->cap = want;
+        o->k = ds_xrealloc(o->k, (size_t)o->cap * sizeof *o->k);
+    }
+    slm_kiter_t it;
+    slm_nodes_iter_begin(s, &it, mode, s->e->cfg.gpus_per_node, lo, hi);
+    o->n = 0, o->complete = 0;
+    while (o->n < want) {
+        slm_key_t x = slm_nodes_iter_next(s, &it);
+        if (x.job == INT32_MAX) {
+            o->complete = 1;
+            break;
+        }
+        o->k[o->n++] = x;
+    }
+    if (o->n == hi - lo) o->complete = 1;
+    o->gen = s->keys_gen, o->lo = lo, o->hi = hi;
+}
+
+void slm_nodes_whole_begin(slm_state_t *s, slm_kcur_t *c, int mode, int32_t lo, int32_t hi, int32_t want)
+{
+    slm_korder_t *o = &s->ko[mode];
+    if (o->gen != s->keys_gen || o->lo != lo || o->hi != hi || !o->k) order_build(s, o, mode, lo, hi, DS_MAX(64, 2 * want));
+    c->mode = mode, c->i = 0, c->got = 0;
+}
+
+slm_key_t slm_nodes_whole_next(slm_state_t *s, slm_kcur_t *c)
+{
+    slm_korder_t *o = &s->ko[c->mode];
+    for (;;) {
+        while (c->i < o->n) {
+            slm_key_t x = o->k[c->i++];
+            if (s->rv[x.node].n > 0) continue; /* reserved since the order was built */
+            c->got++;
+            return x;
+        }
+        if (o->complete) return SLM_KEY_NONE;
+        /* more than the order holds: again, longer; nothing changed since this cursor began, so the new
+         * order (of the unreserved nodes only) repeats the c->got keys given */
+        order_build(s, o, c->mode, o->lo, o->hi, 2 * o->cap);
+        c->i = c->got;
+    }
 }
