@@ -112,6 +112,9 @@ static int removable(const slm_state_t *s, int32_t r, int mode, int64_t now)
     return !(mode && slm_preemptable(s, r, now));
 }
 
+static int64_t batch_end(slm_state_t *s, const slm_list_t *r, int32_t i, int64_t thr, int use_pred, int mode,
+                         int64_t now);
+
 /* The will-run start of a job that first fits after removal k (see the header): the expected end of the
  * last job of k's batch; a job past its time limit runs on (OverTimeLimit=UNLIMITED), so _guess_job_end
  * says now + its limit. */
@@ -135,7 +138,23 @@ static int64_t batch_start(slm_state_t *s, int32_t p, slm_key_t k, int mode, int
     }
     if (i == r->n) return now;
     int64_t first = s->end_est[r->job[i]], end_b = first + (30 - first % 30), thr = end_b + 30;
-    while (thr < k.end) thr = end_b + 2 * (thr - end_b);
+    int32_t step = 0;
+    while (thr < k.end) thr = end_b + 2 * (thr - end_b), step++;
+    /* the answer depends on the batch (its step) only, while the running jobs and the time stay: kept where
+     * removability does not depend on the time (no GraceTime, no PreemptExemptTime) */
+    slm_bmemo_t *bm = &s->bmemo[mode];
+    if (!use_pred && step < 64) {
+        if (bm->gen != s->run_gen || bm->part != p || bm->now != now) bm->gen = s->run_gen, bm->part = p, bm->now = now, bm->have = 0;
+        if (bm->have >> step & 1) return bm->val[step];
+    }
+    int64_t ans = batch_end(s, r, i, thr, use_pred, mode, now);
+    if (!use_pred && step < 64) bm->val[step] = ans, bm->have |= 1ull << step;
+    return ans;
+}
+
+/* The expected end of the last removable job of the batch ending at thr (from index i of r). */
+static int64_t batch_end(slm_state_t *s, const slm_list_t *r, int32_t i, int64_t thr, int use_pred, int mode, int64_t now)
+{
     int32_t a = i, b = r->n;
     while (a < b) {
         int32_t m = a + (b - a) / 2;
@@ -254,10 +273,22 @@ static int64_t start_multi(slm_state_t *s, int32_t p, int32_t whole, int32_t rem
     }
     /* the earliest candidate at which enough nodes are usable (which nodes depends on the time only) */
     qsort(cand, (size_t)nc, sizeof *cand, cmp_i64);
+    /* a time at which fewer nodes have a will-run start by then than the job takes is not usable (conflicts
+     * only take more away): the counts, by time */
+    int64_t *fs = s->fstarts, rmin = kbs >= 0 ? kbs : INT64_MAX;
+    int32_t nfs = 0;
+    for (int32_t i = 0; i < nu; i++) fs[nfs++] = ubs[i];
+    for (int32_t i = 0; i < nrl; i++) {
+        if (rbf[i] >= 0) fs[nfs++] = rbf[i];
+        if (rbr[i] >= 0 && rbr[i] < rmin) rmin = rbr[i];
+    }
+    qsort(fs, (size_t)nfs, sizeof *fs, cmp_i64);
     int64_t best = -1;
-    for (int32_t c = 0; c < nc && best < 0; c++) {
+    for (int32_t c = 0, nby = 0; c < nc && best < 0; c++) {
         int64_t t = cand[c];
         if (c > 0 && t == cand[c - 1]) continue;
+        while (nby < nfs && fs[nby] <= t) nby++;
+        if (nby + (rem && rmin <= t) < need) continue;
         int32_t full = 0, part = 0, fn[4096], pn = -1;
         for (int32_t i = 0; i < nu && full < whole + 1; i++)
             if (ubs[i] <= t) fn[full++] = uk[i].node;

@@ -210,6 +210,7 @@ int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
     s->rbf = ds_xmalloc(nn * sizeof *s->rbf);
     s->rbr = ds_xmalloc(nn * sizeof *s->rbr);
     s->ctimes = ds_xmalloc((2 * nn + (size_t)maxg / gpn + 8) * sizeof *s->ctimes);
+    s->fstarts = ds_xmalloc((nn + (size_t)maxg / gpn + 8) * sizeof *s->fstarts);
     s->pow_period = pow(slm_decay_factor(s), (double)s->cfg.calc_period);
     s->run_gen = 1;
     s->origin = nj ? t->jobs[0].submit : 0;
@@ -303,6 +304,7 @@ void slm_fini(void *state)
     free(s->rbf);
     free(s->rbr);
     free(s->ctimes);
+    free(s->fstarts);
     free(s);
 }
 

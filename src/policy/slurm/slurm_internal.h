@@ -118,6 +118,8 @@ static inline int slm_key_lt(slm_key_t a, slm_key_t b)
     return a.node < b.node;
 }
 
+typedef struct slm_bmemo slm_bmemo_t;
+
 /* A prefix of the unreserved nodes in order of their whole-node key (slurm_nodes.c). */
 typedef struct slm_korder {
     slm_key_t *k;
@@ -256,7 +258,12 @@ typedef struct slm_state {
     int32_t nrv;           /* nodes rv has */
     int32_t *rnodes, nrnodes; /* nodes with reservations, sorted */
     slm_key_t *ukeys;      /* scratch of a multi-node test */
-    int64_t *ubs, *rbf, *rbr, *ctimes;
+    int64_t *ubs, *rbf, *rbr, *ctimes, *fstarts;
+    struct slm_bmemo {     /* backfill's will-run starts by batch, per mode, while run_gen, part and now stay */
+        uint64_t gen, have;
+        int32_t part;
+        int64_t now, val[64];
+    } bmemo[2];
     uint64_t run_gen, first_gen[2]; /* running jobs changed (a start or an end): backfill's cache of the */
     int32_t first_idx[2], first_part[2]; /* first job to leave goes stale */
 } slm_state_t;
