@@ -209,10 +209,42 @@ static int64_t start_single(slm_state_t *s, int32_t p, int32_t g, int64_t L, int
     return best;
 }
 
-static int cmp_i64(const void *a, const void *b)
+/* Ascending, in place: insertion sort on short runs under an iterative quicksort (median of three). */
+static void sort_i64(int64_t *v, int32_t n)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
+    int32_t lo_s[64], hi_s[64], sp = 0;
+    lo_s[sp] = 0, hi_s[sp++] = n - 1;
+    while (sp > 0) {
+        int32_t lo = lo_s[--sp], hi = hi_s[sp];
+        while (hi - lo > 16) {
+            int32_t mid = lo + (hi - lo) / 2;
+            int64_t a = v[lo], b = v[mid], c = v[hi];
+            int64_t piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+            int32_t i = lo, j = hi;
+            while (i <= j) {
+                while (v[i] < piv) i++;
+                while (v[j] > piv) j--;
+                if (i <= j) {
+                    int64_t t = v[i];
+                    v[i++] = v[j], v[j--] = t;
+                }
+            }
+            /* the larger side waits on the stack, the smaller is sorted next (depth stays logarithmic) */
+            if (j - lo < hi - i) {
+                if (i < hi) lo_s[sp] = i, hi_s[sp++] = hi;
+                hi = j;
+            } else {
+                if (lo < j) lo_s[sp] = lo, hi_s[sp++] = j;
+                lo = i;
+            }
+        }
+        for (int32_t i = lo + 1; i <= hi; i++) {
+            int64_t x = v[i];
+            int32_t k = i;
+            while (k > lo && v[k - 1] > x) v[k] = v[k - 1], k--;
+            v[k] = x;
+        }
+    }
 }
 
 /* Earliest start of a job over whole nodes: the usable unreserved nodes by their "wholly free" keys (the
@@ -272,7 +304,7 @@ static int64_t start_multi(slm_state_t *s, int32_t p, int32_t whole, int32_t rem
         if (f >= 0 || r >= 0) rbf[nrl] = f, rbr[nrl] = r, rl[nrl++] = n;
     }
     /* the earliest candidate at which enough nodes are usable (which nodes depends on the time only) */
-    qsort(cand, (size_t)nc, sizeof *cand, cmp_i64);
+    sort_i64(cand, nc);
     /* a time at which fewer nodes have a will-run start by then than the job takes is not usable (conflicts
      * only take more away): the counts, by time */
     int64_t *fs = s->fstarts, rmin = kbs >= 0 ? kbs : INT64_MAX;
@@ -282,7 +314,7 @@ static int64_t start_multi(slm_state_t *s, int32_t p, int32_t whole, int32_t rem
         if (rbf[i] >= 0) fs[nfs++] = rbf[i];
         if (rbr[i] >= 0 && rbr[i] < rmin) rmin = rbr[i];
     }
-    qsort(fs, (size_t)nfs, sizeof *fs, cmp_i64);
+    sort_i64(fs, nfs);
     int64_t best = -1;
     for (int32_t c = 0, nby = 0; c < nc && best < 0; c++) {
         int64_t t = cand[c];
