@@ -37,8 +37,12 @@ if [ $slurm_e2e = 1 ]; then
   bash tests/e2e_slurm.sh build-test-release || status=1
   echo "== the trust boundary as a plain user (job_submit.lua, tenants' members, GRES, arrays, --begin, dependencies)" >&2
   bash tests/e2e_trust.sh build-test-release || status=1
+  echo "== production: nodes drained, down and not responding; active/standby with a leader lease in etcd (~4 min)" >&2
+  bash tests/e2e_ha.sh build-test-release || status=1
   echo "== telemetry end-to-end test (jobs report their step rate; a degraded pair revoked, a good one kept; ~3 min)" >&2
   bash tests/e2e_telemetry.sh build-test-release || status=1
+  echo "== two GPU models (V100 and K80 nodes, Gres=gpu:TYPE:N): typed requests, per-type quotas, reclaim by type" >&2
+  bash tests/e2e_types.sh build-test-release || status=1
   if [ -n "${DS_SOAK:-}" ]; then
     echo "== deepshared soak (SIGKILLs during a burst, slurmctld restart under shard jobs, slow clients; 2-7 min)" >&2
     bash tests/soak_daemon.sh build-test-release || status=1

@@ -19,7 +19,8 @@
 # env: DS_BUILD (build dir, default build-native), COMPRESS (60), RUNS (1), VARIANTS (the three above),
 #      TRACE, TENANTS (default bench/native/{jobs,tenants}.csv), WINDOW (0:SPAN, the trace's last submit
 #      rounded up to the hour), POLL (deepshared's poll, 0.05 s), REPORT_ONLY=1 (no replay: the report from
-#      OUT's replays), RUN_FROM (first run index, 1: RUN_FROM=3 RUNS=4 adds runs 3 and 4 to OUT)
+#      OUT's replays), RUN_FROM (first run index, 1: RUN_FROM=3 RUNS=4 adds runs 3 and 4 to OUT), SIM_SEEDS (10: the
+#      simulated twins of deepshared with the live costs, docs/native-slurm.md "What the simulator models")
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mkdir -p "${1:-bench-native-out}" && cd "${1:-bench-native-out}" && pwd)
@@ -143,7 +144,7 @@ sum=$out/report/summary.csv
 [ -s "$sum" ] || { log "no summary: $sum"; exit 1; }
 # sim FIELD POLICY: the simulator's figure (summary.csv: 4 avg_jct, 7 avg_queue, 9 p99_queue, 12 gpu_alloc, 15 preemptions, 18 compliance)
 sim() { awk -F, -v p="$2" -v f="$1" '$1 == p {print $f}' "$sum"; }
-# stat CONFIG COLUMN: "n mean half-width" of a column of runs.csv (95% t interval; half-width 0 for one run)
+# stat CONFIG COLUMN [FILE]: "n mean half-width" of a column of runs.csv or FILE (95% t interval; half-width 0 for one run)
 stat() {
   awk -F, -v c="$1" -v k="$2" '
     BEGIN { split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262 2.228 2.201 2.179 2.160 2.145 2.131", t, " ") }
@@ -154,8 +155,44 @@ stat() {
       for (i = 1; i <= n; i++) v += (x[i] - m) ^ 2
       h = n > 1 ? (n - 1 <= 15 ? t[n - 1] : 2.0) * sqrt(v / (n - 1) / n) : 0
       printf "%d %.6g %.6g\n", n, m, h
-    }' "$runs_csv"
+    }' "${3:-$runs_csv}"
 }
+# The simulated twin of deepshared with the live cluster's costs (docs/native-slurm.md, "What the simulator
+# models"): Slurm's restart rules as deepshared meets them (--restart-pinned 1: a requeued job restarts only on
+# the GPU indices of its first start; --requeue-settle: the daemon's 3 wall s after a requeue, x COMPRESS), and,
+# one seed per twin, each job's submit lag and start latency (decision -> script start; at most 5 s, beyond that
+# a start was undone, not slow) drawn from the live deepshared runs' own, in trace seconds; the latency holds the
+# job's GPUs, so it is added to its run time. SIM_SEEDS twins (10): a mean and an interval like the live runs'.
+seeds=${SIM_SEEDS:-10}
+costs_csv=$out/sim-costs.csv
+echo "configuration,run,jobs,avg_queue,p99_queue,avg_jct,gpu_alloc,qad_compliance,preemptions" > "$costs_csv"
+lagpool=$out/sim-costs-lag.txt latpool=$out/sim-costs-latency.txt
+: > "$lagpool"; : > "$latpool"
+for d in "$out"/deepshared/run-*; do
+  [ -s "$d/summary.json" ] && [ -s "$d/submitted.csv" ] || continue
+  awk -F, 'NR > 1 && $6 != "" {printf "%.6f\n", $6 - $5}' "$d/submitted.csv" >> "$lagpool"
+  TZ=UTC awk -v each=1 -f "$root/bench/native/dispatch_steps.awk" "$d/deepshared.log" "$d/live.csv" 2>/dev/null |
+    awk '$1 >= 0 && $1 <= 5' >> "$latpool"
+done
+if [ -s "$lagpool" ] && [ -s "$latpool" ]; then
+  for k in $(seq 1 "$seeds"); do
+    awk -F, -v seed="$k" -v x="$compress" -v lagf="$lagpool" -v latf="$latpool" '
+      BEGIN { OFS = ","; srand(seed); while ((getline v < lagf) > 0) lag[nl++] = v; while ((getline v < latf) > 0) lat[nt++] = v }
+      NR == 1 { print; next }
+      { $4 += int(lag[int(rand() * nl)] * x + 0.5); $5 += int(lat[int(rand() * nt)] * x + 0.5); print }' "$trace" > "$out/sim-costs-trace.csv"
+    # deepshare-costs: lags, latencies and restart rules; deepshare-lags: lags and latencies only (what the rules add)
+    for c in costs lags; do
+      rules=(--restart-pinned 1 --requeue-settle $((3 * compress)))
+      [ "$c" = costs ] || rules=()
+      "$ds" simulate --trace "$out/sim-costs-trace.csv" --vc-config "$tenants" --mode pooled --gpus-per-node 4 --pool-nodes 4 --k 1 \
+        --no-cpu-check --window "$window" --cycle "$cycle" --policy deepshare "${rules[@]}" --json "$out/sim-costs.json" --quiet \
+        2>/dev/null || continue
+      j=$out/sim-costs.json
+      printf 'deepshare-%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$c" "$k" "$(jsonnum "$j" jobs)" "$(jsonnum "$j" avg_queue)" "$(jsonnum "$j" p99_queue)" \
+        "$(jsonnum "$j" avg_jct)" "$(jsonnum "$j" gpu_alloc)" "$(jsonnum "$j" qad_compliance)" "$(jsonnum "$j" preemptions)" >> "$costs_csv"
+    done
+  done
+fi
 twin_of() { case $1 in deepshared) echo deepshare;; *) echo "$1";; esac; }
 # cell CONFIG COLUMN SIMFIELD FORMAT: "mean ± half (sim X)"
 cell() {
@@ -183,6 +220,12 @@ cell() {
       "$(cell "$v" 6 4 %.0f)" "$(cell "$v" 7 12 %.3f)" "$(cell "$v" 8 18 %.3f)" "$(cell "$v" 9 15 %.1f)" \
       "$(cell "$v" 10 "" %.2f)" "$(cell "$v" 11 "" %.2f)" "$(cell "$v" 12 "" %.2f)"
   done
+  read -r cn _ <<< "$(stat deepshare-costs 4 "$costs_csv")"
+  if [ "$cn" -gt 0 ]; then
+    cc() { read -r _ m h <<< "$(stat deepshare-costs "$1" "$costs_csv")"; printf "$2 ± $2" "$m" "$h"; }
+    printf '| deepshare simulated with the live costs (%s seeds) | %s | %s | %s | %s | %s | %s | %s | - | - |\n' "$cn" "$cn" \
+      "$(cc 4 %.0f)" "$(cc 5 %.0f)" "$(cc 6 %.0f)" "$(cc 7 %.3f)" "$(cc 8 %.3f)" "$(cc 9 %.1f)"
+  fi
   echo
   echo "Simulated on the same workload and cluster (pooled):"
   echo
@@ -217,6 +260,20 @@ cell() {
           "($(awk "BEGIN {printf \"%+.1f\", ($lsq - $lq) / $lq * 100}")% from live) and GPU allocation $(printf '%.3f' "$lsa")" \
           "($(awk "BEGIN {printf \"%+.1f\", ($lsa - $la) / $la * 100}")%; it counts the held seconds as allocated)."
       fi
+    fi
+    read -r cn cq cqh <<< "$(stat deepshare-costs 4 "$costs_csv")"
+    if [ "$cn" -gt 0 ]; then
+      read -r _ ca cah <<< "$(stat deepshare-costs 7 "$costs_csv")"; read -r _ cc2 cch <<< "$(stat deepshare-costs 8 "$costs_csv")"
+      lc=$(stat deepshared 8 | cut -d' ' -f2)
+      echo "With the live costs (Slurm's restart rules as deepshared meets them, and each job's submit lag and start latency"
+      echo "drawn from the live runs', $cn seeds): avg queueing delay $(printf '%.0f ± %.0f' "$cq" "$cqh") s" \
+        "($(awk "BEGIN {printf \"%+.1f\", ($cq - $lq) / $lq * 100}")% from live), GPU allocation $(printf '%.3f ± %.3f' "$ca" "$cah")" \
+        "($(awk "BEGIN {printf \"%+.1f\", ($ca - $la) / $la * 100}")%; it counts the latency as allocated), QAD compliance" \
+        "$(printf '%.3f ± %.3f' "$cc2" "$cch") (live $(printf '%.3f' "$lc")). Target within 10%."
+      read -r _ gq gqh <<< "$(stat deepshare-lags 4 "$costs_csv")"; read -r _ ga _ <<< "$(stat deepshare-lags 7 "$costs_csv")"
+      read -r _ gc _ <<< "$(stat deepshare-lags 8 "$costs_csv")"
+      echo "The same twins without the restart rules (lags and latencies only): avg queueing delay $(printf '%.0f ± %.0f' "$gq" "$gqh") s," \
+        "GPU allocation $(printf '%.3f' "$ga"), QAD compliance $(printf '%.3f' "$gc") (every twin's row: sim-costs.csv)."
     fi
     echo
   fi

@@ -2,12 +2,12 @@
 # deps.sh: installs the Debian packages deepshare builds and tests with; does nothing when present.
 set -euo pipefail
 # --with-slurm adds the e2e test's packages: Slurm, munge, libmicrohttpd, libcurl (deepshared's Prometheus
-# telemetry), curl, prometheus, and chromium
+# telemetry and leader lease), curl, prometheus, etcd-server (the lease store of tests/e2e_ha.sh), and chromium
 # (headless: loads the status page, checks the console and writes the screenshot).
 # file: cpack -G DEB runs it (dpkg-shlibdeps) to find the package's library dependencies.
 # clang + libclang-rt-dev: libFuzzer and its sanitizer runtimes for tests/fuzz (recommends are not installed)
 pkgs=(build-essential cmake pkg-config file libjansson-dev libcmocka-dev libxgboost-dev gnuplot-nox valgrind clang libclang-rt-dev)
-slurm_pkgs=(slurmctld slurmd slurm-client munge libslurm-dev libmicrohttpd-dev libcurl4-openssl-dev curl prometheus chromium)
+slurm_pkgs=(slurmctld slurmd slurm-client munge libslurm-dev libmicrohttpd-dev libcurl4-openssl-dev curl prometheus chromium etcd-server)
 case "${1:-}" in
   --with-slurm) pkgs+=("${slurm_pkgs[@]}") ;;
   # the accounting database of the native-Slurm comparison (deploy/slurm/accounting.sh); lua for job_submit/lua
@@ -24,7 +24,8 @@ echo "deepshare: installing Debian packages: ${missing[*]}" >&2
 $SUDO apt-get update -qq
 # Slurm's, MariaDB's and Prometheus's postinsts would start daemons with the distribution config; our scripts
 # start them instead.
-if [[ " ${missing[*]} " == *" slurm"* || " ${missing[*]} " == *" prometheus "* || " ${missing[*]} " == *" mariadb-server "* ]] &&
+if [[ " ${missing[*]} " == *" slurm"* || " ${missing[*]} " == *" prometheus "* || " ${missing[*]} " == *" mariadb-server "* ||
+      " ${missing[*]} " == *" etcd-server "* ]] &&
    [ ! -e /usr/sbin/policy-rc.d ]; then
   printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
   $SUDO chmod +x /usr/sbin/policy-rc.d

@@ -23,6 +23,7 @@ static int accounts_enforced;
 
 void fs_reset(void)
 {
+    sl_set_fence(NULL, NULL);
     memset(jobs, 0, sizeof jobs);
     memset(nodes, 0, sizeof nodes);
     memset(fail_left, 0, sizeof fail_left);
@@ -47,6 +48,40 @@ void fs_add_node(const char *name, int cpus, int gpus)
     n->up = 1;
     for (int k = 0; k < SL_MAX_GPUS; k++) n->shards[k] = k < gpus ? 2 : -1;
     dirty = 1;
+}
+
+void fs_set_node_down(const char *node, const char *why)
+{
+    for (int i = 0; i < nnodes; i++)
+        if (!strcmp(nodes[i].name, node)) {
+            nodes[i].up = !why;
+            snprintf(nodes[i].down_why, sizeof nodes[i].down_why, "%s", why ? why : "");
+        }
+}
+
+void fs_add_typed_node(const char *name, int cpus, int gpus, const char *type)
+{
+    fs_add_node(name, cpus, gpus);
+    sl_node_t *n = &nodes[nnodes - 1];
+    snprintf(n->gpu_type, sizeof n->gpu_type, "%s", type);
+    n->types = 1;
+    for (int k = 0; k < SL_MAX_GPUS; k++) n->shards[k] = -1;
+}
+
+void fs_request_gpus(sl_job_t *j, const char *type, int n)
+{
+    snprintf(j->tres_per_node, sizeof j->tres_per_node, "gres:gpu:%s%s%d", type ? type : "", type ? ":" : "", n);
+    snprintf(j->gpu_type, sizeof j->gpu_type, "%s", type ? type : "");
+    j->gres_gpus = n;
+    j->untyped_gpus = type ? 0 : n;
+    dirty = 1;
+}
+
+static const sl_node_t *node_named(const char *name)
+{
+    for (int i = 0; i < nnodes; i++)
+        if (!strcmp(nodes[i].name, name)) return &nodes[i];
+    return NULL;
 }
 
 void fs_set_shards(const char *node, int idx, int count)
@@ -80,8 +115,12 @@ static void gpu_use(const char *node, int idx, int *shards, int *whole)
 
 /* Whether Slurm can start job j where it was dispatched: a shard pin needs a shard left on its GPU;
  * with the GPU model on, a whole GPU needs nothing else on it. */
+static int typed_pick(const sl_job_t *j, int *out);
+
 static int startable(const sl_job_t *j)
 {
+    int pick[SL_MAX_GPUS];
+    if (j->gpu_type[0]) return typed_pick(j, pick) == j->gres_gpus;
     for (int i = 0; i < nnodes; i++) {
         if (strcmp(nodes[i].name, j->req_nodes)) continue;
         for (int k = 0; k < j->ngpu_idx; k++) {
@@ -94,6 +133,21 @@ static int startable(const sl_job_t *j)
         }
     }
     return 1;
+}
+
+/* A job asking gpu:TYPE:N on a node of that type: the lowest GPU indices no running job holds, as many as
+ * it asks when there are (Slurm's cons_tres picks them so); how many were found. */
+static int typed_pick(const sl_job_t *j, int *out)
+{
+    const sl_node_t *nd = node_named(j->req_nodes);
+    if (!nd || strcmp(nd->gpu_type, j->gpu_type)) return 0;
+    int k = 0;
+    for (int g = 0; g < nd->gpus && k < j->gres_gpus; g++) {
+        int used, whole;
+        gpu_use(nd->name, g, &used, &whole);
+        if (!used && !whole) out[k++] = g;
+    }
+    return k;
 }
 
 sl_job_t *fs_add_job(uint32_t id, const char *account, const char *partition, const char *comment)
@@ -156,6 +210,11 @@ int fs_run_dispatched(const char *staging)
         sl_job_t *j = &jobs[i];
         if (j->state != SL_PENDING || j->held || !strcmp(j->partition, staging) || !j->req_nodes[0]) continue;
         if (!startable(j)) continue;
+        int up = 1; /* Slurm starts nothing on a node out of service */
+        for (int k = 0; k < nnodes; k++)
+            if (!strcmp(nodes[k].name, j->req_nodes)) up = nodes[k].up;
+        if (!up) continue;
+        if (j->gpu_type[0]) j->ngpu_idx = typed_pick(j, j->gpu_idx); /* gres_detail's IDX */
         j->state = SL_RUNNING;
         j->start = j->submit + 1;
         _Static_assert(sizeof j->nodes == sizeof j->req_nodes, "node name fields differ");
@@ -181,9 +240,27 @@ static int enter(fs_op_t op, uint32_t id, char *err, size_t errn)
     return -1;
 }
 
+static int (*fence_fn)(void *);
+static void *fence_ctx;
+
+void sl_set_fence(int (*may_write)(void *ctx), void *ctx)
+{
+    fence_fn = may_write;
+    fence_ctx = ctx;
+}
+
+/* 1 (err filled) when the fence refuses the write */
+static int fenced(uint32_t id, char *err, size_t errn)
+{
+    if (!fence_fn || fence_fn(fence_ctx)) return 0;
+    snprintf(err, errn, "job %u: not written to Slurm: this instance is not the leader (its lease lapsed)", id);
+    return 1;
+}
+
 static sl_job_t *update_target(fs_op_t op, uint32_t id, char *err, size_t errn)
 {
     if (enter(op, id, err, errn)) return NULL;
+    if (fenced(id, err, errn)) return NULL;
     sl_job_t *j = fs_job(id);
     if (!j) snprintf(err, errn, "fake slurm: job %u: Invalid job id specified", id);
     else dirty = 1;
@@ -239,8 +316,8 @@ int sl_load_nodes(sl_node_t **out, int *n, char *err, size_t errn)
 }
 
 int sl_dispatch(uint32_t id, const char *partition, const char *node, const int *idx, int n, int shard,
-                int clear_first, int fix_tasks, const char *admin_comment, uint32_t priority, char *err,
-                size_t errn)
+                const char *gpu_type, int clear_first, int fix_tasks, const char *admin_comment, uint32_t priority,
+                char *err, size_t errn)
 {
     sl_job_t *j = update_target(FS_DISPATCH, id, err, errn);
     if (!j) return -1;
@@ -248,10 +325,30 @@ int sl_dispatch(uint32_t id, const char *partition, const char *node, const int 
         snprintf(err, errn, "fake slurm: job %u: Job is no longer pending execution", id);
         return -1;
     }
+    const sl_node_t *nd = node_named(node);
+    if (gpu_type && gpu_type[0] && (!nd || strcmp(nd->gpu_type, gpu_type) || (j->gres_gpus && !clear_first))) {
+        /* Slurm refuses a type the node does not have; a second typed request would add to the first */
+        snprintf(err, errn, "fake slurm: job %u: Requested node configuration is not available", id);
+        return -1;
+    }
+    if ((!gpu_type || !gpu_type[0]) && nd && nd->gpu_type[0] && n > 0) {
+        snprintf(err, errn, "fake slurm: job %u: Invalid generic resource (gres) specification", id);
+        return -1;
+    }
     snprintf(j->partition, sizeof j->partition, "%s", partition);
-    if (clear_first) j->untyped_gpus = j->gres_gpus = j->ngpu_idx = 0; /* the GRES asked at submit goes */
+    if (clear_first) {
+        j->untyped_gpus = j->gres_gpus = j->ngpu_idx = 0; /* the GRES asked at submit goes */
+        j->gpu_type[0] = j->tres_per_node[0] = 0;
+    }
     if (fix_tasks) j->num_tasks = 1;
     j->on_shard = shard;
+    if (gpu_type && gpu_type[0]) {
+        snprintf(j->req_nodes, sizeof j->req_nodes, "%s", node);
+        fs_request_gpus(j, gpu_type, n);
+        snprintf(j->admin_comment, sizeof j->admin_comment, "%s", admin_comment);
+        j->priority = priority;
+        return 0;
+    }
     /* 22.05 adds a new GRES request to the earlier one: a second pin would grow the job */
     fs_pin(j, node, idx, n);
     snprintf(j->admin_comment, sizeof j->admin_comment, "%s", admin_comment);
@@ -274,6 +371,7 @@ int sl_requeue_hold(uint32_t id, char *err, size_t errn)
     j->priority = 0;
     j->restarts++;
     j->nodes[0] = 0;
+    if (j->gpu_type[0]) j->ngpu_idx = 0; /* Slurm picked them: no gres_detail while pending */
     return 0;
 }
 

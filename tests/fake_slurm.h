@@ -15,6 +15,14 @@ typedef enum {
 void fs_reset(void);
 /* A node with gpus GPUs of types g0.. and two shards on each (shard:gN:2), as deploy/slurm configures. */
 void fs_add_node(const char *name, int cpus, int gpus);
+/* Takes a node out of service as Slurm reports it (why: "drained", "down", "not responding", ...), or puts
+ * it back (why NULL). */
+void fs_set_node_down(const char *node, const char *why);
+/* A node whose GPUs are typed by model (Gres=gpu:TYPE:N, as most sites configure): no shards, no index
+ * types; Slurm picks the GPUs of a job dispatched there (gpu:TYPE:N), the lowest free indices first. */
+void fs_add_typed_node(const char *name, int cpus, int gpus, const char *type);
+/* A job submitted with --gres=gpu:TYPE:N (TYPE NULL: untyped --gres=gpu:N). */
+void fs_request_gpus(sl_job_t *j, const char *type, int n);
 /* Sets the shard count Slurm reports for GPU idx of a node (0: lost in a slurmctld restart). */
 void fs_set_shards(const char *node, int idx, int count);
 /* Slurm's GPU bookkeeping, off by default: with it on, a dispatched job starts only where its GPUs are

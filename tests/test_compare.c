@@ -561,6 +561,61 @@ static void test_suite(void **st)
     free(err);
 }
 
+/* The hetero workload (three GPU types): a policy without type rules is left out with the reason, the
+ * baselines run again type-aware (NAME+fastest, judged like the others) and DeepShare blind to types
+ * (deepshare+blind, shown, not judged); the verdict's "types" names the best type-blind, type-aware and
+ * production baselines. */
+static void test_suite_hetero(void **st)
+{
+    (void)st;
+    char args[2048], *out = NULL, *err = NULL;
+    snprintf(args, sizeof args, "suite --workloads hetero --predictor oracle --no-plots --policies fifo,kai,kueue,deepshare "
+             "--missing-rho 1 --check-invariants --jobs 2 --quiet --out '%s/suite-het'", tmpdir);
+    int rc = run(args, &out, &err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "not run on several GPU types (no model of their type rules): kueue\n"));
+    assert_non_null(strstr(out, "types: deepshare "));
+    assert_true(exists(path_in("suite-het/hetero/pooled-fastest", "summary.json")));
+    json_t *sj = load_json(path_in("suite-het", "suite.json"));
+    json_t *o = json_array_get(json_object_get(sj, "workloads"), 0), *res = json_object_get(o, "results");
+    /* partitioned fifo, deepshare; pooled fifo, deepshare, kai; fifo+fastest, kai+fastest; deepshare+blind */
+    assert_int_equal(json_array_size(res), 8);
+    double best = -1, best_prod = -1, blind = -1, aware = -1;
+    int nfast = 0;
+    for (size_t i = 0; i < json_array_size(res); i++) {
+        json_t *r = json_array_get(res, i);
+        const char *pol = json_string_value(json_object_get(r, "policy"));
+        assert_null(strstr(pol, "kueue"));
+        double q = json_number_value(json_object_get(r, "avg_queue"));
+        int pooled = !strcmp(json_string_value(json_object_get(r, "mode")), "pooled");
+        if (strstr(pol, "+fastest")) {
+            assert_true(pooled);
+            nfast++;
+            if (aware < 0 || q < aware) aware = q;
+        }
+        if (!strcmp(pol, "deepshare+blind")) blind = q;
+        else if (strncmp(pol, "deepshare", 9) && pooled) {
+            if (best < 0 || q < best) best = q;
+            if (!strncmp(pol, "kai", 3) && (best_prod < 0 || q < best_prod)) best_prod = q;
+        }
+    }
+    assert_int_equal(nfast, 2);
+    assert_true(blind >= 0);
+    json_t *v = json_object_get(o, "verdict");
+    assert_true(json_is_true(json_object_get(v, "judged")));
+    /* the type-aware rows are judged (kai+fastest is a production model), DeepShare blind to types is not */
+    assert_true(json_number_value(json_object_get(v, "best_pooled_avg_queue")) == best);
+    assert_true(json_number_value(json_object_get(v, "best_production_avg_queue")) == best_prod);
+    assert_string_not_equal(json_string_value(json_object_get(v, "best_pooled_baseline")), "deepshare+blind");
+    json_t *tj = json_object_get(v, "types");
+    assert_true(json_number_value(json_object_get(json_object_get(tj, "deepshare_type_blind"), "avg_queue")) == blind);
+    assert_true(json_number_value(json_object_get(json_object_get(tj, "best_type_aware"), "avg_queue")) == aware);
+    json_decref(sj);
+    free(out);
+    free(err);
+}
+
 /* The ITP workloads (../shared/data/itp, MIT): skipped with a message naming the missing file when absent;
  * when present, itp-slice runs every listed policy in both modes over all 15,536 jobs with the invariants
  * checked on every pass, and is judged like the other workloads. */
@@ -617,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_sweep),
         cmocka_unit_test(test_bad_usage),
         cmocka_unit_test(test_suite),
+        cmocka_unit_test(test_suite_hetero),
         cmocka_unit_test(test_suite_itp),
         cmocka_unit_test(test_estimates_source),
     };

@@ -11,6 +11,7 @@
 
 #include "testutil.h"
 #include "fake_slurm.h"
+#include "daemon_testutil.h"
 #include "daemon/daemon.h"
 #include "policy/deepshare/ds_internal.h"
 
@@ -69,34 +70,6 @@ static int sync_nodes(void)
 {
     char err[300];
     return daemon_sync(&D, 1, err, sizeof err);
-}
-
-/* The value of one metric line ("name{labels} value"), -1 when absent. */
-static double metric(const char *line)
-{
-    char *m = daemon_metrics(&D);
-    char key[200];
-    snprintf(key, sizeof key, "\n%s ", line);
-    const char *p = strstr(m, key);
-    double v = p ? atof(p + strlen(key)) : -1;
-    free(m);
-    return v;
-}
-
-static int explain_has(uint32_t id, const char *text)
-{
-    char *x = daemon_explain(&D, id);
-    int has = x && strstr(x, text);
-    if (!has) print_message("explain %u: %s", id, x ? x : "(null)\n");
-    free(x);
-    return has;
-}
-
-static const ds_jstate_t *jstate(uint32_t id)
-{
-    int32_t s = daemon_slot_of(&D, id);
-    assert_true(s >= 0);
-    return &D.e->js[s];
 }
 
 /* The engine GPU index of a job's first GPU. */
@@ -175,14 +148,14 @@ static void test_rebuild_adopts(void **state)
     boot("deepshare");
     assert_int_equal(sync_now(), 1);
     assert_int_equal(D.rebuilds, 1);
-    assert_int_equal(jstate(1)->status, DS_JS_RUNNING);
-    assert_int_equal(jstate(1)->klass, DS_CLASS_G);
+    assert_int_equal(dt_jstate(&D, 1)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 1)->klass, DS_CLASS_G);
     assert_int_equal(engine_gpu(1), 2);
-    assert_int_equal(jstate(2)->status, DS_JS_RUNNING);
-    assert_int_equal(jstate(2)->klass, DS_CLASS_BE);
-    assert_int_equal(jstate(2)->preemptions, 3);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 2)->klass, DS_CLASS_BE);
+    assert_int_equal(dt_jstate(&D, 2)->preemptions, 3);
     assert_int_equal(engine_gpu(2), 0);
-    assert_int_equal(jstate(3)->status, DS_JS_PENDING);
+    assert_int_equal(dt_jstate(&D, 3)->status, DS_JS_PENDING);
     assert_int_equal(daemon_slot_of(&D, 4), -1); /* not a tenant: left alone */
     daemon_pass(&D, 1);
     assert_policy_ok();
@@ -196,7 +169,7 @@ static void test_rebuild_adopts(void **state)
     sl_jobs_reset();
     assert_int_equal(sync_now(), 1);
     assert_int_equal(D.rebuilds, 1);
-    assert_int_equal(jstate(3)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 3)->status, DS_JS_RUNNING);
     assert_int_equal(engine_gpu(3), fs_job(3)->gpu_idx[0]);
     assert_int_equal(D.e->n_preemptions, 0);
     daemon_pass(&D, 1);
@@ -236,11 +209,11 @@ static void test_pending_leaves_without_rebuild(void **state)
     assert_int_equal(D.rebuilds, rebuilds);
     assert_int_equal(D.withdrawals, 4);
     assert_memory_equal(S, p->S, sizeof S);
-    for (uint32_t id = 5; id <= 9; id++) assert_int_equal(jstate(id)->status, id == 8 ? DS_JS_PENDING : DS_JS_FUTURE);
-    assert_true(explain_has(5, "withdrawn: it ended"));
-    assert_true(explain_has(6, "withdrawn: held by its owner"));
-    assert_int_equal(metric("deepshare_withdrawals_total"), 4);
-    assert_int_equal(metric("deepshare_rebuilds_total"), (double)rebuilds);
+    for (uint32_t id = 5; id <= 9; id++) assert_int_equal(dt_jstate(&D, id)->status, id == 8 ? DS_JS_PENDING : DS_JS_FUTURE);
+    assert_true(dt_explain_has(&D, 5, "withdrawn: it ended"));
+    assert_true(dt_explain_has(&D, 6, "withdrawn: held by its owner"));
+    assert_int_equal(dt_metric(&D, "deepshare_withdrawals_total"), 4);
+    assert_int_equal(dt_metric(&D, "deepshare_rebuilds_total"), (double)rebuilds);
     int32_t order[8];
     assert_int_equal(ds_engine_pending_order(D.e, order, 8), 1);
     pass_later(60);
@@ -250,8 +223,8 @@ static void test_pending_leaves_without_rebuild(void **state)
     snprintf(fs_job(7)->partition, sizeof fs_job(7)->partition, "staging");
     fs_touch();
     assert_int_equal(sync_now(), 1);
-    assert_int_equal(jstate(6)->status, DS_JS_PENDING);
-    assert_int_equal(jstate(7)->status, DS_JS_PENDING);
+    assert_int_equal(dt_jstate(&D, 6)->status, DS_JS_PENDING);
+    assert_int_equal(dt_jstate(&D, 7)->status, DS_JS_PENDING);
     fs_end_script(1, 0);
     fs_end_script(3, 0);
     fs_job(1)->completing = fs_job(3)->completing = 0; /* and done completing */
@@ -262,9 +235,159 @@ static void test_pending_leaves_without_rebuild(void **state)
     assert_int_equal(D.rebuilds, rebuilds);
     assert_ptr_equal(D.e, e0);
     int started = 0;
-    for (uint32_t id = 6; id <= 8; id++) started += jstate(id)->status == DS_JS_RUNNING;
+    for (uint32_t id = 6; id <= 8; id++) started += dt_jstate(&D, id)->status == DS_JS_RUNNING;
     assert_int_equal(started, 2);
-    assert_int_equal(jstate(5)->status, DS_JS_FUTURE); /* a cancelled job never comes back */
+    assert_int_equal(dt_jstate(&D, 5)->status, DS_JS_FUTURE); /* a cancelled job never comes back */
+}
+
+/* A node out of service in Slurm (drained, then down, then back): no job placed there, the job running there
+ * kept while Slurm runs it, the one Slurm requeued from it back in staging and run elsewhere, nothing lost
+ * or started twice; /explain, /metrics and the status JSON say so; back in service it is offered again. */
+static void test_node_out_of_service(void **state)
+{
+    (void)state;
+    fs_add_node("n1", 32, 4);
+    for (uint32_t id = 1; id <= 2; id++) {
+        int idx = (int)id - 1;
+        sl_job_t *j = fs_add_job(id, "a", "prod", "gpus=1");
+        fs_pin(j, "n1", &idx, 1);
+        snprintf(j->admin_comment, sizeof j->admin_comment, "deepshare class=G gres=gpu pin=%d", idx);
+        j->state = SL_RUNNING;
+        j->start = j->submit + 1;
+        snprintf(j->nodes, sizeof j->nodes, "n1");
+    }
+    boot("fifo");
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(D.e->nnodes, 2);
+    assert_int_equal(D.nodes_down, 0);
+    fs_set_node_down("n1", "drained");
+    assert_int_equal(sync_nodes(), 1);
+    assert_int_equal(D.nodes_down, 1);
+    assert_true(ds_engine_node_down(D.e, 1));
+    assert_int_equal(D.e->parts[0].gpus_free, 4); /* n0's four; n1's two idle ones withdrawn */
+    for (uint32_t id = 10; id < 16; id++) fs_add_job(id, id % 2 ? "a" : "b", "staging", "gpus=1");
+    assert_int_equal(sync_now(), 1);
+    pass_later(1);
+    fs_run_dispatched("staging");
+    assert_int_equal(sync_now(), 1);
+    pass_later(1);
+    assert_policy_ok();
+    int on_n0 = 0;
+    for (uint32_t id = 10; id < 16; id++) {
+        const sl_job_t *j = fs_job(id);
+        if (j->state == SL_RUNNING) on_n0++, assert_string_equal(j->nodes, "n0");
+        else assert_string_equal(j->partition, "staging");
+    }
+    assert_int_equal(on_n0, 4);
+    assert_int_equal(dt_jstate(&D, 1)->status, DS_JS_RUNNING); /* a drain lets it run */
+    assert_true(dt_explain_has(&D, 15, "out of service (no placements): n1 (drained)"));
+    assert_true(dt_explain_has(&D, 15, "n1:-"));
+    assert_int_equal(dt_metric(&D, "deepshare_nodes_unavailable"), 1);
+    assert_int_equal(dt_metric(&D, "deepshare_node_unavailable{node=\"n1\",state=\"drained\"}"), 1);
+    char *html = NULL, *json = NULL;
+    status_render(&D, &html, &json);
+    assert_non_null(strstr(json, "\"name\":\"n1\",\"unavailable\":\"drained\""));
+    free(html);
+    free(json);
+    /* the node goes down: Slurm requeues job 2 (pending in prod, still asking for n1) and job 1 ends */
+    fs_set_node_down("n1", "down");
+    sl_job_t *j2 = fs_job(2);
+    j2->state = SL_PENDING;
+    j2->restarts = 1;
+    j2->nodes[0] = 0;
+    fs_job(1)->state = SL_ENDED;
+    fs_touch();
+    int64_t fin = D.finished;
+    assert_int_equal(sync_nodes(), 1);
+    assert_string_equal(fs_job(2)->partition, "staging"); /* it would wait for n1: back to staging */
+    assert_int_equal(D.finished, fin + 1);
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_PENDING);
+    /* back in service: n1 is offered again; the waiting jobs run there */
+    fs_set_node_down("n1", NULL);
+    assert_int_equal(sync_nodes(), 1);
+    assert_int_equal(D.nodes_down, 0);
+    assert_false(ds_engine_node_down(D.e, 1));
+    /* job 2, requeued by Slurm seconds ago, waits out the settle time first (a launch in the second its old
+     * credential was revoked in is refused), and FIFO keeps the others behind it */
+    pass_later(1);
+    assert_true(dt_explain_has(&D, 2, "held"));
+    assert_string_equal(fs_job(14)->partition, "staging");
+    D.slot[daemon_slot_of(&D, 2)].t_requeue -= D_REQUEUE_SETTLE; /* the settle time has passed */
+    pass_later(1);
+    fs_run_dispatched("staging");
+    assert_int_equal(sync_now(), 1);
+    pass_later(1);
+    assert_policy_ok();
+    int on_n1 = 0;
+    for (uint32_t id = 2; id < 16; id++) {
+        const sl_job_t *j = fs_job(id);
+        if (!j) continue;
+        if (j->state == SL_RUNNING && !strcmp(j->nodes, "n1")) on_n1++;
+        if (id >= 10 && j->state != SL_RUNNING) fail_msg("job %u: state %d in %s", id, j->state, j->partition);
+    }
+    /* 14 and 15 run there; job 2, which Slurm 22.05 can restart only on GPU index 1 (its pin), is pending in the
+     * engine's queue until that index frees: not lost */
+    assert_int_equal(on_n1, 2);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_PENDING);
+    assert_string_equal(fs_job(2)->partition, "staging");
+    assert_int_equal(dt_metric(&D, "deepshare_node_outages_total"), 1);
+    assert_int_equal(dt_metric(&D, "deepshare_nodes_unavailable"), 0);
+}
+
+/* Fencing with the leader lease (no etcd here: the lease's state is set by hand): a leader's dispatch carries
+ * its epoch; once its lease has lapsed (paused past valid_until) every write is refused and counted, none
+ * reaches Slurm; a new leader (a higher epoch) sends a dispatch of the older epoch that it finds pending
+ * back to staging, and schedules the job itself, with no rebuild. */
+static void test_lease_fence(void **state)
+{
+    (void)state;
+    boot("fifo");
+    snprintf(D.lease.url, sizeof D.lease.url, "http://127.0.0.1:9");
+    D.lease.leading = 1;
+    D.lease.epoch = 7;
+    D.lease.valid_until = daemon_now_mono() + 100;
+    sl_set_fence(daemon_may_write, &D);
+    fs_add_job(1, "a", "staging", "gpus=1");
+    assert_int_equal(sync_now(), 1);
+    pass_later(1);
+    assert_string_equal(fs_job(1)->partition, "prod");
+    assert_non_null(strstr(fs_job(1)->admin_comment, " epoch=7"));
+    assert_int_equal(dt_metric(&D, "deepshare_leader"), 1);
+    assert_int_equal(dt_metric(&D, "deepshare_lease_epoch"), 7);
+    /* paused past its lease: nothing is written */
+    D.lease.valid_until = daemon_now_mono() - 1;
+    fs_add_job(2, "b", "staging", "gpus=1");
+    assert_int_equal(sync_now(), 1);
+    int64_t fenced = D.fenced_writes;
+    pass_later(1);
+    assert_string_equal(fs_job(2)->partition, "staging");
+    assert_true(D.fenced_writes > fenced);
+    assert_int_equal(dt_metric(&D, "deepshare_leader"), 0);
+    /* a new leader: the old one's dispatch of job 3, made after the takeover, goes back to staging */
+    D.lease.epoch = 9;
+    D.lease.valid_until = daemon_now_mono() + 100;
+    fs_add_job(3, "b", "staging", "gpus=1");
+    assert_int_equal(sync_now(), 1);
+    int64_t rebuilds = D.rebuilds;
+    sl_job_t *j3 = fs_job(3);
+    static const int one = 1;
+    snprintf(j3->partition, sizeof j3->partition, "prod");
+    fs_pin(j3, "n0", &one, 1);
+    snprintf(j3->admin_comment, sizeof j3->admin_comment, "deepshare class=G gres=gpu pin=1 epoch=7");
+    fs_touch();
+    assert_int_equal(sync_now(), 1);
+    assert_string_equal(fs_job(3)->partition, "staging");
+    assert_int_equal(D.stale_rejected, 1);
+    assert_int_equal(D.rebuilds, rebuilds);
+    assert_int_equal(dt_metric(&D, "deepshare_stale_dispatches_total"), 1);
+    /* and this leader dispatches job 2 and 3 itself, under its own epoch */
+    pass_later(1);
+    for (uint32_t id = 2; id <= 3; id++) {
+        assert_string_equal(fs_job(id)->partition, "prod");
+        assert_non_null(strstr(fs_job(id)->admin_comment, " epoch=9"));
+    }
+    assert_policy_ok();
 }
 
 /* /explain speaks the policy's own words from its state and the parameters it applies (ops->explain):
@@ -288,13 +411,13 @@ static void test_explain_from_policy(void **state)
     boot("deepshare");
     assert_int_equal(sync_now(), 1);
     daemon_pass(&D, 1);
-    assert_int_equal(jstate(5)->status, DS_JS_PENDING);
-    assert_true(explain_has(5, "job 5: tenant a, user ua, 1 GPU, pending under policy deepshare; requeued 0 times\n"));
-    assert_true(explain_has(5, "so it can only borrow as best effort (BE cap 8 = m 4 x quota; 1 held or claimed ahead of it)"));
-    assert_true(explain_has(5, "smoothed 1.00 (served, theta 0.95), band 20 of width 0.05\n"));
-    assert_true(explain_has(5, "  free GPUs per node: n0:0\n"));
-    assert_true(explain_has(3, "  class: runs as best effort (BE)"));
-    assert_true(explain_has(3, "  runs on n0 GPU 2\n"));
+    assert_int_equal(dt_jstate(&D, 5)->status, DS_JS_PENDING);
+    assert_true(dt_explain_has(&D, 5, "job 5: tenant a, user ua, 1 GPU, pending under policy deepshare; requeued 0 times\n"));
+    assert_true(dt_explain_has(&D, 5, "so it can only borrow as best effort (BE cap 8 = m 4 x quota; 1 held or claimed ahead of it)"));
+    assert_true(dt_explain_has(&D, 5, "smoothed 1.00 (served, theta 0.95), band 20 of width 0.05\n"));
+    assert_true(dt_explain_has(&D, 5, "  free GPUs per node: n0:0\n"));
+    assert_true(dt_explain_has(&D, 3, "  class: runs as best effort (BE)"));
+    assert_true(dt_explain_has(&D, 3, "  runs on n0 GPU 2\n"));
     daemon_teardown(&D);
     fs_reset();
     fs_add_node("n0", 32, 4);
@@ -304,7 +427,7 @@ static void test_explain_from_policy(void **state)
     boot_param = NULL;
     assert_int_equal(sync_now(), 1);
     daemon_pass(&D, 1);
-    assert_true(explain_has(5, "over its quota and its BE cap (BE held or claimed ahead of it 1 + 1 > BE cap 1 = m 0.5 x quota 2)"));
+    assert_true(dt_explain_has(&D, 5, "over its quota and its BE cap (BE held or claimed ahead of it 1 + 1 > BE cap 1 = m 0.5 x quota 2)"));
     daemon_teardown(&D);
     fs_reset();
     fs_add_node("n0", 32, 4);
@@ -312,9 +435,9 @@ static void test_explain_from_policy(void **state)
     boot("fifo");
     assert_int_equal(sync_now(), 1);
     daemon_pass(&D, 1);
-    assert_true(explain_has(5, "pending under policy fifo"));
-    assert_true(explain_has(5, "  order: first in, first out (submit time); 1 of 1 waiting\n"));
-    assert_true(explain_has(5, "  no fit: no node has 1 free GPU"));
+    assert_true(dt_explain_has(&D, 5, "pending under policy fifo"));
+    assert_true(dt_explain_has(&D, 5, "  order: first in, first out (submit time); 1 of 1 waiting\n"));
+    assert_true(dt_explain_has(&D, 5, "  no fit: no node has 1 free GPU"));
     char *x = daemon_explain(&D, 5);
     assert_null(strstr(x, "BE"));
     assert_null(strstr(x, "cap"));
@@ -352,19 +475,19 @@ static void test_pin_busy_held(void **state)
     fs_add_job(4, "a", "staging", "gpus=3");
     boot("deepshare");
     assert_int_equal(sync_now(), 1);
-    assert_int_equal(jstate(2)->status, DS_JS_PENDING);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_PENDING);
     daemon_pass(&D, 1);
     int32_t s = daemon_slot_of(&D, 2);
     assert_int_equal(D.undone, 0);
     assert_int_equal(D.nheld, 1);
-    assert_true(metric("deepshare_jobs_held") == 1);
+    assert_true(dt_metric(&D, "deepshare_jobs_held") == 1);
     assert_int_equal(fs_calls(FS_DISPATCH), 1); /* job 4, on the 3 GPUs left */
     assert_int_equal(fs_last_id(FS_DISPATCH), 4);
-    assert_int_equal(jstate(4)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 4)->status, DS_JS_RUNNING);
     assert_non_null(strstr(D.slot[s].why, "pinned at its first start"));
-    assert_int_equal(jstate(2)->status, DS_JS_PENDING);
-    assert_int_equal(jstate(2)->preemptions, 1); /* Slurm's restart count, nothing added */
-    assert_true(jstate(2)->overhead == 0);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_PENDING);
+    assert_int_equal(dt_jstate(&D, 2)->preemptions, 1); /* Slurm's restart count, nothing added */
+    assert_true(dt_jstate(&D, 2)->overhead == 0);
     assert_int_equal(D.e->n_preemptions, 0);
     assert_policy_ok(); /* DeepShare: "a G job was preempted" on the code that preempted here */
 
@@ -377,7 +500,7 @@ static void test_pin_busy_held(void **state)
     assert_policy_ok();
     assert_int_equal(D.nheld, 0);
     assert_int_equal(fs_calls(FS_DISPATCH), 2);
-    assert_int_equal(jstate(2)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
     assert_int_equal(engine_gpu(2), 0);
     assert_int_equal(fs_job(2)->ngpu_idx, 1);
     assert_string_equal(fs_job(2)->req_nodes, "n0");
@@ -399,15 +522,15 @@ static void test_refused_start_gpus_go_to_next_job(void **state)
     assert_int_equal(D.undone, 1);
     uint32_t refused = 0;
     for (uint32_t id = 1; id <= 3; id++)
-        if (jstate(id)->status == DS_JS_PENDING) refused = id;
+        if (dt_jstate(&D, id)->status == DS_JS_PENDING) refused = id;
     assert_true(refused > 0);
     /* two jobs fill the 4 GPUs: the one the failed dispatch offered went to the third job */
     assert_int_equal(fs_calls(FS_DISPATCH), 3);
     assert_int_equal(D.dispatches, 2);
     assert_int_equal(D.e->n_preemptions, 0);
-    assert_false(jstate(refused)->held); /* held for that pass only */
-    assert_true(explain_has(refused, "last dispatch failed"));
-    assert_true(metric("deepshare_starts_taken_back_total") == 1);
+    assert_false(dt_jstate(&D, refused)->held); /* held for that pass only */
+    assert_true(dt_explain_has(&D, refused, "last dispatch failed"));
+    assert_true(dt_metric(&D, "deepshare_starts_taken_back_total") == 1);
     /* tried again once GPUs free up */
     fs_run_dispatched("staging");
     for (uint32_t id = 1; id <= 3; id++)
@@ -416,7 +539,7 @@ static void test_refused_start_gpus_go_to_next_job(void **state)
     assert_int_equal(sync_now(), 1);
     pass_later(1);
     assert_policy_ok();
-    assert_int_equal(jstate(refused)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, refused)->status, DS_JS_RUNNING);
     assert_int_equal(fs_calls(FS_DISPATCH), 4);
 }
 
@@ -437,7 +560,7 @@ static void test_pin_busy_moves_to_free_index(void **state)
     assert_policy_ok();
     assert_int_equal(D.undone, 0);
     assert_int_equal(fs_calls(FS_DISPATCH), 1);
-    assert_int_equal(jstate(2)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
     assert_string_equal(fs_job(2)->req_nodes, "n1");
     assert_int_equal(engine_gpu(2), 4); /* n1's GPU 0 */
 }
@@ -455,7 +578,7 @@ static void test_requeue_then_restage(void **state)
     assert_int_equal(fs_run_dispatched("staging"), 4);
     assert_int_equal(sync_now(), 1);
     int nbe = 0;
-    for (uint32_t id = 1; id <= 4; id++) nbe += jstate(id)->klass == DS_CLASS_BE;
+    for (uint32_t id = 1; id <= 4; id++) nbe += dt_jstate(&D, id)->klass == DS_CLASS_BE;
     assert_int_equal(nbe, 2);
     fs_add_job(5, "b", "staging", "gpus=1");
     fs_add_job(6, "b", "staging", "gpus=1");
@@ -465,8 +588,8 @@ static void test_requeue_then_restage(void **state)
     assert_int_equal(fs_calls(FS_REQUEUE), 2);
     assert_int_equal(D.requeues, 2);
     for (uint32_t id = 1; id <= 4; id++) {
-        if (jstate(id)->status != DS_JS_PENDING) continue;
-        assert_int_equal(jstate(id)->klass, DS_CLASS_BE);
+        if (dt_jstate(&D, id)->status != DS_JS_PENDING) continue;
+        assert_int_equal(dt_jstate(&D, id)->klass, DS_CLASS_BE);
         assert_int_equal(fs_job(id)->held, 1);
         assert_string_equal(fs_job(id)->partition, "batch");
     }
@@ -478,8 +601,8 @@ static void test_requeue_then_restage(void **state)
         if (!strcmp(fs_job(id)->partition, "staging")) staged++, assert_int_equal(fs_job(id)->held, 0);
     assert_int_equal(staged, 2);
     /* b's jobs were started in the pass that made room for them */
-    assert_int_equal(jstate(5)->status, DS_JS_RUNNING);
-    assert_int_equal(jstate(6)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 5)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 6)->status, DS_JS_RUNNING);
     assert_int_equal(fs_calls(FS_DISPATCH), 6);
     assert_policy_ok();
 
@@ -496,8 +619,8 @@ static void test_requeue_then_restage(void **state)
     assert_int_equal(D.nheld, 2);
     for (uint32_t id = 1; id <= 4; id++) {
         if (strcmp(fs_job(id)->partition, "staging")) continue;
-        assert_int_equal(jstate(id)->status, DS_JS_PENDING);
-        assert_true(explain_has(id, "job credential revoked"));
+        assert_int_equal(dt_jstate(&D, id)->status, DS_JS_PENDING);
+        assert_true(dt_explain_has(&D, id, "job credential revoked"));
         D.slot[daemon_slot_of(&D, id)].t_requeue -= D_REQUEUE_SETTLE; /* the seconds pass */
     }
     pass_later(1);
@@ -523,7 +646,7 @@ static void requeue_race_case(int race)
     uint32_t be[2];
     int nbe = 0;
     for (uint32_t id = 1; id <= 4; id++)
-        if (jstate(id)->klass == DS_CLASS_BE) be[nbe++] = id;
+        if (dt_jstate(&D, id)->klass == DS_CLASS_BE) be[nbe++] = id;
     assert_int_equal(nbe, 2);
     fs_add_job(5, "b", "staging", "gpus=1");
     fs_add_job(6, "b", "staging", "gpus=1");
@@ -534,7 +657,7 @@ static void requeue_race_case(int race)
     assert_int_equal(fs_calls(FS_REQUEUE), race ? 2 : 1);
     assert_int_equal(D.requeues, race ? 2 : 1);
     assert_int_equal(D.ended_before_requeue, race ? 0 : 1);
-    assert_true(metric("deepshare_requeues_skipped_total") == (race ? 0 : 1));
+    assert_true(dt_metric(&D, "deepshare_requeues_skipped_total") == (race ? 0 : 1));
     assert_int_equal(fs_reruns(), race);
     if (!race) assert_int_equal(fs_job(be[0])->restarts, 0);
     /* the next sync sees the end (or the requeue) and b's two jobs run */
@@ -571,19 +694,19 @@ static void test_slurmctld_errors(void **state)
     assert_int_equal(daemon_sync(&D, 0, err, sizeof err), -1);
     assert_null(D.e);
     assert_int_equal(sync_now(), 1);
-    assert_int_equal(jstate(1)->status, DS_JS_PENDING);
+    assert_int_equal(dt_jstate(&D, 1)->status, DS_JS_PENDING);
 
     fs_fail(FS_DISPATCH, 1);
     daemon_pass(&D, 1);
     assert_int_equal(D.errors, 1);
     assert_int_equal(D.undone, 1);
-    assert_int_equal(jstate(1)->status, DS_JS_PENDING);
+    assert_int_equal(dt_jstate(&D, 1)->status, DS_JS_PENDING);
     assert_non_null(strstr(D.slot[daemon_slot_of(&D, 1)].why, "last dispatch failed"));
     assert_int_equal(D.e->n_preemptions, 0);
     assert_policy_ok();
     daemon_pass(&D, 1);
     assert_int_equal(fs_calls(FS_DISPATCH), 2);
-    assert_int_equal(jstate(1)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 1)->status, DS_JS_RUNNING);
     assert_int_equal(fs_run_dispatched("staging"), 1);
     assert_int_equal(sync_now(), 1);
 
@@ -605,14 +728,14 @@ static void test_slurmctld_errors(void **state)
     fs_touch();
     assert_int_equal(sync_now(), 1);
     assert_int_equal(D.rebuilds, rebuilds + 1);
-    for (uint32_t id = 1; id <= 3; id++) assert_int_equal(jstate(id)->status, DS_JS_RUNNING);
+    for (uint32_t id = 1; id <= 3; id++) assert_int_equal(dt_jstate(&D, id)->status, DS_JS_RUNNING);
     /* one of b's jobs took the free GPU; the other was dispatched onto the GPU the borrower still holds:
      * back to staging, pending here (it used to be adopted there too: two residents on a GPU of k = 1) */
     int staged = 0;
     for (uint32_t id = 4; id <= 5; id++) {
-        if (jstate(id)->status == DS_JS_RUNNING) continue;
+        if (dt_jstate(&D, id)->status == DS_JS_RUNNING) continue;
         staged++;
-        assert_int_equal(jstate(id)->status, DS_JS_PENDING);
+        assert_int_equal(dt_jstate(&D, id)->status, DS_JS_PENDING);
         assert_string_equal(fs_job(id)->partition, "staging");
     }
     assert_int_equal(staged, 1);
@@ -641,8 +764,8 @@ static void test_shardless_gpu(void **state)
     fs_set_shards("n0", 3, 0);
     assert_int_equal(sync_nodes(), 1);
     assert_int_equal(D.nshardless, 1);
-    assert_true(metric("deepshare_gpus_shardless") == 1);
-    assert_true(metric("deepshare_gpu_shardless{node=\"n0\",gpu=\"g3\"}") == 1);
+    assert_true(dt_metric(&D, "deepshare_gpus_shardless") == 1);
+    assert_true(dt_metric(&D, "deepshare_gpu_shardless{node=\"n0\",gpu=\"g3\"}") == 1);
 
     /* a requeued shard job pinned to g3 (its first start): g3 of n0 has no shards, n1's g3 is busy: it waits */
     int three = 3;
@@ -655,9 +778,9 @@ static void test_shardless_gpu(void **state)
     int calls = fs_calls(FS_DISPATCH);
     pass_later(1);
     assert_int_equal(fs_calls(FS_DISPATCH), calls);
-    assert_int_equal(jstate(20)->status, DS_JS_PENDING);
-    assert_true(explain_has(20, "GPU n0:g3 lost its shards after a slurmctld restart: no shard jobs placed there"));
-    assert_true(explain_has(20, "shards: GPU n0:g3 lost its shards"));
+    assert_int_equal(dt_jstate(&D, 20)->status, DS_JS_PENDING);
+    assert_true(dt_explain_has(&D, 20, "GPU n0:g3 lost its shards after a slurmctld restart: no shard jobs placed there"));
+    assert_true(dt_explain_has(&D, 20, "shards: GPU n0:g3 lost its shards"));
     assert_policy_ok();
 
     /* n1's g3 frees up: the pinned job goes there (same index, other node), not onto n0 g3 */
@@ -670,7 +793,7 @@ static void test_shardless_gpu(void **state)
     assert_string_equal(fs_job(20)->req_nodes, "n1");
     assert_int_equal(fs_run_dispatched("staging"), 1);
     assert_int_equal(sync_now(), 1);
-    assert_int_equal(jstate(20)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 20)->status, DS_JS_RUNNING);
 
     /* an unpinned one-GPU job: the only free GPU is n0 g3, so it takes that GPU whole (gpu:g3:1, no shard) */
     fs_add_job(21, "a", "staging", "gpus=1");
@@ -683,8 +806,8 @@ static void test_shardless_gpu(void **state)
     assert_non_null(strstr(fs_job(21)->admin_comment, "gres=gpu"));
     assert_int_equal(fs_run_dispatched("staging"), 1);
     assert_int_equal(sync_now(), 1);
-    assert_true(explain_has(21, "runs on the whole GPU"));
-    assert_true(metric("deepshare_shard_moves_total") >= 1);
+    assert_true(dt_explain_has(&D, 21, "runs on the whole GPU"));
+    assert_true(dt_metric(&D, "deepshare_shard_moves_total") >= 1);
     assert_policy_ok();
 
     /* shards come back (logged once); the gauge drops; the next one-GPU job on n0 g3 goes onto a shard */
@@ -694,8 +817,8 @@ static void test_shardless_gpu(void **state)
     fs_touch();
     assert_int_equal(sync_nodes(), 1);
     assert_int_equal(D.nshardless, 0);
-    assert_true(metric("deepshare_gpus_shardless") == 0);
-    assert_true(metric("deepshare_gpu_shardless{node=\"n0\",gpu=\"g3\"}") == -1);
+    assert_true(dt_metric(&D, "deepshare_gpus_shardless") == 0);
+    assert_true(dt_metric(&D, "deepshare_gpu_shardless{node=\"n0\",gpu=\"g3\"}") == -1);
     fs_add_job(22, "a", "staging", "gpus=1");
     assert_int_equal(sync_nodes(), 1);
     pass_later(1);
@@ -727,14 +850,14 @@ static void test_dispatch_bounce_bounded(void **state)
     assert_int_equal(sync_nodes(), 1);
     assert_int_equal(fs_calls(FS_RESTAGE), 1);
     assert_string_equal(fs_job(1)->partition, "staging");
-    assert_true(metric("deepshare_dispatch_bounces_total") == 1);
+    assert_true(dt_metric(&D, "deepshare_dispatch_bounces_total") == 1);
     /* it keeps its shard pin (Slurm 22.05: once per life), and the one node has no shards on that index:
      * it waits, and says why */
     fs_touch();
     assert_int_equal(sync_nodes(), 1);
     pass_later(1);
     assert_int_equal(fs_calls(FS_DISPATCH), 1);
-    assert_true(explain_has(1, "lost its shards"));
+    assert_true(dt_explain_has(&D, 1, "lost its shards"));
     /* the shards come back (slurmctld restarted with nothing running): that GPU is tried again at once,
      * though the job bounced from it */
     fs_set_shards("n0", first, 2);
@@ -766,7 +889,7 @@ static void test_dispatch_bounce_bounded(void **state)
     assert_string_equal(fs_job(2)->partition, "staging");
     fs_touch();
     assert_int_equal(sync_now(), 1);
-    assert_int_equal(jstate(2)->status, DS_JS_PENDING);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_PENDING);
     assert_int_equal(D.bounces, 1);
     /* pinned to that index at its first dispatch: the same index of the other node */
     pass_later(1);
@@ -782,9 +905,9 @@ static void test_dispatch_bounce_bounded(void **state)
     /* both GPUs of its index bounced it: it waits, and explain says why */
     pass_later(1);
     assert_int_equal(fs_calls(FS_DISPATCH), 2);
-    assert_int_equal(jstate(2)->status, DS_JS_PENDING);
-    assert_true(explain_has(2, "came back to staging without a start"));
-    assert_true(metric("deepshare_dispatch_bounces_total") == 2);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_PENDING);
+    assert_true(dt_explain_has(&D, 2, "came back to staging without a start"));
+    assert_true(dt_metric(&D, "deepshare_dispatch_bounces_total") == 2);
     /* bounces are forgotten after a while: Slurm may have been repaired */
     for (int i = 0; i < D.nbounce; i++)
         for (int k = 0; k < D_BOUNCE_GPUS; k++) D.bounce[i].t[k] -= D_BOUNCE_FORGET;
@@ -827,9 +950,9 @@ static void pinned_pair(void)
     }
     for (int i = 0; i < 2; i++) {
         uint32_t id = 20 + (uint32_t)i;
-        if (jstate(id)->status != DS_JS_RUNNING) print_message("job %u: %s\n", id, D.slot[daemon_slot_of(&D, id)].why);
-        assert_int_equal(jstate(id)->status, DS_JS_RUNNING);
-        assert_int_equal(jstate(id)->shared, 0);
+        if (dt_jstate(&D, id)->status != DS_JS_RUNNING) print_message("job %u: %s\n", id, D.slot[daemon_slot_of(&D, id)].why);
+        assert_int_equal(dt_jstate(&D, id)->status, DS_JS_RUNNING);
+        assert_int_equal(dt_jstate(&D, id)->shared, 0);
         assert_int_equal(fs_job(id)->gpu_idx[0], pins[i]);
         assert_int_equal(fs_job(id)->ngpu_idx, 1); /* the pin is not sent again */
         assert_int_equal(engine_gpu(id) % 4, pins[i]);
@@ -885,7 +1008,7 @@ static void test_leftover_shards_avoided(void **state)
     D.cfg.gpu_sharing = 1;
     assert_int_equal(sync_nodes(), 1);
     assert_int_equal(D.nleftover, 4);
-    assert_true(metric("deepshare_gpus_leftover_shards") == 4);
+    assert_true(dt_metric(&D, "deepshare_gpus_leftover_shards") == 4);
     pass_later(1);
     assert_policy_ok();
     assert_int_equal(fs_calls(FS_DISPATCH), 1);
@@ -893,7 +1016,7 @@ static void test_leftover_shards_avoided(void **state)
     assert_int_equal(fs_job(30)->ngpu_idx, 2);
     assert_int_equal(fs_run_dispatched("staging"), 1);
     assert_int_equal(sync_nodes(), 1);
-    assert_int_equal(jstate(30)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 30)->status, DS_JS_RUNNING);
     assert_int_equal(D.nleftover, 4);
 
     /* a shard job pinned to index 0: every other GPU 0 has a leftover shard, or the job above: it waits */
@@ -902,15 +1025,15 @@ static void test_leftover_shards_avoided(void **state)
     assert_int_equal(sync_nodes(), 1);
     pass_later(1);
     assert_int_equal(fs_calls(FS_DISPATCH), 1);
-    assert_int_equal(jstate(31)->status, DS_JS_PENDING);
-    assert_true(explain_has(31, "of no job since a slurmctld restart"));
+    assert_int_equal(dt_jstate(&D, 31)->status, DS_JS_PENDING);
+    assert_true(dt_explain_has(&D, 31, "of no job since a slurmctld restart"));
 
     /* a second two-GPU job pinned to 0,1 has nowhere to go either */
     requeued_pinned(32, "b", 0, pins, 2);
     assert_int_equal(sync_nodes(), 1);
     pass_later(1);
     assert_int_equal(fs_calls(FS_DISPATCH), 1);
-    assert_true(explain_has(32, "of no job since a slurmctld restart"));
+    assert_true(dt_explain_has(&D, 32, "of no job since a slurmctld restart"));
 
     /* job 30 ends: its GPUs (its shards were no leftovers) go to one of them, the only place either fits */
     fs_job(30)->state = SL_COMPLETED;
@@ -960,7 +1083,7 @@ static void test_completing_gpu_not_offered(void **state)
     assert_int_equal(sync_now(), 1);
     pass_later(1);
     assert_int_equal(fs_calls(FS_DISPATCH), 0);
-    assert_true(explain_has(5, "still completing in Slurm"));
+    assert_true(dt_explain_has(&D, 5, "still completing in Slurm"));
     fs_job(3)->completing = 0;
     fs_touch();
     assert_int_equal(sync_now(), 1);
@@ -1021,7 +1144,7 @@ static void test_reload(void **state)
     assert_int_equal(fs_calls(FS_REQUEUE), 0);
     assert_int_equal(fs_calls(FS_DISPATCH), dispatches);
     assert_int_equal(fs_calls(FS_ADMIN_COMMENT), 2); /* the promotions, recorded in Slurm */
-    for (uint32_t id = 1; id <= 4; id++) assert_int_equal(jstate(id)->status, DS_JS_RUNNING);
+    for (uint32_t id = 1; id <= 4; id++) assert_int_equal(dt_jstate(&D, id)->status, DS_JS_RUNNING);
 
     /* an invalid file: rejected whole (its valid quota line too), the running configuration stays */
     conf("tenant a 1\ntenant b 2\ncycle = fast\n");
@@ -1051,7 +1174,7 @@ static void test_reload(void **state)
     sl_jobs_reset();
     assert_int_equal(sync_now(), 1);
     rebuilds++;
-    for (uint32_t id = 1; id <= 4; id++) assert_int_equal(jstate(id)->status, DS_JS_RUNNING);
+    for (uint32_t id = 1; id <= 4; id++) assert_int_equal(dt_jstate(&D, id)->status, DS_JS_RUNNING);
     conf("tenant a 4\ntenant b 2\ncycle = 9\n");
     assert_int_equal(daemon_reload(&D), 0);
     sl_jobs_reset();
@@ -1077,20 +1200,20 @@ static void test_reload(void **state)
     assert_true(D.ten[1].S == S_a);
     assert_int_equal(D.ten[1].preempted, 7);
     assert_int_equal(D.ten[0].preempted, 0);
-    for (uint32_t id = 1; id <= 4; id++) assert_int_equal(jstate(id)->status, DS_JS_RUNNING);
+    for (uint32_t id = 1; id <= 4; id++) assert_int_equal(dt_jstate(&D, id)->status, DS_JS_RUNNING);
     assert_int_equal(D.e->tenant_g_gpus[1], 4);
     fs_add_job(9, "c", "staging", "gpus=1");
     assert_int_equal(sync_now(), 1);
     pass_later(1);
     assert_policy_ok();
-    assert_int_equal(jstate(9)->status, DS_JS_PENDING); /* no GPU free, and G work is never preempted */
+    assert_int_equal(dt_jstate(&D, 9)->status, DS_JS_PENDING); /* no GPU free, and G work is never preempted */
 
     /* a's quota 4 -> 1: its newest jobs become BE (none stopped); c's job then takes one back */
     conf("tenant c 1\ntenant a 1\ntenant b 2\n");
     assert_int_equal(daemon_reload(&D), 0);
     pass_later(1);
     assert_policy_ok();
-    assert_int_equal(jstate(9)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 9)->status, DS_JS_RUNNING);
     assert_int_equal(fs_calls(FS_REQUEUE), 1);
     assert_int_equal(D.e->tenant_g_gpus[1], 1);
     daemon_teardown(&D);
@@ -1103,6 +1226,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_rebuild_adopts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_leaves_without_rebuild, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_node_out_of_service, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lease_fence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_explain_from_policy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_priorities_follow_policy_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_start_gpus_go_to_next_job, setup, teardown),

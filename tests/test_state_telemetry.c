@@ -13,6 +13,7 @@
 
 #include "testutil.h"
 #include "fake_slurm.h"
+#include "daemon_testutil.h"
 #include "daemon/daemon.h"
 
 static daemon_t D;
@@ -49,33 +50,6 @@ static void rate(uint32_t id, double steps, double age)
         assert_int_equal(utimensat(AT_FDCWD, tmp, ts, 0), 0);
     }
     assert_int_equal(rename(tmp, p), 0);
-}
-
-static double metric(const char *line)
-{
-    char *m = daemon_metrics(&D);
-    char key[200];
-    snprintf(key, sizeof key, "\n%s ", line);
-    const char *p = strstr(m, key);
-    double v = p ? atof(p + strlen(key)) : -1;
-    free(m);
-    return v;
-}
-
-static int explain_has(uint32_t id, const char *text)
-{
-    char *x = daemon_explain(&D, id);
-    int has = x && strstr(x, text);
-    if (!has) print_message("explain %u: %s", id, x ? x : "(null)\n");
-    free(x);
-    return has;
-}
-
-static const ds_jstate_t *jstate(uint32_t id)
-{
-    int32_t s = daemon_slot_of(&D, id);
-    assert_true(s >= 0);
-    return &D.e->js[s];
 }
 
 static void sync_now(void)
@@ -122,17 +96,17 @@ static void pair_case(double shared_rate, double age, int cycles, int revoked_at
     ds_error_clear(&err);
     assert_int_equal(daemon_setup(&D, &err), DS_OK);
     cycle();
-    assert_int_equal(jstate(1)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 1)->status, DS_JS_RUNNING);
     rate(1, 10, 0);
     cycle(); /* alone: its baseline */
     cycle();
-    assert_true(explain_has(1, "exclusive baseline 10 (2 samples alone)"));
+    assert_true(dt_explain_has(&D, 1, "exclusive baseline 10 (2 samples alone)"));
     fs_add_job(2, "a", "staging", "gpus=1 class=BE");
     fs_touch();
     cycle();
     sync_now();
-    assert_int_equal(jstate(2)->status, DS_JS_RUNNING);
-    assert_int_equal(jstate(2)->partner, daemon_slot_of(&D, 1));
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 2)->partner, daemon_slot_of(&D, 1));
     int64_t requeues = D.requeues;
     rate(1, shared_rate, age);
     if (age > 0) /* as if that long had passed since the last fresh sample too */
@@ -145,23 +119,23 @@ static void pair_case(double shared_rate, double age, int cycles, int revoked_at
     assert_int_equal(at, revoked_at);
     sync_now();
     if (revoked_at) {
-        assert_int_equal(jstate(1)->status, DS_JS_RUNNING); /* the guaranteed job runs on */
-        assert_int_equal(jstate(2)->preemptions, 1);
+        assert_int_equal(dt_jstate(&D, 1)->status, DS_JS_RUNNING); /* the guaranteed job runs on */
+        assert_int_equal(dt_jstate(&D, 2)->preemptions, 1);
         assert_int_equal(fs_calls(FS_REQUEUE), 1);
     } else {
-        assert_int_equal(jstate(2)->status, DS_JS_RUNNING);
+        assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
         assert_int_equal(fs_calls(FS_REQUEUE), 0);
         if (age > D.cfg.tel.stale) {
-            assert_true(explain_has(1, "stale: no sample"));
-            assert_true(explain_has(2, "no retention estimate for the pair now"));
-            assert_true(explain_has(2, "no fresh retention sample of the pair"));
-            assert_true(metric("deepshare_telemetry_retention_missing_total") >= 2 * cycles);
+            assert_true(dt_explain_has(&D, 1, "stale: no sample"));
+            assert_true(dt_explain_has(&D, 2, "no retention estimate for the pair now"));
+            assert_true(dt_explain_has(&D, 2, "no fresh retention sample of the pair"));
+            assert_true(dt_metric(&D, "deepshare_telemetry_retention_missing_total") >= 2 * cycles);
         } else {
-            assert_true(explain_has(1, "measured retention 0.95"));
+            assert_true(dt_explain_has(&D, 1, "measured retention 0.95"));
         }
     }
-    assert_true(metric("deepshare_telemetry_up{source=\"progress\"}") == 1);
-    assert_true(metric("deepshare_telemetry_samples_total") > 0);
+    assert_true(dt_metric(&D, "deepshare_telemetry_up{source=\"progress\"}") == 1);
+    assert_true(dt_metric(&D, "deepshare_telemetry_samples_total") > 0);
     daemon_teardown(&D);
 }
 
@@ -204,9 +178,9 @@ static void test_source_down(void **st)
     assert_int_equal(daemon_setup(&D, &err), DS_OK);
     cycle();
     cycle();
-    assert_true(metric("deepshare_telemetry_up{source=\"progress\"}") == 0);
-    assert_true(metric("deepshare_telemetry_poll_errors_total") == 2);
-    assert_true(explain_has(1, "cannot open the progress folder"));
+    assert_true(dt_metric(&D, "deepshare_telemetry_up{source=\"progress\"}") == 0);
+    assert_true(dt_metric(&D, "deepshare_telemetry_poll_errors_total") == 2);
+    assert_true(dt_explain_has(&D, 1, "cannot open the progress folder"));
     daemon_teardown(&D);
 }
 

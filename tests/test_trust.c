@@ -13,6 +13,7 @@
 
 #include "testutil.h"
 #include "fake_slurm.h"
+#include "daemon_testutil.h"
 #include "daemon/daemon.h"
 
 static daemon_t D; /* large (latency samples): static */
@@ -87,26 +88,6 @@ static void passes(int n)
     }
 }
 
-static double metric(const char *name)
-{
-    char *m = daemon_metrics(&D);
-    char key[200];
-    snprintf(key, sizeof key, "\n%s ", name);
-    const char *p = strstr(m, key);
-    double v = p ? atof(p + strlen(key)) : -1;
-    free(m);
-    return v;
-}
-
-static int explain_has(uint32_t id, const char *text)
-{
-    char *x = daemon_explain(&D, id);
-    int has = x && strstr(x, text);
-    if (!has) print_message("explain %u: %s", id, x ? x : "(null)\n");
-    free(x);
-    return has;
-}
-
 static int setup(void **state)
 {
     (void)state;
@@ -175,12 +156,12 @@ static void test_refusals_once(void **state)
         snprintf(key, sizeof key, "job %u: ", c[i].id);
         int lines = logged(key, c[i].why);
         if (lines != 1) fail_msg("job %u: %d log lines with '%s'", c[i].id, lines, c[i].why);
-        assert_true(explain_has(c[i].id, c[i].why));
+        assert_true(dt_explain_has(&D, c[i].id, c[i].why));
         assert_true(daemon_slot_of(&D, c[i].id) < 0);
     }
     assert_int_equal(fs_job(30)->state, SL_RUNNING);
     assert_int_equal(fs_job(31)->state, SL_RUNNING);
-    assert_true(metric("deepshare_jobs_refused") == n);
+    assert_true(dt_metric(&D, "deepshare_jobs_refused") == n);
     /* the escape sequence in job 23's comment never reached the log raw */
     assert_int_equal(logged("\033", ""), 0);
     assert_int_equal(logged("job 23: ", "a\\x1bb"), 0); /* nor its value at all: the key is named */
@@ -206,7 +187,7 @@ static void test_typed_gres_counted(void **state)
         assert_int_equal(fs_job(id)->ngpu_idx, 2); /* pinned to two GPUs, the submit's GRES gone */
         assert_int_equal(D.slot[s].shareable, 0);
     }
-    assert_true(metric("deepshare_tenant_guaranteed_gpus{tenant=\"b\"}") + metric("deepshare_tenant_best_effort_gpus{tenant=\"b\"}") == 4);
+    assert_true(dt_metric(&D, "deepshare_tenant_guaranteed_gpus{tenant=\"b\"}") + dt_metric(&D, "deepshare_tenant_best_effort_gpus{tenant=\"b\"}") == 4);
 }
 
 /* A begin time and a dependency: not offered to the policy (not dispatched, not counted pending) until
@@ -226,9 +207,9 @@ static void test_begin_and_dependency_wait(void **state)
     assert_string_equal(fs_job(50)->partition, "staging");
     assert_string_equal(fs_job(51)->partition, "staging");
     assert_true(daemon_slot_of(&D, 50) < 0 && daemon_slot_of(&D, 51) < 0);
-    assert_true(metric("deepshare_jobs_waiting_slurm") == 2);
-    assert_true(explain_has(50, "waits for its begin time"));
-    assert_true(explain_has(51, "waits for its dependency"));
+    assert_true(dt_metric(&D, "deepshare_jobs_waiting_slurm") == 2);
+    assert_true(dt_explain_has(&D, 50, "waits for its begin time"));
+    assert_true(dt_explain_has(&D, 51, "waits for its dependency"));
     /* Slurm's clock passes the begin time; the dependency is fulfilled */
     D.now = fs_job(50)->eligible;
     fs_job(51)->wait_dep = 0;
@@ -238,7 +219,7 @@ static void test_begin_and_dependency_wait(void **state)
     assert_int_equal(fs_job(51)->state, SL_RUNNING);
     assert_int_equal(logged("job 50: ", "begin time"), 1);
     assert_int_equal(logged("job 51: ", "dependency"), 1);
-    assert_true(metric("deepshare_jobs_waiting_slurm") == 0);
+    assert_true(dt_metric(&D, "deepshare_jobs_waiting_slurm") == 0);
 }
 
 /* A job running in prod that deepshared did not dispatch (no admin comment of ours: only root and
@@ -265,9 +246,9 @@ static void test_foreign_job_left_alone(void **state)
         assert_true(j->gpu_idx[0] != 0);
     }
     assert_int_equal(running, 3); /* GPUs 1-3; the fourth job waits for GPU 0 */
-    assert_true(metric("deepshare_jobs_foreign") == 1);
+    assert_true(dt_metric(&D, "deepshare_jobs_foreign") == 1);
     assert_int_equal(logged("job 60: ", "not dispatched by deepshared"), 1);
-    assert_true(explain_has(60, "not dispatched by deepshared"));
+    assert_true(dt_explain_has(&D, 60, "not dispatched by deepshared"));
 }
 
 /* A dispatch Slurm refuses is logged once per error, and after D_FAILS_HOLD refusals in a row the job is
@@ -281,8 +262,8 @@ static void test_refused_dispatch_held(void **state)
     assert_int_equal(fs_calls(FS_DISPATCH), D_FAILS_HOLD);
     assert_int_equal(logged("operation", "job 70"), 1);
     assert_int_equal(logged("job 70: ", "refused its dispatch"), 1);
-    assert_true(explain_has(70, "refused its dispatch"));
-    assert_true(metric("deepshare_jobs_held") == 1);
+    assert_true(dt_explain_has(&D, 70, "refused its dispatch"));
+    assert_true(dt_metric(&D, "deepshare_jobs_held") == 1);
 }
 
 /* The log escapes control characters: an account name cannot clear the terminal or forge a line. */
@@ -294,7 +275,7 @@ static void test_log_escapes(void **state)
     assert_int_equal(logged("\033", ""), 0);
     assert_int_equal(logged("job 80: account 'b\\x1b[2J\\x0aforged line' is not a tenant", ""), 1);
     assert_int_equal(logged("forged line", ""), 1); /* on the job's own line, not a line of its own */
-    assert_true(explain_has(80, "b\\x1b[2J\\x0aforged line"));
+    assert_true(dt_explain_has(&D, 80, "b\\x1b[2J\\x0aforged line"));
 }
 
 int main(void)

@@ -2,7 +2,9 @@
 # live.csv (wall seconds), for each job's first run: submit -> the daemon sees it (its poll), the pass that
 # decided its start -> the dispatch update returned (the engine and the updates of that pass), the update
 # returned -> the job's script started (slurmctld's next 1-second loop, then the launch). Prints one line of
-# medians and 90th percentiles. usage: TZ=UTC awk -f dispatch_steps.awk DIR/deepshared.log DIR/live.csv
+# medians and 90th percentiles; with -v each=1 instead each first start's decision -> script start, one a
+# line (the live start latency the benchmark's simulated twin draws from).
+# usage: TZ=UTC awk [-v each=1] -f dispatch_steps.awk DIR/deepshared.log DIR/live.csv
 function ts(s,    d) { # 2026-12-01T18:16:52.744Z -> epoch seconds
   d = substr(s, 1, 4) " " substr(s, 6, 2) " " substr(s, 9, 2) " " substr(s, 12, 2) " " substr(s, 15, 2) " " substr(s, 18, 2)
   return mktime(d) + substr(s, 20, 4)
@@ -29,6 +31,7 @@ FNR == 1 { FS = ","; $0 = $0; next }
   if (id in pd) { np++; pv[np] = pd[id]; tv[np] = pd[id] + $5 - disp[id] }
 }
 END {
+  if (each) { for (i = 1; i <= np; i++) printf "%.6f\n", tv[i]; exit }
   printf "first starts: submit -> seen p50 %s p90 %s s (%d jobs); pass -> dispatched p50 %s p90 %s s; dispatched -> script start p50 %s p90 %s s (%d); decision -> script start p50 %s p90 %s s (%d)\n",
     q(sv, ns, 0.5), q(sv, ns, 0.9), ns, q(pv, np, 0.5), q(pv, np, 0.9), q(dv, nd, 0.5), q(dv, nd, 0.9), nd, q(tv, np, 0.5), q(tv, np, 0.9), np
 }

@@ -22,5 +22,16 @@ for _ in $(seq 1 100); do
   [ $left -eq 0 ] && break
   sleep 0.1
 done
+# A daemon still there after 10 s (a slurmd waiting on a step that will not end) is killed, and then so
+# are the step daemons left on the machine: this cluster is the machine's only Slurm, and a stuck
+# slurmstepd keeps the GPUs and ports that the next start.sh needs. Steps of a clean stop are left alone
+# (a start without CLEAN=1 finds them again).
+stuck=0
+for p in "${pids[@]}"; do
+  kill -0 "$p" 2>/dev/null || continue
+  echo "stop.sh: pid $p ($(ps -o comm= -p "$p")) did not stop in 10 s: SIGKILL" >&2
+  kill -9 "$p" 2>/dev/null; stuck=1
+done
+[ $stuck = 1 ] && pkill -9 -x slurmstepd 2>/dev/null
 [ $acct = 1 ] && "$(cd "$(dirname "$0")" && pwd)/accounting.sh" stop
 exit 0

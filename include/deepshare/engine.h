@@ -63,6 +63,7 @@ typedef struct ds_node {
     int32_t nfree;   /* GPUs with no resident */
     int32_t cpus_total, cpus_used;
     int64_t mem_total, mem_used;
+    uint8_t down;    /* out of service (ds_engine_set_node_down): its idle GPUs count as not free (nfree 0) */
 } ds_node_t;
 
 /* A partition is a set of nodes scheduled by one queue: a tenant's own nodes in partitioned mode,
@@ -231,6 +232,16 @@ void ds_engine_hold(ds_engine_t *e, int32_t job, int held);
  * record so far is kept (pending time until now, run time, preemptions), so that it may arrive again
  * (ds_engine_arrive: a hold released) and carry on. job must be pending. */
 void ds_engine_withdraw(ds_engine_t *e, int32_t job, int64_t now);
+/* Takes a node out of service (down = 1: the Slurm daemon sees it drained, down, failing or not responding)
+ * or puts it back (0). While down its GPUs are capacity withdrawn: its idle GPUs, and those its jobs release,
+ * leave the free counts (nfree 0, its partition's gpus_free and tgpus_free, the free-GPU index), so no
+ * placement helper (ds_engine_find_free*, ds_engine_node_free_gpus, ds_engine_max_node_free) offers them and
+ * no policy may start a job there, alone or beside another (ds_engine_start asserts it; a policy that picks
+ * GPUs or colocation partners itself checks ds_engine_node_down). Jobs running there keep running (a drain)
+ * until the driver finishes or preempts them (Slurm requeued or failed them). Back up, its idle GPUs are free
+ * again and its partition is dirty. Nothing changes while no node is down. */
+void ds_engine_set_node_down(ds_engine_t *e, int32_t node, int down);
+static inline int ds_engine_node_down(const ds_engine_t *e, int32_t node) { return e->nodes[node].down; }
 /* Runs the policy on every dirty partition (all partitions when timer is set). */
 void ds_engine_schedule(ds_engine_t *e, int64_t now, int timer);
 /* Next time the policy wants to run regardless of events, DS_TIME_NEVER if none. */

@@ -27,6 +27,12 @@ typedef struct ds_sim_config {
     int check_invariants;        /* run ds_engine_check after every scheduling pass */
     int keep_series;             /* record the per-cycle time series */
     int keep_events;             /* record every decision (ds_sim_event_t; --out's events.csv) */
+    /* The restart rules of the live Slurm cluster deepshared drives (src/sim/restarts.h; 0: off, as the
+     * reference simulators): a requeued job restarts only on the GPU indices of its first start, of any
+     * node (Slurm 22.05 keeps the GPU types of a job's first dispatch), and not within requeue_settle
+     * seconds of its requeue (slurmd refuses a start that soon). */
+    int restart_pinned;
+    int64_t requeue_settle;
     /* Called after every scheduling pass once its decisions are applied (NULL: none), read-only: the CLI's
      * --explain JOB asks the policy about one job there (ops->explain). */
     void (*after_pass)(void *ctx, const ds_engine_t *e, int64_t now);
@@ -78,6 +84,7 @@ typedef struct ds_sim_result {
     int64_t makespan;           /* last end - window start */
     double gpu_alloc, sm_util, gmem_util;
     int64_t preemptions, colocated_jobs, colocations, revocations;
+    int64_t starts_taken_back;  /* starts the restart rules could not carry out (restart_pinned, requeue_settle) */
     /* GPU-hours preemptions cost: work done again since the victims' last checkpoints plus restart
      * overheads (lost), and the first part alone (rollback); x GPUs of the victim */
     double lost_gpu_hours, rollback_gpu_hours;

@@ -204,6 +204,12 @@ int ds_run_opt(ds_sim_config_t *sc, const char *cmd, const char *name, const cha
     } else if (!strcmp(name, "ckpt-default")) {
         if (ds_parse_i64("--ckpt-default", val, 0, DS_MAX_DURATION, &v)) return -1;
         sc->engine.ckpt_default = (int32_t)v;
+    } else if (!strcmp(name, "restart-pinned")) {
+        if (ds_parse_i64("--restart-pinned", val, 0, 1, &v)) return -1;
+        sc->restart_pinned = (int)v;
+    } else if (!strcmp(name, "requeue-settle")) {
+        if (ds_parse_i64("--requeue-settle", val, 0, DS_MAX_DURATION, &v)) return -1;
+        sc->requeue_settle = v;
     } else if (!strcmp(name, "cycle")) {
         if (ds_parse_i64("--cycle", val, 1, 86400, &v)) return -1;
         sc->cycle = v;

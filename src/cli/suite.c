@@ -27,20 +27,23 @@ typedef struct workload {
     const char *jobs, *tenants; /* W_ITP: the files under DATA/itp (ITP has no workload columns, so no profile) */
     double arrival_scale;  /* passed as --arrival-scale when not 1 */
     const char *synth[4];  /* extra generator options */
+    int typed;             /* several GPU types: also the baselines type-aware and DeepShare blind to types */
 } workload_t;
 
 static const workload_t workloads[] = {
-    {"venus", "Venus as given (load 0.89 over its window)", W_VENUS, NULL, NULL, 1.0, {NULL}},
-    {"venus-x1.5", "Venus, every inter-arrival gap divided by 1.5", W_VENUS, NULL, NULL, 1.5, {NULL}},
+    {"venus", "Venus as given (load 0.89 over its window)", W_VENUS, NULL, NULL, 1.0, {NULL}, 0},
+    {"venus-x1.5", "Venus, every inter-arrival gap divided by 1.5", W_VENUS, NULL, NULL, 1.5, {NULL}, 0},
     {"itp", "Microsoft ITP, 60 days, 10 clusters as tenants (load 0.85; part-time tenants)", W_ITP, "itp_jobs.csv",
-     "itp_tenants.csv", 1.0, {NULL}},
+     "itp_tenants.csv", 1.0, {NULL}, 0},
     {"itp-slice", "Microsoft ITP, days 28-42, when all ten tenants submit (load 0.85)", W_ITP, "itp_jobs_slice.csv",
-     "itp_tenants_slice.csv", 1.0, {NULL}},
-    {"synthetic", "the built-in synthetic workload (load 1.0)", W_SYNTH, NULL, NULL, 1.0, {NULL}},
+     "itp_tenants_slice.csv", 1.0, {NULL}, 0},
+    {"synthetic", "the built-in synthetic workload (load 1.0)", W_SYNTH, NULL, NULL, 1.0, {NULL}, 0},
     {"noisy-neighbour", "synthetic; the smallest tenant offers 4x its quota in bursts, the others 0.8x", W_SYNTH, NULL,
-     NULL, 1.0, {"--synth-noisy", "4", NULL}},
+     NULL, 1.0, {"--synth-noisy", "4", NULL}, 0},
     {"large-jobs", "synthetic; a third of GPU-time in jobs of 16-64 GPUs", W_SYNTH, NULL, NULL, 1.0,
-     {"--synth-large-share", "0.33", NULL}},
+     {"--synth-large-share", "0.33", NULL}, 0},
+    {"hetero", "synthetic on three GPU types (v100:12, p100:8, k80:4 nodes; Gavel's speeds and per-type pair retention)",
+     W_SYNTH, NULL, NULL, 1.0, {"--synth-gpu-types", "v100:12,p100:8,k80:4", NULL}, 1},
 };
 #define NWORK ((int)(sizeof workloads / sizeof workloads[0]))
 
@@ -66,6 +69,11 @@ static void help(FILE *f)
             "with DeepShare's ratio to it), its p99 at most 1.5x the lowest pooled baseline p99, and its QAD\n"
             "compliance at least max(0.95, the best baseline's) where some policy attains 0.95 (else the best\n"
             "baseline's).\n"
+            "\n"
+            "On a workload of several GPU types (hetero) only the policies with type rules run (the others\n"
+            "are named); the baselines also run pooled type-aware (NAME+fastest: fastest free type first,\n"
+            "judged like the others) and DeepShare blind to types (deepshare+blind: the cost of ignoring\n"
+            "types, shown and not judged), in DIR/<workload>/pooled-fastest/ and pooled-deepshare-blind/.\n"
             "\n"
             "options:\n"
             "  --out DIR           report folder (default suite-out)\n"
@@ -132,7 +140,7 @@ static int make_dir(const char *p)
 }
 
 /* Reads a compare summary.json into rows; returns how many, or -1. */
-static int read_summary(const char *path, ds_vrow_t *rows, int max, json_t **keep)
+static int read_summary(const char *path, ds_vrow_t *rows, int max, json_t **keep, const char *variant)
 {
     json_error_t je;
     json_t *a = json_load_file(path, 0, &je);
@@ -147,7 +155,9 @@ static int read_summary(const char *path, ds_vrow_t *rows, int max, json_t **kee
         ds_vrow_t *r = &rows[n++];
         memset(r, 0, sizeof *r);
         const char *pol = json_string_value(json_object_get(o, "policy"));
-        snprintf(r->policy, sizeof r->policy, "%s", pol ? pol : "?");
+        /* a run with other options (type-aware first fit, DeepShare blind to types): its rows are NAME+VARIANT */
+        snprintf(r->policy, sizeof r->policy, "%s%s", pol ? pol : "?", variant ? variant : "");
+        if (variant) json_object_set_new(o, "policy", json_string(r->policy));
         const char *mode = json_string_value(json_object_get(o, "mode"));
         r->pooled = mode && !strcmp(mode, "pooled");
         r->avg_queue = json_number_value(json_object_get(o, "avg_queue"));
@@ -163,18 +173,98 @@ static int read_summary(const char *path, ds_vrow_t *rows, int max, json_t **kee
 /* Where a row's runtimes came from: its policy declares whether it reads the predictor or estimates. */
 static const char *source_of(const char *policy, const char *pred)
 {
-    if (!strcmp(policy, "sjf")) return "oracle"; /* SJF is defined on true durations */
-    const ds_policy_ops_t *ops = ds_policy_find(policy);
+    const ds_policy_ops_t *ops = ds_vrow_ops(policy);
+    if (ops && !strcmp(ops->name, "sjf")) return "oracle"; /* SJF is defined on true durations */
     if (ops && (ops->props & (DS_POLICY_USES_PREDICTORS | DS_POLICY_USES_ESTIMATES))) return pred;
     return "-";
 }
 
 static const char *kind_of(const char *policy)
 {
-    const ds_policy_ops_t *ops = ds_policy_find(policy);
+    const ds_policy_ops_t *ops = ds_vrow_ops(policy);
     if (!ops) return "?";
-    if (!strcmp(policy, "deepshare")) return "deepshare";
+    if (!strcmp(ops->name, "deepshare")) return "deepshare";
     return (ops->props & DS_POLICY_PRODUCTION) ? "production" : "research";
+}
+
+/* Appends to out (size n) the items of list whose policy runs on several GPU types (DS_POLICY_TYPED), without
+ * deepshare when drop_ds; with untyped set, the others instead (for the note naming them). */
+static void typed_of(const char *list, int drop_ds, int untyped, char *out, size_t n)
+{
+    size_t len, k = 0;
+    out[0] = '\0';
+    for (const char *p = list, *it; (it = next_item(&p, &len));) {
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)len, it);
+        const ds_policy_ops_t *ops = ds_policy_find(name);
+        int typed = ops && (ops->props & DS_POLICY_TYPED);
+        if (typed == untyped || (drop_ds && !strcmp(name, "deepshare"))) continue;
+        int w = snprintf(out + k, n - k, "%s%s", k ? (untyped ? ", " : ",") : "", name);
+        if (w < 0 || (size_t)w >= n - k) break;
+        k += (size_t)w;
+    }
+}
+
+/* The pooled row of rows[0..n) with the lowest average queueing delay among those sel accepts; NULL if none. */
+static const ds_vrow_t *best_row(const ds_vrow_t *rows, int n, int (*sel)(const ds_vrow_t *))
+{
+    const ds_vrow_t *b = NULL;
+    for (int i = 0; i < n; i++)
+        if (rows[i].pooled && sel(&rows[i]) && (!b || rows[i].avg_queue < b->avg_queue)) b = &rows[i];
+    return b;
+}
+static int is_baseline(const ds_vrow_t *r) { return strncmp(r->policy, "deepshare", 9) != 0; }
+static int is_type_blind(const ds_vrow_t *r) { return is_baseline(r) && !strchr(r->policy, '+'); }
+static int is_type_aware(const ds_vrow_t *r) { return is_baseline(r) && strchr(r->policy, '+'); }
+static int is_prod(const ds_vrow_t *r)
+{
+    const ds_policy_ops_t *ops = ds_vrow_ops(r->policy);
+    return is_baseline(r) && ops && (ops->props & DS_POLICY_PRODUCTION);
+}
+static int is_ds_blind(const ds_vrow_t *r) { return !strcmp(r->policy, "deepshare+blind"); }
+
+/* A workload on several GPU types: DeepShare against the best type-blind, type-aware and production baseline,
+ * and the cost of ignoring types (DeepShare blind to them against DeepShare); printed, in suite.md and as
+ * the verdict's "types" object. */
+static json_t *types_line(FILE *f, FILE *md, const ds_vrow_t *rows, int n, const ds_verdict_t *v)
+{
+    json_t *tj = json_object();
+    if (!v->have_ds) return tj;
+    const ds_vrow_t *bl = best_row(rows, n, is_type_blind), *aw = best_row(rows, n, is_type_aware),
+                    *pr = best_row(rows, n, is_prod), *db = best_row(rows, n, is_ds_blind);
+    const ds_vrow_t *sel[3] = {bl, aw, pr};
+    static const char *const what[3] = {"best type-blind baseline", "best type-aware baseline", "best production model"};
+    static const char *const key[3] = {"best_type_blind", "best_type_aware", "best_production"};
+    FILE *outs[2] = {f, md};
+    for (int i = 0; i < 2; i++) {
+        FILE *o = outs[i];
+        fprintf(o, "types: deepshare %.0f s", v->ds.avg_queue);
+        for (int k = 0; k < 3; k++)
+            if (sel[k])
+                fprintf(o, "; %s %s %.0f s (deepshare x%.2f)", what[k], sel[k]->policy, sel[k]->avg_queue,
+                        sel[k]->avg_queue > 0 ? v->ds.avg_queue / sel[k]->avg_queue : 0);
+        if (db && v->ds.avg_queue > 0)
+            fprintf(o, "; cost of ignoring types: deepshare+blind %.0f s (%+.0f%% avg queue), p99 %.0f s against %.0f s, "
+                       "compliance %.3f against %.3f",
+                    db->avg_queue, 100 * (db->avg_queue / v->ds.avg_queue - 1), db->p99_queue, v->ds.p99_queue,
+                    db->compliance, v->ds.compliance);
+        fprintf(o, "\n");
+    }
+    for (int k = 0; k < 3; k++)
+        if (sel[k]) {
+            json_t *x = json_object();
+            json_object_set_new(x, "policy", json_string(sel[k]->policy));
+            json_object_set_new(x, "avg_queue", json_real(sel[k]->avg_queue));
+            json_object_set_new(tj, key[k], x);
+        }
+    if (db) {
+        json_t *x = json_object();
+        json_object_set_new(x, "avg_queue", json_real(db->avg_queue));
+        json_object_set_new(x, "p99_queue", json_real(db->p99_queue));
+        json_object_set_new(x, "compliance", json_real(db->compliance));
+        json_object_set_new(tj, "deepshare_type_blind", x);
+    }
+    return tj;
 }
 
 static json_t *verdict_json(const ds_verdict_t *v, int judged_here)
@@ -341,27 +431,48 @@ int ds_cmd_suite(int argc, char **argv)
         char wdir[1300];
         snprintf(wdir, sizeof wdir, "%s/%s", out, W->name);
         if (make_dir(wdir)) { failed = 1; continue; }
+        /* on several GPU types: only the policies with type rules (the others named in a note), the baselines
+         * once more type-aware and DeepShare once more blind to types */
+        char part_w[4096], pool_w[4096], fast_w[4096], blind_w[16] = "", untyped_w[4096] = "";
+        if (W->typed) {
+            typed_of(pol_part, 0, 0, part_w, sizeof part_w);
+            typed_of(pol_pool, 0, 0, pool_w, sizeof pool_w);
+            typed_of(pol_pool, 1, 0, fast_w, sizeof fast_w);
+            typed_of(pol_pool, 0, 1, untyped_w, sizeof untyped_w);
+            if (listed(pol_pool, "deepshare")) snprintf(blind_w, sizeof blind_w, "deepshare");
+        } else {
+            snprintf(part_w, sizeof part_w, "%s", pol_part);
+            snprintf(pool_w, sizeof pool_w, "%s", pol_pool);
+            fast_w[0] = '\0';
+        }
         json_t *o = json_object(), *runs_j = json_array();
         json_object_set_new(o, "name", json_string(W->name));
         json_object_set_new(o, "description", json_string(W->what));
         for (int ri = 0; ri < nrho; ri++) {
             const char *rho = rhos[ri];
             int model = !strcmp(rho, "model");
-            ds_vrow_t rows[64];
-            int nrows = 0;
-            json_t *keep[2] = {NULL, NULL};
-            for (int pooled = 0; pooled < 2; pooled++) {
-                const char *plist = pooled ? pol_pool : pol_part;
+            ds_vrow_t rows[96];
+            int nrows = 0, njudged = -1;
+            json_t *keep[4] = {NULL, NULL, NULL, NULL};
+            /* runs: partitioned, pooled; on several GPU types also the baselines type-aware (fastest free type
+             * first, pooled, judged like the others) and DeepShare blind to types (pooled, not judged: the cost of
+             * ignoring types) */
+            static const char *const run_dir[4] = {"partitioned", "pooled", "pooled-fastest", "pooled-deepshare-blind"};
+            for (int run = 0; run < (W->typed ? 4 : 2); run++) {
+                int pooled = run > 0;
+                const char *plist = run == 0 ? part_w : run == 1 ? pool_w : run == 2 ? fast_w : blind_w;
                 if (!*plist) continue;
+                if (run == 3) njudged = nrows;
                 char odir[1400], scale[32], window[64];
-                snprintf(odir, sizeof odir, "%s/%s%s%s", wdir, pooled ? "pooled" : "partitioned", ri ? "-rho-" : "",
-                         ri ? rho : "");
+                snprintf(odir, sizeof odir, "%s/%s%s%s", wdir, run_dir[run], ri ? "-rho-" : "", ri ? rho : "");
                 const char *av[56];
                 int ac = 0;
                 av[ac++] = "compare";
                 av[ac++] = "--out", av[ac++] = odir;
                 av[ac++] = "--policies", av[ac++] = plist;
                 av[ac++] = "--mode", av[ac++] = pooled ? "pooled" : "partitioned";
+                if (run == 2) av[ac++] = "--type-placement", av[ac++] = "fastest";
+                if (run == 3) av[ac++] = "--type-quota", av[ac++] = "blind", av[ac++] = "--type-choice", av[ac++] = "blind";
                 av[ac++] = "--predictor", av[ac++] = pred;
                 av[ac++] = "--quiet";
                 char nj[32];
@@ -398,27 +509,29 @@ int ds_cmd_suite(int argc, char **argv)
                 /* parity: with model or oracle nobody reads the generator's noisy estimates */
                 if (strcmp(pred, "file") && W->src != W_VENUS) av[ac++] = "--trace-estimates", av[ac++] = "drop";
                 av[ac] = NULL;
-                if (!quiet)
-                    fprintf(stderr, "suite: %s, %s, missing-rho %s\n", W->name, pooled ? "pooled" : "partitioned", rho);
+                if (!quiet) fprintf(stderr, "suite: %s, %s, missing-rho %s\n", W->name, run_dir[run], rho);
                 int rc = ds_cmd_compare(ac, (char **)av);
                 if (rc != 0 && rc != 3) {
-                    fprintf(stderr, "deepshare suite: %s %s: compare exited with status %d\n", W->name,
-                            pooled ? "pooled" : "partitioned", rc);
+                    fprintf(stderr, "deepshare suite: %s %s: compare exited with status %d\n", W->name, run_dir[run], rc);
                     failed = 1;
                 }
                 char sp[1500];
                 snprintf(sp, sizeof sp, "%s/summary.json", odir);
-                int n = file_exists(sp) ? read_summary(sp, rows + nrows, 64 - nrows, &keep[pooled]) : -1;
+                const char *variant = run == 2 ? "+fastest" : run == 3 ? "+blind" : NULL;
+                int n = file_exists(sp) ? read_summary(sp, rows + nrows, 96 - nrows, &keep[run], variant) : -1;
                 if (n < 0) { failed = 1; continue; }
                 nrows += n;
             }
+            if (njudged < 0) njudged = nrows;
             ds_verdict_t v;
-            ds_verdict_judge(rows, nrows, 0.95, &v);
+            ds_verdict_judge(rows, njudged, 0.95, &v);
             int judged_here = v.have_ds && v.have_pooled_base;
             judged[ri] += judged_here;
             met[ri] += judged_here && v.ok;
             printf("\n== %s (missing-rho %s): %s\n", W->name, rho, W->what);
-            printf("%-12s %-12s %-10s %-7s %10s %10s %10s %7s %9s\n", "policy", "mode", "kind", "source", "avg_queue",
+            int pw = 12; /* the policy column: a variant's name is longer */
+            for (int i = 0; i < nrows; i++) pw = DS_MAX(pw, (int)strlen(rows[i].policy));
+            printf("%-*s %-12s %-10s %-7s %10s %10s %10s %7s %9s\n", pw, "policy", "mode", "kind", "source", "avg_queue",
                    "p99_queue", "avg_jct", "qad_ok", "lost_gpuh");
             fprintf(md, "## %s, missing-rho %s\n\n%s.\n\n| policy | mode | kind | runtimes from | avg queue (s) | p99 queue (s) "
                         "| avg JCT (s) | QAD compliance | GPU-h lost to preemption |\n| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n",
@@ -427,12 +540,26 @@ int ds_cmd_suite(int argc, char **argv)
                 const ds_vrow_t *r = &rows[i];
                 const char *src = source_of(r->policy, pred);
                 const char *kind = kind_of(r->policy);
-                printf("%-12s %-12s %-10s %-7s %10.0f %10.0f %10.0f %7.3f %9.1f\n", r->policy,
+                printf("%-*s %-12s %-10s %-7s %10.0f %10.0f %10.0f %7.3f %9.1f\n", pw, r->policy,
                        r->pooled ? "pooled" : "partitioned", kind, src, r->avg_queue, r->p99_queue, r->avg_jct,
                        r->compliance, r->lost_gpu_hours);
                 fprintf(md, "| %s | %s | %s | %s | %.0f | %.0f | %.0f | %.3f | %.1f |\n", r->policy,
                         r->pooled ? "pooled" : "partitioned", kind, src, r->avg_queue, r->p99_queue, r->avg_jct,
                         r->compliance, r->lost_gpu_hours);
+            }
+            json_t *tj = NULL;
+            if (W->typed) {
+                const char *note = "rows NAME+fastest: the baseline type-aware (fastest free type first, --type-placement "
+                                   "fastest), judged like the others; deepshare+blind: DeepShare blind to GPU types "
+                                   "(--type-quota blind --type-choice blind), the cost of ignoring types, not judged";
+                printf("%s\n", note);
+                fprintf(md, "\n%s.\n", note);
+                if (*untyped_w) {
+                    printf("not run on several GPU types (no model of their type rules): %s\n", untyped_w);
+                    fprintf(md, "Not run on several GPU types (no model of their type rules): %s.\n", untyped_w);
+                }
+                fprintf(md, "\n");
+                tj = types_line(stdout, md, rows, nrows, &v);
             }
             ds_verdict_print(stdout, &v);
             fprintf(md, "\n");
@@ -440,9 +567,10 @@ int ds_cmd_suite(int argc, char **argv)
             fprintf(md, "\n");
             fflush(stdout);
             json_t *res = json_array();
-            for (int k = 0; k < 2; k++)
+            for (int k = 0; k < 4; k++)
                 if (keep[k]) json_array_extend(res, keep[k]), json_decref(keep[k]);
             json_t *vj = verdict_json(&v, judged_here);
+            if (tj) json_object_set_new(vj, "types", tj);
             json_t *run = json_object();
             json_object_set_new(run, "missing_rho", json_string(rho));
             json_object_set(run, "results", res);
@@ -492,9 +620,15 @@ int ds_cmd_suite(int argc, char **argv)
                    "<a href=\"suite.json\">suite.json</a>.</p>\n<ul>\n", pred);
         for (int w = 0; w < NWORK; w++)
             if (listed(only, workloads[w].name) && have[w])
+            {
                 fprintf(h, "<li>%s: <a href=\"%s/partitioned/index.html\">partitioned</a>, "
-                           "<a href=\"%s/pooled/index.html\">pooled</a></li>\n",
-                        workloads[w].name, workloads[w].name, workloads[w].name);
+                           "<a href=\"%s/pooled/index.html\">pooled</a>%s",
+                        workloads[w].name, workloads[w].name, workloads[w].name, workloads[w].typed ? "" : "</li>\n");
+                if (workloads[w].typed)
+                    fprintf(h, ", <a href=\"%s/pooled-fastest/index.html\">pooled type-aware</a>, "
+                               "<a href=\"%s/pooled-deepshare-blind/index.html\">DeepShare blind to types</a></li>\n",
+                            workloads[w].name, workloads[w].name);
+            }
         fprintf(h, "</ul>\n</body></html>\n");
         if (fclose(h)) failed = 1;
     } else {

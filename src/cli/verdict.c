@@ -1,9 +1,17 @@
 /* verdict.c: judges DeepShare against the suite's goal on one workload (see verdict.h). */
 #include "cli/verdict.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "deepshare/policy.h"
+
+const ds_policy_ops_t *ds_vrow_ops(const char *policy)
+{
+    char base[sizeof ((ds_vrow_t *)0)->policy];
+    snprintf(base, sizeof base, "%.*s", (int)strcspn(policy, "+"), policy);
+    return ds_policy_find(base);
+}
 
 void ds_verdict_judge(const ds_vrow_t *rows, int n, double theta, ds_verdict_t *v)
 {
@@ -11,7 +19,7 @@ void ds_verdict_judge(const ds_vrow_t *rows, int n, double theta, ds_verdict_t *
     v->min_pooled_p99 = -1;
     for (int i = 0; i < n; i++) {
         ds_vrow_t row = rows[i];
-        const ds_policy_ops_t *ops = ds_policy_find(row.policy);
+        const ds_policy_ops_t *ops = ds_vrow_ops(row.policy);
         row.production = ops && (ops->props & DS_POLICY_PRODUCTION);
         const ds_vrow_t *r = &row;
         if (r->compliance >= theta) v->theta_attained = 1;

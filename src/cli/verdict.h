@@ -29,6 +29,9 @@ typedef struct ds_verdict {
     int queue_ok, p99_ok, compliance_ok, ok;
 } ds_verdict_t;
 
+/* The policy a row is of: its name is the policy's, or NAME+VARIANT for a policy run with other options (the
+ * suite's "kai+fastest", "deepshare+blind"); NULL when no registered policy has that name. */
+const struct ds_policy_ops *ds_vrow_ops(const char *policy);
 /* Judges rows (every policy, both modes if available); theta is the compliance goal (0.95). Which rows are
  * production models comes from the registry (the policy's props), never from a list of names. */
 void ds_verdict_judge(const ds_vrow_t *rows, int n, double theta, ds_verdict_t *v);

@@ -716,6 +716,22 @@ void ds_engine_withdraw(ds_engine_t *e, int32_t j, int64_t now)
     e->ops->withdraw(e, e->pstate, j, now);
 }
 
+void ds_engine_set_node_down(ds_engine_t *e, int32_t node, int down)
+{
+    ds_node_t *nd = &e->nodes[node];
+    if (nd->down == !!down) return;
+    if (down) {
+        ds_placement_take(e, node, nd->nfree); /* its idle GPUs leave the free counts */
+        nd->down = 1;
+        return;
+    }
+    nd->down = 0;
+    int32_t idle = 0;
+    for (int32_t g = nd->gpu0; g < nd->gpu0 + nd->ngpus; g++) idle += e->gpus[g].nres == 0;
+    ds_placement_take(e, node, -idle);
+    e->parts[nd->part].dirty = 1;
+}
+
 void ds_engine_schedule(ds_engine_t *e, int64_t now, int timer)
 {
     e->now = now;
@@ -801,6 +817,7 @@ int ds_engine_check(const ds_engine_t *e, char *msg, size_t n)
                     if (e->js[gp->res[r]].status != DS_JS_RUNNING) { snprintf(msg, n, "GPU %d holds a job that is not running", g); return -1; }
                 nf += gp->nres == 0;
             }
+            if (nd->down) nf = 0; /* capacity withdrawn */
             if (nf != nd->nfree) { snprintf(msg, n, "node %d free count %d != %d", i, nd->nfree, nf); return -1; }
             if (e->cfg.enforce_cpu && nd->cpus_used > nd->cpus_total) {
                 snprintf(msg, n, "node %d uses %d CPUs of %d", i, nd->cpus_used, nd->cpus_total);

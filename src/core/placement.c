@@ -66,6 +66,7 @@ void ds_placement_free(ds_engine_t *e)
 void ds_placement_take(ds_engine_t *e, int32_t node, int delta)
 {
     ds_node_t *nd = &e->nodes[node];
+    if (nd->down) return; /* capacity withdrawn: GPUs its jobs take or release stay out of the free counts */
     ds_part_t *p = &e->parts[nd->part];
     const placement_t *pl = e->priv.placement;
     part_index_t *pi = pl->node_pi[node];
@@ -183,6 +184,7 @@ int32_t ds_engine_node_free_gpus(const ds_engine_t *e, int32_t node, int32_t wan
 {
     const ds_node_t *nd = &e->nodes[node];
     int32_t n = 0;
+    if (nd->down) return 0;
     for (int32_t g = nd->gpu0; g < nd->gpu0 + nd->ngpus && n < want; g++)
         if (e->gpus[g].nres == 0) out[n++] = g;
     return n;

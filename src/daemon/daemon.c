@@ -40,7 +40,49 @@ int daemon_setup(daemon_t *d, ds_error_t *err)
     d->ten = ds_xcalloc((size_t)d->cfg.ntenants, sizeof *d->ten);
     tel_init(&d->tel, &d->cfg.tel);
     d->need_rebuild = 1;
+    lease_default(&d->lease);
+    snprintf(d->lease.url, sizeof d->lease.url, "%s", d->cfg.lease_etcd);
+    snprintf(d->lease.key, sizeof d->lease.key, "%s", d->cfg.lease_key);
+    if (d->cfg.lease_name[0]) snprintf(d->lease.holder, sizeof d->lease.holder, "%s", d->cfg.lease_name);
+    d->lease.ttl = d->cfg.lease_ttl;
     return DS_OK;
+}
+
+int daemon_may_write(void *ctx)
+{
+    daemon_t *d = ctx;
+    if (!d->lease.url[0] || lease_valid(&d->lease, daemon_now_mono())) return 1;
+    d->fenced_writes++;
+    return 0;
+}
+
+void daemon_take_lead(daemon_t *d)
+{
+    if (d->e) ds_engine_destroy(d->e);
+    d->e = NULL;
+    d->need_rebuild = 1;
+    snprintf(d->rebuild_why, sizeof d->rebuild_why, "leader (epoch %lld)", (long long)d->lease.epoch);
+    if (d->cfg.journal[0]) {
+        /* what the old leader journaled since this instance started */
+        ds_error_t err;
+        ds_error_clear(&err);
+        hist_free(&d->hist);
+        hist_init(&d->hist, d->cfg.min_history, d->cfg.default_runtime);
+        if (hist_open(&d->hist, d->cfg.journal, NULL, &err)) {
+            char m[400];
+            ds_error_format(&err, m, sizeof m);
+            dlog(0, "journal: %s (learning from the jobs that finish from now on)", m);
+        } else {
+            dlog(0, "journal %s: learned from %lld finished jobs", d->cfg.journal, (long long)d->hist.records);
+        }
+    }
+}
+
+void daemon_stand_by(daemon_t *d)
+{
+    if (d->e) ds_engine_destroy(d->e);
+    d->e = NULL;
+    d->need_rebuild = 1;
 }
 
 void daemon_teardown(daemon_t *d)
@@ -62,5 +104,6 @@ void daemon_teardown(daemon_t *d)
     free(d->slot);
     free(d->sj);
     free(d->nodes);
+    free(d->node_type);
     free(d->ten);
 }

@@ -12,6 +12,7 @@
 #include "deepshare/predictor.h"
 #include "daemon/dconfig.h"
 #include "daemon/hist.h"
+#include "daemon/lease.h"
 #include "daemon/telemetry.h"
 #include "slurm/slurm_io.h"
 
@@ -95,6 +96,16 @@ typedef struct daemon {
     sl_node_t *nodes;
     int nnodes, gpn, cpn;
     int64_t mpn;
+    /* GPU types: typed when the nodes' GPUs are typed by model in Slurm (Gres=gpu:v100:4; Slurm picks a
+     * job's GPUs there, so no pins and no shards); ntypes > 1 when there are several models (the engine's
+     * node types, docs/heterogeneous.md), 0 otherwise. The nodes are sorted by type (the engine's node
+     * order), node_type[i] their type; per type its nodes, GPUs per node (the most), CPUs and memory (the
+     * least). */
+    int typed, ntypes;
+    char tname[DS_MAX_GPU_TYPES][DS_GTYPE_NAME];
+    int tnodes[DS_MAX_GPU_TYPES], tgpn[DS_MAX_GPU_TYPES], tcpn[DS_MAX_GPU_TYPES];
+    int64_t tmpn[DS_MAX_GPU_TYPES];
+    int8_t *node_type;
     /* GPUs left with fewer than D_SHARDS_NEEDED shards (node-major, nnodes x gpn): shard jobs are not
      * placed there; nodes are read again every cycle and after an outage of slurmctld */
     uint8_t *shardless;
@@ -135,6 +146,11 @@ typedef struct daemon {
     int slurm_up;
     int64_t cycles, passes, rebuilds, dispatches, requeues, colocations, errors, finished;
     int64_t withdrawals;    /* pending jobs withdrawn from the engine (cancelled, held, moved): no rebuild */
+    lease_t lease;          /* the leader lease (lease.c; lease.url "" = one instance) */
+    int64_t fenced_writes;  /* Slurm writes refused by the fence: this instance's lease had lapsed */
+    int64_t stale_rejected; /* dispatches of an older epoch (a deposed leader's) found pending: back to staging */
+    int32_t nodes_down;     /* nodes Slurm reports drained, down, failing or not responding (no placements) */
+    int64_t node_outages;   /* times a node went out of service */
     int64_t undone;         /* starts the policy made that the daemon took back (Slurm could not do them) */
     int64_t coloc_refused;  /* of those, colocations Slurm cannot honour */
     int32_t nheld;          /* pending jobs held out of the policy's view at the last pass (ds_engine_hold) */
@@ -235,6 +251,10 @@ double daemon_observe_retention(void *ctx, int32_t j, int64_t now);
  * cannot be reached (err filled), 0 when nothing changed, 1 when something did. */
 int daemon_sync(daemon_t *d, int force, char *err, size_t errn);
 int32_t daemon_slot_of(const daemon_t *d, uint32_t slurm_id);
+/* A tenant's quota per GPU type of the nodes (qt[DS_MAX_GPU_TYPES], the engine's type order; qt[0] its
+ * quota on a cluster of one type); an error naming the config line when a type is no node's, or the
+ * quota has no types on a cluster of several. */
+int mirror_typed_quota(const daemon_t *d, const dc_tenant_t *t, int64_t *qt, ds_error_t *err);
 /* The job of the last Slurm read with that id, NULL when none. */
 const sl_job_t *daemon_find_job(const daemon_t *d, uint32_t id);
 
@@ -280,6 +300,14 @@ int daemon_reload(daemon_t *d);
 /* daemon.c: the life cycle */
 int daemon_setup(daemon_t *d, ds_error_t *err);
 void daemon_teardown(daemon_t *d);
+/* Active/standby (lease.c): the fence of every Slurm write (sl_set_fence, ctx = d): 1 while this instance may
+ * write (no lease configured, or it leads and its lease is fresh), else 0, counted. */
+int daemon_may_write(void *ctx);
+/* This instance became the leader: the engine is rebuilt from Slurm at the next sync, the journal read
+ * again, as at a start. Call under d->lock. */
+void daemon_take_lead(daemon_t *d);
+/* It lost the lease (or gave it up): the engine is dropped; it writes nothing until it leads again. */
+void daemon_stand_by(daemon_t *d);
 
 /* http.c (deepshared only, beside main.c: not in the ds_daemon library) */
 int http_start(daemon_t *d, ds_error_t *err);

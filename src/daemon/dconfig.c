@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void dconfig_default(dconfig_t *c)
 {
@@ -38,6 +39,8 @@ void dconfig_default(dconfig_t *c)
     c->qad_theta = 0.95;
     c->job_capacity = 4096;
     c->dispatch_timeout = 30;
+    snprintf(c->lease_key, sizeof c->lease_key, "/deepshared/leader");
+    c->lease_ttl = 5;
     c->status_window = 21600;
     tel_config_default(&c->tel);
 }
@@ -190,6 +193,23 @@ static int set_key(dconfig_t *c, const char *path, long line, const char *k, con
     NUM("qad_theta", qad_theta, 0, 1);
     INT("job_capacity", job_capacity, 16, 1e7);
     NUM("dispatch_timeout", dispatch_timeout, 1, 86400);
+    INT("lease_ttl", lease_ttl, 2, 600);
+    STR("lease_key", lease_key);
+    STR("lease_name", lease_name);
+    if (!strcmp(k, "lease_etcd")) {
+        if (*v && strncmp(v, "http://", 7) && strncmp(v, "https://", 8)) {
+            ds_error_set(err, path, line, k, "expected an etcd client URL (http://HOST:PORT), got '%s'", v);
+            return DS_EPARSE;
+        }
+        if (strlen(v) >= sizeof c->lease_etcd) {
+            ds_error_set(err, path, line, k, "longer than %zu characters", sizeof c->lease_etcd - 1);
+            return DS_EPARSE;
+        }
+        snprintf(c->lease_etcd, sizeof c->lease_etcd, "%s", v);
+        size_t n = strlen(c->lease_etcd);
+        while (n && c->lease_etcd[n - 1] == '/') c->lease_etcd[--n] = 0;
+        return DS_OK;
+    }
     INT("verbose", verbose, 0, 2);
     if (!strcmp(k, "trust_accounts")) {
         if (!strcmp(v, "yes") || !strcmp(v, "1")) c->trust_accounts = 1;
@@ -253,17 +273,50 @@ static int name_ok(const char *s, size_t max)
 /* "tenant ACCOUNT QUOTA_GPUS [users=NAME,@GROUP,...]" */
 static int tenant_line(dconfig_t *c, const char *path, long line, const char *rest, ds_error_t *err)
 {
-    char name[128], qs[32], us[320], extra[8];
+    char name[128], qs[320], us[320], extra[8];
     long q = -1;
-    int n = sscanf(rest, "%127s %31s %319s %7s", name, qs, us, extra);
-    if (n == 2 || n == 3) {
+    int n = sscanf(rest, "%127s %319s %319s %7s", name, qs, us, extra);
+    dc_tenant_t typed;
+    memset(&typed, 0, sizeof typed);
+    if ((n == 2 || n == 3) && strchr(qs, ':')) {
+        /* per GPU type: TYPE:N,TYPE:N (the model types of the nodes' Gres) */
+        char buf[320], *save = NULL;
+        snprintf(buf, sizeof buf, "%s", qs);
+        q = 0;
+        for (char *it = strtok_r(buf, ",", &save); it && q >= 0; it = strtok_r(NULL, ",", &save)) {
+            char *c = strchr(it, ':'), *qe;
+            if (!c || c == it || (size_t)(c - it) >= sizeof typed.tq_name[0] || typed.ntq == DC_MAX_QTYPES) {
+                q = -1;
+                break;
+            }
+            *c = 0;
+            errno = 0;
+            long v = strtol(c + 1, &qe, 10);
+            int dup = 0;
+            for (int k = 0; k < typed.ntq; k++) dup |= !strcasecmp(typed.tq_name[k], it);
+            if (errno || qe == c + 1 || *qe || v < 0 || v > 1000000 || !name_ok(it, 31) || dup) {
+                ds_error_set(err, path, line, "tenant", "quota '%.100s': expected TYPE:GPUS,... (each type once, GPUs "
+                             "0..1000000)", qs);
+                return DS_EPARSE;
+            }
+            snprintf(typed.tq_name[typed.ntq], sizeof typed.tq_name[0], "%s", it);
+            typed.tq[typed.ntq++] = (int)v;
+            q += v;
+        }
+        if (q < 0 || q > 1000000 || !typed.ntq || qs[0] == ',' || qs[strlen(qs) - 1] == ',' || strstr(qs, ",,")) {
+            ds_error_set(err, path, line, "tenant", "quota '%.100s': expected TYPE:GPUS,... (at most %d types)", qs,
+                         DC_MAX_QTYPES);
+            return DS_EPARSE;
+        }
+    } else if (n == 2 || n == 3) {
         char *qe;
         errno = 0;
         q = strtol(qs, &qe, 10);
         if (errno || qe == qs || *qe) q = -1;
     }
     if ((n != 2 && n != 3) || q < 0 || q > 1000000 || (n == 3 && strncmp(us, "users=", 6))) {
-        ds_error_set(err, path, line, "tenant", "expected 'tenant ACCOUNT QUOTA_GPUS [users=NAME,@GROUP,...]'");
+        ds_error_set(err, path, line, "tenant",
+                     "expected 'tenant ACCOUNT QUOTA_GPUS|TYPE:GPUS,... [users=NAME,@GROUP,...]'");
         return DS_EPARSE;
     }
     if (strlen(name) >= sizeof c->tenants[0].name || c->ntenants == DC_MAX_TENANTS) {
@@ -306,6 +359,9 @@ static int tenant_line(dconfig_t *c, const char *path, long line, const char *re
     }
     snprintf(t->name, sizeof t->name, "%.63s", name);
     t->quota = (int)q;
+    t->ntq = typed.ntq;
+    memcpy(t->tq_name, typed.tq_name, sizeof t->tq_name);
+    memcpy(t->tq, typed.tq, sizeof t->tq);
     t->line = (int)line;
     c->ntenants++;
     return DS_OK;
@@ -489,6 +545,8 @@ void dconfig_print(FILE *f, const dconfig_t *c)
     fprintf(f, "# effective configuration of %s (defaults included)\n", c->path[0] ? c->path : "(defaults)");
     fprintf(f, "policy = %s\n", c->policy);
     fprintf(f, "cycle = %g\npoll = %g\ndispatch_timeout = %g\n", c->cycle, c->poll, c->dispatch_timeout);
+    fprintf(f, "lease_etcd = %s\nlease_key = %s\nlease_name = %s\nlease_ttl = %d\n", c->lease_etcd, c->lease_key,
+            c->lease_name, c->lease_ttl);
     fprintf(f, "slurm_conf = %s\nstaging_partition = %s\ng_partition = %s\nbe_partition = %s\n", c->slurm_conf,
             c->staging, c->g_partition, c->be_partition);
     fprintf(f, "k = %d\ngpu_sharing = %d\ngpu_mem_mib = %d\ndefault_job_gpu_mem_mib = %d\njob_capacity = %d\n", c->k,
@@ -510,9 +568,13 @@ void dconfig_print(FILE *f, const dconfig_t *c)
                "progress_dir = %s\ntelemetry_stale = %g\ntelemetry_timeout = %g\n", tel_kind_name(c->tel.kind),
             c->tel.url, c->tel.query, c->tel.job_label, c->tel.dir, c->tel.stale, c->tel.timeout);
     fprintf(f, "trust_accounts = %s\n", c->trust_accounts ? "yes" : "no");
-    for (int i = 0; i < c->ntenants; i++)
-        fprintf(f, "tenant %s %d%s%s\n", c->tenants[i].name, c->tenants[i].quota, c->tenants[i].members[0] ? " users=" : "",
-                c->tenants[i].members);
+    for (int i = 0; i < c->ntenants; i++) {
+        const dc_tenant_t *t = &c->tenants[i];
+        fprintf(f, "tenant %s ", t->name);
+        if (!t->ntq) fprintf(f, "%d", t->quota);
+        for (int k = 0; k < t->ntq; k++) fprintf(f, "%s%s:%d", k ? "," : "", t->tq_name[k], t->tq[k]);
+        fprintf(f, "%s%s\n", t->members[0] ? " users=" : "", t->members);
+    }
     for (int i = 0; i < c->nparams; i++) fprintf(f, "policy.%s = %s\n", c->pkeys[i], c->pvals[i]);
 }
 
@@ -542,6 +604,10 @@ void dconfig_reload_merge(const dconfig_t *cur, dconfig_t *next, char *restart, 
     KEEP_N(gpu_sharing, "gpu_sharing");
     KEEP_N(job_capacity, "job_capacity");
     KEEP_N(status_window, "status_window");
+    KEEP_S(lease_etcd, "lease_etcd");
+    KEEP_S(lease_key, "lease_key");
+    KEEP_S(lease_name, "lease_name");
+    KEEP_N(lease_ttl, "lease_ttl");
     if (memcmp(&cur->tel, &next->tel, sizeof cur->tel)) {
         note(restart, n, "telemetry*");
         next->tel = cur->tel;

@@ -11,9 +11,15 @@
 #define DC_MAX_TENANTS 256
 #define DC_MAX_PARAMS 64
 
+#define DC_MAX_QTYPES 8
+
 typedef struct dc_tenant {
     char name[64];   /* Slurm account (lower case, as Slurm stores it) */
-    int quota;       /* GPUs */
+    int quota;       /* GPUs (all types together) */
+    /* per GPU type ("tenant vision v100:4,k80:8": the nodes' Gres model types), ntq 0 when given untyped */
+    int ntq;
+    char tq_name[DC_MAX_QTYPES][32];
+    int tq[DC_MAX_QTYPES];
     /* who may charge it: "alice,bob,@vision" (users, and @ Unix groups), "" = whoever Slurm lets use the
      * account (accounting enforcing associations, or trust_accounts) */
     char members[256];
@@ -48,6 +54,10 @@ typedef struct dconfig {
     double status_window;    /* seconds of QAD history on the status page (21600) */
     tel_config_t tel;        /* the retention source (telemetry, prometheus_*, progress_dir, telemetry_*) */
     int trust_accounts;      /* charge a job to the account it names, with no check of its user (0) */
+    char lease_etcd[256];    /* etcd client URL of the leader lease ("" = one instance, no lease) */
+    char lease_key[128];     /* the leader key (/deepshared/leader) */
+    char lease_name[128];    /* this instance's name in it ("" = HOST:PID) */
+    int lease_ttl;           /* seconds: the lease period, the longest a standby waits for a dead leader (5) */
     dc_tenant_t tenants[DC_MAX_TENANTS];
     int ntenants;
     char pkeys[DC_MAX_PARAMS][64], pvals[DC_MAX_PARAMS][128];

@@ -159,17 +159,23 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
     }
     if (!place_where_slurm_starts(d, j, &node, idx, n)) return;
     int be = ds_engine_job(e, j)->klass == DS_CLASS_BE;
+    /* GPUs typed by model: n GPUs of the node's type, which Slurm picks (no pin) */
+    const char *gtype = d->typed ? d->tname[d->node_type[node]] : NULL;
     char ac[128], err[300];
-    size_t off = (size_t)snprintf(ac, sizeof ac, "deepshare class=%s gres=%s pin=", be ? "BE" : "G",
-                                  sl->shareable ? "shard" : "gpu");
-    for (int i = 0; i < n && off < sizeof ac; i++) off += (size_t)snprintf(ac + off, sizeof ac - off, "%s%d", i ? "," : "", idx[i]);
-    /* a GRES asked at submit must go before the pin */
-    int clear = sl->npin == 0 && sj && (sj->untyped_gpus > 0 || sj->gres_gpus > 0);
+    size_t off = (size_t)snprintf(ac, sizeof ac, "deepshare class=%s gres=%s%s%s pin=", be ? "BE" : "G",
+                                  sl->shareable ? "shard" : "gpu", gtype ? ":" : "", gtype ? gtype : "");
+    for (int i = 0; !gtype && i < n && off < sizeof ac; i++)
+        off += (size_t)snprintf(ac + off, sizeof ac - off, "%s%d", i ? "," : "", idx[i]);
+    /* the fencing epoch of the leader that sent it (a deposed leader's late dispatch is told apart by it) */
+    if (d->lease.epoch && off < sizeof ac) snprintf(ac + off, sizeof ac - off, " epoch=%lld", (long long)d->lease.epoch);
+    /* a GRES asked at submit must go before the pin; a typed request goes every time (22.05 would add the
+     * new one to the one left from an earlier dispatch) */
+    int clear = (sl->npin == 0 || gtype) && sj && (sj->untyped_gpus > 0 || sj->gres_gpus > 0);
     double t0 = daemon_now_mono();
     /* the GPU types go to Slurm once in a job's life: a second update adds to the first (22.05) */
     if (sl_dispatch(d->slot[j].id, be ? d->cfg.be_partition : d->cfg.g_partition, d->nodes[node].name, idx,
-                    sl->npin ? 0 : n, d->slot[j].shareable, clear, sj && sj->num_tasks == 0, ac, be ? 10000 : 20000,
-                    err, sizeof err)) {
+                    sl->npin && !gtype ? 0 : n, d->slot[j].shareable, gtype, clear, sj && sj->num_tasks == 0, ac,
+                    be ? 10000 : 20000, err, sizeof err)) {
         d->errors++;
         snprintf(d->slot[j].why, sizeof d->slot[j].why, "last dispatch failed: %.120s", err);
         d->slot[j].undo = 1;
@@ -193,7 +199,7 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
     d->slot[j].t_decided = d->t_pass;
     if (!sl->whole) d->slot[j].why[0] = 0;
     sl->why_logged = 0;
-    if (sl->npin == 0) {
+    if (sl->npin == 0 && !gtype) {
         sl->npin = (int8_t)n;
         for (int i = 0; i < n; i++) sl->pin[i] = (int8_t)idx[i];
     }
@@ -261,6 +267,8 @@ static int apply_decisions(daemon_t *d)
                                               d->slot[j].shareable ? "shard" : "gpu");
                 for (int i = 0; i < d->slot[j].npin && off < sizeof ac; i++)
                     off += (size_t)snprintf(ac + off, sizeof ac - off, "%s%d", i ? "," : "", d->slot[j].pin[i]);
+                if (d->lease.epoch && off < sizeof ac)
+                    snprintf(ac + off, sizeof ac - off, " epoch=%lld", (long long)d->lease.epoch);
                 if (sl_set_admin_comment(d->slot[j].id, ac, err, sizeof err)) dlog(0, "%s", err), d->errors++;
             }
             break;

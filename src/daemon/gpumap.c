@@ -187,11 +187,92 @@ void gpumap_update_leftover(daemon_t *d)
     d->nleftover = count;
 }
 
+/* Sorts nodes by GPU type, types in the order of names (stable within a type): the engine lays out a
+ * typed cluster's nodes type by type. */
+static const char (*sort_names)[DS_GTYPE_NAME];
+static int sort_ntypes;
+static int type_index(const char (*names)[DS_GTYPE_NAME], int nt, const char *t)
+{
+    for (int k = 0; k < nt; k++)
+        if (!strcmp(names[k], t)) return k;
+    return -1;
+}
+static int cmp_type(const void *a, const void *b)
+{
+    const sl_node_t *x = a, *y = b;
+    int tx = type_index(sort_names, sort_ntypes, x->gpu_type), ty = type_index(sort_names, sort_ntypes, y->gpu_type);
+    if (tx != ty) return tx < ty ? -1 : 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+static void sort_by_type(sl_node_t *nodes, int n, const char (*names)[DS_GTYPE_NAME], int nt)
+{
+    for (int i = 0; i < n; i++) nodes[i].pos = i;
+    sort_names = names, sort_ntypes = nt;
+    qsort(nodes, (size_t)n, sizeof *nodes, cmp_type);
+}
+
+/* The GPU types of the nodes (d->typed, ntypes, tname, per-type shapes), the nodes sorted by type; -1 with
+ * err when Slurm's nodes mix GPUs typed by model with others, or a node has GPUs of two models. */
+static int node_types(daemon_t *d, sl_node_t *nodes, int n, char *err, size_t errn)
+{
+    int nt = 0, typed = 0, untyped = -1;
+    char names[DS_MAX_GPU_TYPES][DS_GTYPE_NAME];
+    for (int i = 0; i < n; i++) {
+        if (nodes[i].types > 1) {
+            snprintf(err, errn, "node %s has GPUs of several models (Gres %s...): deepshared needs one GPU type per node",
+                     nodes[i].name, nodes[i].gpu_type);
+            return -1;
+        }
+        if (!nodes[i].gpu_type[0]) {
+            if (untyped < 0) untyped = i;
+            continue;
+        }
+        typed = 1;
+        if (type_index(names, nt, nodes[i].gpu_type) >= 0) continue;
+        if (nt == DS_MAX_GPU_TYPES) {
+            snprintf(err, errn, "Slurm's nodes have more than %d GPU types", DS_MAX_GPU_TYPES);
+            return -1;
+        }
+        snprintf(names[nt++], sizeof names[0], "%s", nodes[i].gpu_type);
+    }
+    if (typed && untyped >= 0) {
+        snprintf(err, errn, "node %s has GPUs without a model type while others have one (%s): give every node's "
+                 "gpu GRES a model type (Gres=gpu:TYPE:N) or none (docs/deepshared.md, GPU types)",
+                 nodes[untyped].name, names[0]);
+        return -1;
+    }
+    /* by name, so the engine's type indices do not depend on Slurm's node order */
+    qsort(names, (size_t)nt, sizeof names[0], (int (*)(const void *, const void *))strcmp);
+    sort_by_type(nodes, n, (const char (*)[DS_GTYPE_NAME])names, nt);
+    d->typed = typed;
+    d->ntypes = nt > 1 ? nt : 0;
+    memset(d->tnodes, 0, sizeof d->tnodes);
+    memset(d->tgpn, 0, sizeof d->tgpn);
+    memset(d->tcpn, 0, sizeof d->tcpn);
+    memset(d->tmpn, 0, sizeof d->tmpn);
+    memcpy(d->tname, names, sizeof names[0] * (size_t)nt);
+    free(d->node_type);
+    d->node_type = ds_xcalloc((size_t)(n ? n : 1), sizeof *d->node_type);
+    for (int i = 0; i < n; i++) {
+        int t = d->ntypes ? type_index(names, nt, nodes[i].gpu_type) : 0;
+        d->node_type[i] = (int8_t)t;
+        d->tnodes[t]++;
+        d->tgpn[t] = DS_MAX(d->tgpn[t], nodes[i].gpus);
+        if (!d->tcpn[t] || nodes[i].cpus < d->tcpn[t]) d->tcpn[t] = nodes[i].cpus;
+        if (!d->tmpn[t] || nodes[i].mem_mib < d->tmpn[t]) d->tmpn[t] = nodes[i].mem_mib;
+    }
+    return 0;
+}
+
 int gpumap_load_nodes(daemon_t *d, char *err, size_t errn)
 {
     sl_node_t *nodes = NULL;
     int n = 0;
     if (sl_load_nodes(&nodes, &n, err, errn)) return -1;
+    if (node_types(d, nodes, n, err, errn)) {
+        free(nodes);
+        return -1;
+    }
     int gpn = 0, cpn = 0;
     int64_t mpn = 0;
     for (int i = 0; i < n; i++) {
@@ -204,17 +285,26 @@ int gpumap_load_nodes(daemon_t *d, char *err, size_t errn)
         free(nodes);
         return -1;
     }
-    for (int i = 0; i < n; i++)
-        if (nodes[i].gpus != gpn)
-            dlog(0, "node %s has %d GPUs, others %d: the engine models %d on every node", nodes[i].name, nodes[i].gpus,
-                 gpn, gpn);
+    for (int i = 0; i < n; i++) {
+        int t = d->node_type[i], tg = d->ntypes ? d->tgpn[t] : gpn;
+        if (nodes[i].gpus != tg)
+            dlog(0, "node %s has %d GPUs, others%s%s %d: the engine models %d on every %snode", nodes[i].name,
+                 nodes[i].gpus, d->ntypes ? " of type " : "", d->ntypes ? d->tname[t] : "", tg, tg,
+                 d->ntypes ? "such " : "");
+    }
     free(d->nodes);
     d->nodes = nodes;
     d->nnodes = n;
     d->gpn = gpn;
     d->cpn = cpn;
     d->mpn = mpn;
-    dlog(0, "cluster: %d nodes x %d GPUs, %d CPUs, %lld MiB", n, gpn, cpn, (long long)mpn);
+    if (d->ntypes)
+        for (int t = 0; t < d->ntypes; t++)
+            dlog(0, "cluster: GPU type %s: %d nodes x %d GPUs, %d CPUs, %lld MiB (Slurm picks the GPUs: gres gpu:%s:N)",
+                 d->tname[t], d->tnodes[t], d->tgpn[t], d->tcpn[t], (long long)d->tmpn[t], d->tname[t]);
+    else
+        dlog(0, "cluster: %d nodes x %d GPUs, %d CPUs, %lld MiB%s%s%s", n, gpn, cpn, (long long)mpn,
+             d->typed ? " of type " : "", d->typed ? d->tname[0] : "", d->typed ? " (Slurm picks the GPUs)" : "");
     free(d->shardless);
     d->shardless = ds_xcalloc((size_t)n * (size_t)gpn, 1);
     d->nshardless = 0;
@@ -237,6 +327,7 @@ int gpumap_refresh_nodes(daemon_t *d, char *err, size_t errn)
     int n = 0;
     if (sl_load_nodes(&nodes, &n, err, errn)) return -1;
     d->t_nodes = daemon_now_mono();
+    if (d->typed) sort_by_type(nodes, n, (const char (*)[DS_GTYPE_NAME])d->tname, d->ntypes ? d->ntypes : 1);
     int same = n == d->nnodes;
     for (int i = 0; same && i < n; i++) same = !strcmp(nodes[i].name, d->nodes[i].name);
     if (same) {

@@ -136,7 +136,44 @@ int main(int argc, char **argv)
          d.cfg.listen_port ? (d.cfg.read_token[0] ? " (read token required)" : " (no read token)") : "");
     double next_cycle = 0, backoff = 0, published = -1e9;
     int was_down = 0;
+    /* active/standby: every Slurm write passes the lease's fence; a standby reads and writes nothing */
+    sl_set_fence(daemon_may_write, &d);
+    if (d.lease.url[0])
+        dlog(0, "leader lease: etcd %s, key %s, %d s, as %s: standing by until it is ours", d.lease.url, d.lease.key,
+             d.lease.ttl, d.lease.holder);
+    double t_standby = daemon_now_mono();
     while (!stop) {
+        if (d.lease.url[0]) {
+            char le[400];
+            int was = d.lease.leading, store_was_down = d.lease.store_down;
+            int lead = lease_tick(&d.lease, daemon_now_mono(), le, sizeof le);
+            if (d.lease.store_down && !store_was_down) dlog(0, "leader lease: %s", le);
+            else if (!d.lease.store_down && store_was_down) dlog(0, "leader lease: etcd answers again");
+            if (lead && !was) {
+                pthread_mutex_lock(&d.lock);
+                dlog(0, "leading: took the lease (epoch %lld) %.3f s after standing by; rebuilding from Slurm",
+                     (long long)d.lease.epoch, daemon_now_mono() - t_standby);
+                daemon_take_lead(&d);
+                pthread_mutex_unlock(&d.lock);
+                sl_jobs_reset();
+                next_cycle = 0;
+            } else if (!lead && was) {
+                pthread_mutex_lock(&d.lock);
+                dlog(0, "lost the lease (%s): standing by; nothing is written to Slurm", le[0] ? le : "not renewed in time");
+                daemon_stand_by(&d);
+                pthread_mutex_unlock(&d.lock);
+                t_standby = daemon_now_mono();
+            }
+            if (!lead) {
+                if (d.cfg.listen_port) {
+                    pthread_mutex_lock(&d.lock);
+                    http_publish(&d);
+                    pthread_mutex_unlock(&d.lock);
+                }
+                sleep_s(DS_MIN(d.cfg.poll, d.lease.ttl / 10.0));
+                continue;
+            }
+        }
         double t0 = daemon_now_mono();
         int timer = t0 >= next_cycle;
         char e2[600] = "";
@@ -195,6 +232,7 @@ int main(int argc, char **argv)
         sleep_s(wait);
     }
     dlog(0, "stopping");
+    lease_release(&d.lease); /* a standby takes over at once, not a lease period later */
     http_stop();
     sl_fini();
     status_free(&d);

@@ -19,14 +19,58 @@ static int is_ours(const daemon_t *d, const char *part)
     return !strcmp(part, d->cfg.g_partition) || !strcmp(part, d->cfg.be_partition);
 }
 
-/* The engine GPUs a dispatched or running job holds, from its node and pinned indices. */
+int mirror_typed_quota(const daemon_t *d, const dc_tenant_t *t, int64_t *qt, ds_error_t *err)
+{
+    int nt = d->ntypes ? d->ntypes : 1;
+    for (int k = 0; k < DS_MAX_GPU_TYPES; k++) qt[k] = 0;
+    if (!t->ntq) {
+        if (d->ntypes) {
+            ds_error_set(err, d->cfg.path, t->line, "tenant", "tenant '%s': a quota of %d GPUs without GPU types, but "
+                         "Slurm's nodes have several (%s, %s%s): give it per type ('tenant %s %s:N,%s:N')", t->name, t->quota,
+                         d->tname[0], d->tname[1], d->ntypes > 2 ? ", ..." : "", t->name, d->tname[0], d->tname[1]);
+            return DS_EINVAL;
+        }
+        qt[0] = t->quota;
+        return DS_OK;
+    }
+    for (int k = 0; k < t->ntq; k++) {
+        int ty = -1;
+        for (int m = 0; d->typed && m < nt; m++)
+            if (!strcasecmp(d->tname[m], t->tq_name[k])) ty = m;
+        if (ty < 0) {
+            ds_error_set(err, d->cfg.path, t->line, "tenant", "tenant '%s': GPU type '%s' is no model type of Slurm's "
+                         "nodes (%s%s%s)", t->name, t->tq_name[k], d->typed ? "types: " : "their GPUs have no model type",
+                         d->typed ? d->tname[0] : "", d->ntypes > 1 ? ", ..." : "");
+            return DS_EINVAL;
+        }
+        qt[ty] = t->tq[k];
+    }
+    return DS_OK;
+}
+
+/* The engine GPUs a dispatched or running job holds, from its node and pinned indices; on a node typed by
+ * model (Slurm picks the GPUs) a dispatched job's are the engine's own choice there until Slurm runs it,
+ * else (a rebuild) the node's first free ones, and a running job's those Slurm reports (gres_detail). */
 static int job_engine_gpus(const daemon_t *d, const sl_job_t *j, int32_t *out)
 {
     const char *node = j->nodes[0] ? j->nodes : j->req_nodes;
     int n = gpumap_node(d, node);
+    if (n >= 0 && d->typed && j->ngpu_idx == 0 && j->gres_gpus > 0 && j->state == SL_PENDING) {
+        int32_t s = daemon_slot_of(d, j->id);
+        const ds_jstate_t *js = s >= 0 && s < d->nslots ? ds_engine_job(d->e, s) : NULL;
+        if (js && js->status == DS_JS_RUNNING && js->nplaced == j->gres_gpus &&
+            d->e->gpus[ds_engine_job_gpus(d->e, s)[0]].node == n) {
+            memcpy(out, ds_engine_job_gpus(d->e, s), (size_t)js->nplaced * sizeof *out);
+            return js->nplaced;
+        }
+        int k = 0;
+        for (int g = 0; g < d->e->nodes[n].ngpus && k < j->gres_gpus; g++)
+            if (ds_engine_gpu(d->e, d->e->nodes[n].gpu0 + g)->nres == 0) out[k++] = d->e->nodes[n].gpu0 + g;
+        return k;
+    }
     if (n < 0 || j->ngpu_idx == 0) return 0;
     for (int i = 0; i < j->ngpu_idx; i++) {
-        if (j->gpu_idx[i] < 0 || j->gpu_idx[i] >= d->gpn) return 0;
+        if (j->gpu_idx[i] < 0 || j->gpu_idx[i] >= d->e->nodes[n].ngpus) return 0;
         out[i] = d->e->nodes[n].gpu0 + j->gpu_idx[i];
     }
     return j->ngpu_idx;
@@ -85,6 +129,10 @@ static int32_t add_slot(daemon_t *d, const sl_job_t *j)
     job->tenant = screen_tenant(d, j->account);
     job->user = ds_strtab_intern(&d->trace.users, j->user);
     job->gpus = screen_gpus(j);
+    /* a request typed by model (screened: a type of the nodes) runs on that type only */
+    int32_t ty = d->ntypes && j->gpu_type[0] ? ds_trace_find_gtype(&d->trace, j->gpu_type) : -1;
+    job->gtype = (int8_t)ty;
+    job->gmask = ty >= 0 ? (uint8_t)(1u << ty) : 0;
     job->cpus = j->cpus > 0 ? j->cpus : 1;
     job->mem_mib = j->mem_mib;
     job->model = h.model[0] ? ds_strtab_intern(&d->trace.models, h.model) : -1;
@@ -108,6 +156,7 @@ static int32_t add_slot(daemon_t *d, const sl_job_t *j)
     const char *g = strstr(j->admin_comment, "gres=");
     if (g) sl->shareable = job->gpus == 1 && !strncmp(g + 5, "shard", 5);
     if (!d->cfg.gpu_sharing && !g) sl->shareable = 0;
+    if (d->typed) sl->shareable = 0; /* GPUs typed by model carry no per-GPU shards deepshared can pin */
     const char *pin = strstr(j->admin_comment, "pin=");
     if (pin) {
         pin += 4;
@@ -145,6 +194,34 @@ static int holds_gpus(daemon_t *d, const sl_job_t *j)
     return j->state == SL_PENDING && !j->held;
 }
 
+/* Node states as Slurm reports them, into the engine: a node drained, down, failing or not responding takes
+ * no placements (ds_engine_set_node_down); the jobs running there are left as Slurm reports them (a drain
+ * lets them run, a node failure requeues or ends them: the mirror sees it). A node back is offered again.
+ * Returns how many nodes changed. */
+static int nodes_to_engine(daemon_t *d)
+{
+    int changed = 0, down = 0;
+    for (int32_t n = 0; d->e && n < d->e->nnodes && n < d->nnodes; n++) {
+        const sl_node_t *nd = &d->nodes[n];
+        down += !nd->up;
+        if (ds_engine_node_down(d->e, n) == !nd->up) continue;
+        changed++;
+        ds_engine_set_node_down(d->e, n, !nd->up);
+        int running = 0;
+        for (int32_t g = d->e->nodes[n].gpu0; g < d->e->nodes[n].gpu0 + d->e->nodes[n].ngpus; g++)
+            running += ds_engine_gpu(d->e, g)->nres;
+        if (!nd->up) {
+            d->node_outages++;
+            dlog(0, "node %s %s in Slurm: no placements there until it is back (%d job%s running there, kept as Slurm "
+                 "reports them)", nd->name, nd->down_why, running, running == 1 ? "" : "s");
+        } else {
+            dlog(0, "node %s back in service: offered to the policy again", nd->name);
+        }
+    }
+    d->nodes_down = down;
+    return changed;
+}
+
 /* Builds the engine from the Slurm snapshot alone: the start state and the state after a restart
  * (docs/policy.md §1: the policy warm-starts its QAD from the first cycle; nothing else is stored). */
 static int rebuild(daemon_t *d, ds_error_t *err)
@@ -170,7 +247,31 @@ static int rebuild(daemon_t *d, ds_error_t *err)
     ds_trace_free(t);
     ds_trace_init(t);
     snprintf(t->source, sizeof t->source, "slurm");
-    for (int i = 0; i < d->cfg.ntenants; i++) ds_trace_add_tenant(t, d->cfg.tenants[i].name, d->cfg.tenants[i].quota);
+    for (int k = 0; k < d->ntypes; k++) {
+        /* the nodes' GPU models are the engine's node types (sorted by name, the nodes by type) */
+        int32_t ty = ds_trace_add_gtype(t, d->tname[k]);
+        if (ty < 0) {
+            ds_error_set(err, NULL, 0, "gres", "Slurm's GPU type '%s' cannot be a node type", d->tname[k]);
+            free(v);
+            return DS_EINVAL;
+        }
+        ds_gtype_t *gt = &t->gtypes[ty];
+        gt->gpus_per_node = d->tgpn[k];
+        gt->cpus_per_node = d->tcpn[k];
+        gt->mem_per_node = d->tmpn[k];
+        gt->gmem_per_gpu = d->cfg.gmem_mib;
+        gt->nodes = d->tnodes[k];
+    }
+    for (int i = 0; i < d->cfg.ntenants; i++) {
+        int64_t qt[DS_MAX_GPU_TYPES];
+        int qrc = mirror_typed_quota(d, &d->cfg.tenants[i], qt, err);
+        if (qrc) {
+            free(v);
+            return qrc;
+        }
+        int32_t ti = ds_trace_add_tenant(t, d->cfg.tenants[i].name, d->cfg.tenants[i].quota);
+        for (int k = 0; k < d->ntypes; k++) t->tenants[ti].quota_t[k] = (int32_t)qt[k];
+    }
     for (int32_t s = 0; s < cap; s++) {
         ds_job_t *job = ds_trace_add_job(t);
         job->id = -1 - s;
@@ -258,6 +359,7 @@ static int rebuild(daemon_t *d, ds_error_t *err)
     free(v);
     d->rebuilds++;
     d->need_rebuild = 0;
+    nodes_to_engine(d);
     dlog(0, "state rebuilt from Slurm: %d live jobs, capacity %d", live, cap);
     return DS_OK;
 }
@@ -303,6 +405,25 @@ static const char *away_why(const daemon_t *d, const sl_job_t *j)
     if (staged && j->held) return "held by its owner";
     if (!staged && !is_ours(d, j->partition)) return "moved out of deepshared's partitions";
     return NULL;
+}
+
+/* Fencing, the new leader's side: a job Slurm has pending where a dispatch of an older epoch sent it, after
+ * this instance took over and saw it waiting (a deposed leader that wrote after losing its lease), goes back
+ * to staging and is scheduled again by this leader; one that already runs is adopted (the caller's
+ * rebuild). Returns 1 when it sent the job back. */
+static int stale_dispatch(daemon_t *d, const sl_job_t *j)
+{
+    int64_t ep = lease_comment_epoch(j->admin_comment);
+    if (j->state != SL_PENDING || !d->lease.epoch || ep <= 0 || ep >= d->lease.epoch) return 0;
+    char err[300];
+    dlog(0, "job %u: dispatched under epoch %lld, a deposed leader's, after this instance took over (epoch %lld): "
+         "back to staging", j->id, (long long)ep, (long long)d->lease.epoch);
+    if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) {
+        dlog(0, "%s", err), d->errors++;
+        return 0;
+    }
+    d->stale_rejected++;
+    return 1;
 }
 
 /* Mirrors one Slurm job into its slot. */
@@ -357,6 +478,8 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
             /* Slurm has it pending without our pins (requeued, dispatch undone): pending here too. The
              * policy did not stop it, so the engine takes the start back instead of preempting it. */
             ds_engine_cancel_start(d->e, s, d->now);
+            /* requeued by Slurm itself (a node failure): settle before its next launch, as after ours */
+            if (j->restarts > js->preemptions && sl->t_requeue < mono - D_REQUEUE_SETTLE) sl->t_requeue = mono;
             ds_engine_set_preemptions(d->e, s, j->restarts);
             if (j->state == SL_PENDING && is_ours(d, j->partition) && j->held && !j->completing) {
                 if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) dlog(0, "%s", err), d->errors++;
@@ -367,25 +490,37 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
             int n = job_engine_gpus(d, j, g);
             int same = n == js->nplaced;
             for (int i = 0; same && i < n; i++) same = g[i] == ds_engine_job_gpus(d->e, s)[i];
-            if (!same) {
+            if (!same && d->typed && n == js->nplaced && j->state == SL_RUNNING && ds_engine_move(d->e, s, g) == DS_OK) {
+                /* Slurm picked other GPUs of the node than the engine had (GPUs typed by model) */
+                dlog(1, "job %u: Slurm runs it on GPU %d%s of %s: moved there", j->id, j->gpu_idx[0], n > 1 ? "+" : "",
+                     j->nodes);
+            } else if (!same) {
                 d->need_rebuild = 1;
                 snprintf(d->rebuild_why, sizeof d->rebuild_why, "job %u holds other GPUs in Slurm", j->id);
-            } else if (j->state == SL_PENDING && sl->t_dispatch > 0) {
-                /* a dispatch Slurm does not start: onto shards that are gone (it would wait forever), or
-                 * anything past dispatch_timeout */
+            } else if (j->state == SL_PENDING && (sl->t_dispatch > 0 || ds_engine_node_down(d->e, d->e->gpus[g[0]].node))) {
+                /* a dispatch Slurm does not start: onto shards that are gone or a node out of service (it
+                 * would wait forever; a job Slurm requeued from a node that went down waits for that node
+                 * too), or anything past dispatch_timeout */
                 int dg = gpumap_dgpu(d, g[0]), lost = j->on_shard && d->shardless[dg];
-                if (lost || mono - sl->t_dispatch > d->cfg.dispatch_timeout) {
-                    if (lost) dlog(0, "job %u: dispatched onto shard:g%d of %s, which lost its shards; back to staging", j->id,
+                int down = ds_engine_node_down(d->e, d->e->gpus[g[0]].node);
+                if (lost || down || mono - sl->t_dispatch > d->cfg.dispatch_timeout) {
+                    if (down) dlog(0, "job %u: waits in Slurm for %s, which is %s; back to staging", j->id,
+                                   d->nodes[dg / d->gpn].name, d->nodes[dg / d->gpn].down_why);
+                    else if (lost) dlog(0, "job %u: dispatched onto shard:g%d of %s, which lost its shards; back to staging", j->id,
                                    dg % d->gpn, d->nodes[dg / d->gpn].name);
                     else dlog(0, "job %u: dispatched %.0f s ago and still not running (%s); back to staging", j->id,
                               mono - sl->t_dispatch, j->partition);
                     if (sl_restage(j->id, d->cfg.staging, err, sizeof err)) dlog(0, "%s", err), d->errors++;
-                    else gpumap_note_bounce(d, j->id, dg);
+                    else if (!down) gpumap_note_bounce(d, j->id, dg); /* the node back is a fine place again */
+                    /* Slurm requeued it from the failed node: its next launch waits as after our own requeue
+                     * (slurmd refuses a credential from the second the old one was revoked in) */
+                    if (down && j->restarts > 0) sl->t_requeue = mono;
                     sl->t_dispatch = 0;
                 }
             }
         }
     } else if (js->status == DS_JS_PENDING) {
+        if (holds && stale_dispatch(d, j)) return;
         if (holds) {
             d->need_rebuild = 1;
             snprintf(d->rebuild_why, sizeof d->rebuild_why, "job %u was started outside deepshared", j->id);
@@ -415,6 +550,10 @@ int daemon_sync(daemon_t *d, int force, char *err, size_t errn)
     }
     if (nodes_read) gpumap_update_leftover(d);
     d->now = DS_MAX(d->now, (int64_t)time(NULL));
+    if (nodes_read && nodes_to_engine(d) && d->e) {
+        ds_engine_clear_decisions(d->e);
+        if (!changed && !d->need_rebuild) return 1; /* capacity changed: the caller runs a pass */
+    }
     if (!changed && !d->need_rebuild) return 0;
     ds_error_t e2;
     ds_error_clear(&e2);
@@ -448,6 +587,7 @@ int daemon_sync(daemon_t *d, int force, char *err, size_t errn)
             else nforeign += !screen_ours(j);
             continue;
         }
+        if (holds_gpus(d, j) && stale_dispatch(d, j)) continue;
         if (holds_gpus(d, j) || is_ours(d, j->partition)) {
             d->need_rebuild = 1;
             snprintf(d->rebuild_why, sizeof d->rebuild_why, "job %u appeared in %s", j->id, j->partition);

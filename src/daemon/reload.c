@@ -72,11 +72,24 @@ int daemon_reload(daemon_t *d)
             }
         }
     }
+    /* quotas per GPU type: of the nodes' types, and given per type where there are several */
+    int64_t qt[DC_MAX_TENANTS][DS_MAX_GPU_TYPES];
+    for (int i = 0; d->nodes && i < next->ntenants; i++)
+        if (mirror_typed_quota(d, &next->tenants[i], qt[i], &err)) {
+            free(next);
+            return reject(&err);
+        }
     int changed = 0;
     for (int i = 0; i < next->ntenants; i++) {
         int o = find_tenant(&d->cfg, next->tenants[i].name);
         if (o < 0) dlog(0, "reload: new tenant %s, quota %d GPUs", next->tenants[i].name, next->tenants[i].quota);
-        else if (d->cfg.tenants[o].quota != next->tenants[i].quota)
+        else if (d->ntypes && d->nodes) {
+            int64_t was[DS_MAX_GPU_TYPES];
+            int same_t = !mirror_typed_quota(d, &d->cfg.tenants[o], was, &err);
+            for (int k = 0; same_t && k < d->ntypes; k++) same_t = was[k] == qt[i][k];
+            if (!same_t) dlog(0, "reload: tenant %s quota per GPU type changed (from the next pass)", next->tenants[i].name),
+                         changed++;
+        } else if (d->cfg.tenants[o].quota != next->tenants[i].quota)
             dlog(0, "reload: tenant %s quota %d -> %d GPUs (from the next pass)", next->tenants[i].name,
                  d->cfg.tenants[o].quota, next->tenants[i].quota), changed++;
     }
@@ -89,7 +102,12 @@ int daemon_reload(daemon_t *d)
     if (next->trust_accounts != d->cfg.trust_accounts) need_rebuild = 1;
     if (same && d->e) {
         for (int i = 0; i < next->ntenants; i++) {
-            if (ds_engine_set_quota(d->e, i, next->tenants[i].quota)) need_rebuild = 1; /* partitions sized by quota */
+            if (d->ntypes) {
+                if (ds_engine_set_quota_typed(d->e, i, qt[i])) need_rebuild = 1;
+                for (int k = 0; k < d->ntypes; k++) d->trace.tenants[i].quota_t[k] = (int32_t)qt[i][k];
+            } else if (ds_engine_set_quota(d->e, i, next->tenants[i].quota)) {
+                need_rebuild = 1; /* partitions sized by quota */
+            }
             d->trace.tenants[i].quota_gpus = next->tenants[i].quota;
         }
     }

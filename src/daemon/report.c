@@ -201,6 +201,37 @@ char *daemon_metrics(daemon_t *d)
             if (d->shardless[i])
                 ds_bprintf(&b, "deepshare_gpu_shardless{node=\"%s\",gpu=\"g%d\"} 1\n", d->nodes[i / d->gpn].name, i % d->gpn);
     }
+    if (d->lease.url[0]) {
+        head(&b, "deepshare_leader", "gauge", "1 while this instance holds the leader lease and schedules, 0 on standby.");
+        ds_bprintf(&b, "deepshare_leader %d\n", lease_valid(&d->lease, daemon_now_mono()));
+        head(&b, "deepshare_lease_epoch", "gauge", "The fencing epoch of this instance's leadership (0 on standby).");
+        ds_bprintf(&b, "deepshare_lease_epoch %lld\n", (long long)d->lease.epoch);
+        counter(&b, "deepshare_lease_takeovers_total", "Times this instance became the leader.", d->lease.takeovers);
+        counter(&b, "deepshare_lease_lost_total", "Times this instance lost the lease (not renewed in time, or taken).",
+                d->lease.lost);
+        counter(&b, "deepshare_lease_store_errors_total", "Requests to etcd that failed.", d->lease.store_errors);
+        counter(&b, "deepshare_fenced_writes_total", "Slurm writes refused because this instance's lease had lapsed.",
+                d->fenced_writes);
+        counter(&b, "deepshare_stale_dispatches_total",
+                "Dispatches of an older epoch (a deposed leader's) found pending and sent back to staging.",
+                d->stale_rejected);
+    }
+    head(&b, "deepshare_nodes_unavailable", "gauge",
+         "Nodes Slurm reports drained, down, failing or not responding: no job is placed there.");
+    ds_bprintf(&b, "deepshare_nodes_unavailable %d\n", d->nodes_down);
+    if (d->nodes_down) {
+        head(&b, "deepshare_node_unavailable", "gauge", "1 for each node out of service, by node and Slurm's state.");
+        for (int n = 0; n < d->nnodes; n++)
+            if (!d->nodes[n].up) {
+                char st[sizeof d->nodes[n].down_why];
+                snprintf(st, sizeof st, "%s", d->nodes[n].down_why);
+                for (char *c = st; *c; c++)
+                    if (*c == ' ') *c = '_'; /* not_responding: one word, as Slurm's own state names */
+                ds_bprintf(&b, "deepshare_node_unavailable{node=\"%s\",state=\"%s\"} 1\n", d->nodes[n].name, st);
+            }
+    }
+    counter(&b, "deepshare_node_outages_total", "Times a node went out of service (drained, down, failing, not responding).",
+            d->node_outages);
     counter(&b, "deepshare_dispatch_bounces_total",
             "Dispatches taken back to staging without a start (past dispatch_timeout, onto lost shards or a held GPU).",
             d->bounces);
@@ -341,8 +372,16 @@ static void slurm_facts(daemon_t *d, int32_t j, ds_buf_t *b)
     }
     if (js->status != DS_JS_PENDING) return;
     ds_bputs(b, "  free GPUs per node:");
-    for (int32_t n = 0; n < e->nnodes; n++) ds_bprintf(b, " %s:%d", d->nodes[n].name, e->nodes[n].nfree);
+    for (int32_t n = 0; n < e->nnodes; n++)
+        if (ds_engine_node_down(e, n)) ds_bprintf(b, " %s:-", d->nodes[n].name);
+        else ds_bprintf(b, " %s:%d", d->nodes[n].name, e->nodes[n].nfree);
     ds_bputs(b, "\n");
+    if (d->nodes_down) {
+        ds_bputs(b, "  out of service (no placements):");
+        for (int32_t n = 0; n < e->nnodes && n < d->nnodes; n++)
+            if (ds_engine_node_down(e, n)) ds_bprintf(b, " %s (%s)", d->nodes[n].name, d->nodes[n].down_why);
+        ds_bputs(b, "\n");
+    }
     if (job->gpus == 1 && !d->slot[j].shareable && (d->ops->props & DS_POLICY_COLOCATES) && d->cfg.k > 1)
         ds_bputs(b, "  colocation: not possible in Slurm for this job (submitted with --gres; share needs --comment=gpus=1)\n");
     if (d->slot[j].shareable && d->nshardless) {

@@ -166,6 +166,19 @@ int screen_job(const daemon_t *d, const sl_job_t *j, char *w, size_t n)
     }
     if (g < 1) return why(w, n, "asks for no GPU (use --comment=gpus=N or --gres=gpu:N)");
     if (g > d->gpn) return why(w, n, "asks for %d GPUs but a node has %d", g, d->gpn);
+    if (j->gpu_type[0]) {
+        /* a request typed by model: a type of the nodes, and no more GPUs than a node of it has */
+        int ty = -1, nt = d->ntypes ? d->ntypes : d->typed;
+        for (int k = 0; k < nt; k++)
+            if (!strcmp(d->tname[k], j->gpu_type)) ty = k;
+        char gt[sizeof j->gpu_type * 4 + 1];
+        screen_escape(j->gpu_type, gt, sizeof gt);
+        if (ty < 0)
+            return why(w, n, "asks for GPUs of type %.60s (--gres=gpu:%.60s:N), which no node has%s%s%s", gt, gt,
+                       d->typed ? " (types: " : " (the nodes' GPUs have no model type)", d->typed ? d->tname[0] : "",
+                       d->typed ? (nt > 1 ? ", ...)" : ")") : "");
+        if (g > d->tgpn[ty]) return why(w, n, "asks for %d GPUs of type %.60s but a node of it has %d", g, gt, d->tgpn[ty]);
+    }
     if (d->cpn > 0 && j->cpus > d->cpn) return why(w, n, "asks for %d CPUs but a node has %d", j->cpus, d->cpn);
     if (d->mpn > 0 && j->mem_mib > d->mpn)
         return why(w, n, "asks for %lld MiB of memory but a node has %lld", (long long)j->mem_mib, (long long)d->mpn);

@@ -353,11 +353,21 @@ void status_render(daemon_t *d, char **html_main, char **json)
     }
     for (int32_t n = 0; e && n < e->nnodes; n++) {
         const char *name = n < d->nnodes ? d->nodes[n].name : "?";
+        const char *down = n < d->nnodes && ds_engine_node_down(e, n) ? d->nodes[n].down_why : NULL;
         ds_bputs(&h, "<tr><th>");
         bput_html(&h, name);
+        if (down) {
+            ds_bputs(&h, " <span class=\"muted\">(");
+            bput_html(&h, down);
+            ds_bputs(&h, ")</span>");
+        }
         ds_bputs(&h, "</th>");
         ds_bputs(&j, n ? ",{\"name\":" : "{\"name\":");
         bput_json(&j, name);
+        if (down) {
+            ds_bputs(&j, ",\"unavailable\":");
+            bput_json(&j, down);
+        }
         ds_bputs(&j, ",\"gpus\":[");
         for (int32_t g = 0; g < e->nodes[n].ngpus; g++) {
             const ds_gpu_t *gp = ds_engine_gpu(e, e->nodes[n].gpu0 + g);

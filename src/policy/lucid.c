@@ -660,7 +660,9 @@ static void profiler_pass(lucid_t *s, ds_engine_t *e, int32_t part, int64_t now)
             node = -1;
             for (int32_t k = 0; k < e->parts[part].nnodes && node < 0; k++)
                 if (e->nodes[e->parts[part].node0 + k].nfree >= need) node = e->parts[part].node0 + k;
-            if (node < 0) continue;
+            /* none (a profiler node out of service): it waits at the head of the profiler's order, which
+             * runs again when a profiler GPU is released or the node is back (both mark the partition dirty) */
+            if (node < 0) { s->prof_cursor--; break; }
             ds_engine_node_free_gpus(e, node, need, s->gbuf);
         }
         start_job(s, e, j, s->gbuf, now);

@@ -2,6 +2,7 @@
  * execution model turns residency into progress rates; metrics integrate between events. */
 #include "deepshare/sim.h"
 #include "deepshare/qad.h"
+#include "restarts.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@ typedef struct sim {
     uint64_t rng[2];
     double (*qad)(const ds_engine_t *, int32_t, ds_qad_kind_t); /* the engine's QAD, chosen once for its types */
     int64_t capev;
+    sim_restarts_t *restarts; /* the live cluster's restart rules (cfg->restart_pinned, requeue_settle), or NULL */
 } sim_t;
 
 /* Appends one event to the result's log (keep_events). */
@@ -211,6 +213,8 @@ static void apply(sim_t *s, ds_sim_result_t *res, int64_t now)
     for (int32_t i = 0; i < nd; i++) {
         const ds_decision_t *d = &dec[i];
         int32_t j = d->job;
+        /* a start the restart rules took back never ran */
+        if (d->type == DS_DEC_START && s->restarts && sim_restarts_skipped(s->restarts, j)) continue;
         if (s->cfg->keep_events) log_event(s, res, d->time, d->type, j, d->other, d->reason);
         if (d->type == DS_DEC_START) {
             s->tupd[j] = now;
@@ -485,6 +489,8 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
     int rc = ds_engine_create(&s.e, trace, &cfg->engine, cfg->policy, cfg->policy_config, err);
     if (rc) return rc;
     ds_engine_t *e = s.e;
+    if (cfg->restart_pinned || cfg->requeue_settle > 0)
+        s.restarts = sim_restarts_create(e, cfg->restart_pinned, cfg->requeue_settle);
     s.qad = e->ntypes > 1 ? ds_engine_qad_typed : ds_engine_qad_one_type;
     ds_engine_set_hooks(e, &(ds_driver_hooks_t){.ctx = &s, .observe_retention = e->ntypes > 1 ? hook_observe_typed : hook_observe});
     s.rng[0] = cfg->seed * 0x9E3779B97F4A7C15ULL + 1;
@@ -536,6 +542,10 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
         int64_t t = heap_next_time(&s);
         if (next_arr < n && trace->jobs[next_arr].submit < t) t = trace->jobs[next_arr].submit;
         if (timer_at < t) t = timer_at;
+        if (s.restarts) {
+            int64_t u = sim_restarts_next(s.restarts, a.last_t);
+            if (u < t) t = u;
+        }
         /* Nothing running, every job arrived, yet jobs wait: with only timers left (Tiresias) time would advance
          * forever, so a cluster idle that long with work pending is a stall too. */
         if (heap_next_time(&s) == DS_TIME_NEVER && next_arr == n) {
@@ -562,8 +572,21 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
             next_arr++;
         }
         int timer = ds_engine_next_timer(e, t - 1) <= t;
+        if (s.restarts) sim_restarts_hold(s.restarts, e, t);
         ds_engine_schedule(e, t, timer);
-        apply(&s, res, t);
+        if (s.restarts) {
+            /* as deepshared: starts Slurm cannot carry out are taken back and the policy runs again on what
+             * they left, up to 4 rounds a pass (D_PASS_ROUNDS) */
+            for (int round = 1;; round++) {
+                int32_t undone = sim_restarts_check(s.restarts, e, t);
+                apply(&s, res, t);
+                if (!undone || round == 4) break;
+                ds_engine_schedule(e, t, 0);
+            }
+            sim_restarts_end_pass(s.restarts, e);
+        } else {
+            apply(&s, res, t);
+        }
         if (cfg->after_pass) cfg->after_pass(cfg->after_pass_ctx, e, t);
         if (cfg->check_invariants) {
             char msg[200];
@@ -579,6 +602,7 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
     if (rc == DS_OK) {
         integrate(&s, &a, res, a.last_t + 1);
         finish_result(&s, &a, res);
+        if (s.restarts) res->starts_taken_back = sim_restarts_taken_back(s.restarts);
     }
     free(a.qs);
     free(a.qs_g);
@@ -596,6 +620,7 @@ int ds_sim_run(const ds_trace_t *trace, const ds_sim_config_t *cfg, ds_sim_resul
     free(s.left_start);
     free(s.ver);
     free(s.heap);
+    sim_restarts_destroy(s.restarts);
     ds_engine_destroy(e);
     return rc;
 }

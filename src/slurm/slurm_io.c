@@ -66,7 +66,31 @@ static long gres_count(const char *rest)
 /* Whether a TRES list ("gres:gpu:2", "gres/gpu=2") asks for GPUs. */
 static int asks_gpus(const char *tres) { return tres && (strstr(tres, "gpu:") || strstr(tres, "gpu=")); }
 
-/* Typed pins "gres:gpu:g2:1,gres:shard:g3:1" -> indices; untyped "gres:gpu:N" -> untyped_gpus; every gpu
+int sl_index_type(const char *type, size_t len)
+{
+    if (len < 2 || type[0] != 'g') return 0;
+    for (size_t i = 1; i < len; i++)
+        if (type[i] < '0' || type[i] > '9') return 0;
+    return 1;
+}
+
+/* The model type of a GRES entry's rest "TYPE:N" (not an index type) into out (size n); 0 when it has none. */
+static int model_type(const char *rest, char *out, size_t n)
+{
+    const char *c = strchr(rest, ':');
+    size_t len = c ? (size_t)(c - rest) : 0;
+    if (!c || !len || len >= n || sl_index_type(rest, len)) return 0;
+    for (size_t i = 0; i < len; i++)
+        if (!(rest[i] == '-' || rest[i] == '_' || rest[i] == '.' || (rest[i] >= '0' && rest[i] <= '9') ||
+              (rest[i] >= 'a' && rest[i] <= 'z') || (rest[i] >= 'A' && rest[i] <= 'Z')))
+            return 0;
+    memcpy(out, rest, len);
+    out[len] = 0;
+    return 1;
+}
+
+/* Typed pins "gres:gpu:g2:1,gres:shard:g3:1" -> indices; a request typed by model "gres:gpu:v100:2" ->
+ * gpu_type; untyped "gres:gpu:N" -> untyped_gpus; every gpu
  * and shard entry, typed or not, counted into gres_gpus and gres_shards. */
 static void parse_tres(const char *tres, sl_job_t *j)
 {
@@ -88,6 +112,8 @@ static void parse_tres(const char *tres, sl_job_t *j)
         if (rest[0] == 'g' && sscanf(rest, "g%d:%ld", &idx, &cnt) == 2) {
             if (j->ngpu_idx < SL_MAX_GPUS) j->gpu_idx[j->ngpu_idx++] = idx;
             j->on_shard |= shard;
+        } else if (!shard && model_type(rest, j->gpu_type, sizeof j->gpu_type)) {
+            /* counted into gres_gpus above */
         } else if (!shard && sscanf(rest, "%ld", &cnt) == 1) {
             j->untyped_gpus = (int)cnt;
         }
@@ -185,8 +211,9 @@ int sl_load_jobs(sl_job_t **jobs, int *njobs, int *changed, char *err, size_t er
 }
 
 /* One GRES list of a node: the count of each typed shard entry "shard:gN:C" goes to shards[N]
- * (entries absent leave it as it was); returns the GPUs its "gpu:..." entries add up to. */
-static int scan_gres(const char *gres, int *shards)
+ * (entries absent leave it as it was); returns the GPUs its "gpu:..." entries add up to. With nd, the
+ * model type of its gpu entries goes to nd->gpu_type (nd->types: how many distinct ones). */
+static int scan_gres(const char *gres, int *shards, sl_node_t *nd)
 {
     char buf[4096], *save = NULL;
     int gpus = 0;
@@ -198,7 +225,13 @@ static int scan_gres(const char *gres, int *shards)
         if (!strncmp(tok, "shard:g", 7) && sscanf(tok + 7, "%d:%d", &idx, &cnt) == 2 && idx >= 0 &&
             idx < SL_MAX_GPUS && cnt >= 0)
             shards[idx] = cnt;
-        if (!strncmp(tok, "gpu:", 4)) gpus += atoi(strrchr(tok, ':') + 1);
+        if (!strncmp(tok, "gpu:", 4)) {
+            gpus += atoi(strrchr(tok, ':') + 1);
+            char ty[sizeof nd->gpu_type];
+            if (nd && model_type(tok + 4, ty, sizeof ty) && strcmp(ty, nd->gpu_type)) {
+                if (!nd->types++) snprintf(nd->gpu_type, sizeof nd->gpu_type, "%s", ty);
+            }
+        }
     }
     return gpus;
 }
@@ -235,12 +268,20 @@ int sl_load_nodes(sl_node_t **nodes, int *nnodes, char *err, size_t errn)
         d->mem_mib = (int64_t)s->real_memory;
         uint32_t base = s->node_state & NODE_STATE_BASE;
         d->up = base != NODE_STATE_DOWN && base != NODE_STATE_UNKNOWN && base != NODE_STATE_FUTURE &&
-                !(s->node_state & (NODE_STATE_DRAIN | NODE_STATE_NO_RESPOND));
+                !(s->node_state & (NODE_STATE_DRAIN | NODE_STATE_NO_RESPOND | NODE_STATE_FAIL));
+        if (!d->up)
+            copy(d->down_why, sizeof d->down_why,
+                 s->node_state & NODE_STATE_NO_RESPOND ? "not responding"
+                 : base == NODE_STATE_DOWN             ? "down"
+                 : s->node_state & NODE_STATE_FAIL     ? "failing"
+                 : s->node_state & NODE_STATE_DRAIN    ? (base == NODE_STATE_IDLE ? "drained" : "draining")
+                 : base == NODE_STATE_FUTURE           ? "future"
+                                                       : "unknown");
         /* Gres: "gpu:g0:1,...,shard:g0:2,..." or "gpu:4,shard:8" (may carry "(S:0)" socket suffixes) */
         for (int k = 0; k < SL_MAX_GPUS; k++) d->shards[k] = -1;
-        d->gpus = scan_gres(s->gres, d->shards);
+        d->gpus = scan_gres(s->gres, d->shards, d);
         /* GresUsed: "gpu:g0:0(IDX:N/A),...,shard:g1:1(IDX:1),..." */
-        scan_gres(s->gres_used, d->shards_used);
+        scan_gres(s->gres_used, d->shards_used, NULL);
     }
     slurm_free_node_info_msg(msg);
     *nodes = v;
@@ -248,8 +289,26 @@ int sl_load_nodes(sl_node_t **nodes, int *nnodes, char *err, size_t errn)
     return 0;
 }
 
+static int (*fence_fn)(void *);
+static void *fence_ctx;
+
+void sl_set_fence(int (*may_write)(void *ctx), void *ctx)
+{
+    fence_fn = may_write;
+    fence_ctx = ctx;
+}
+
+/* 1 (err filled) when the fence refuses the write */
+static int fenced(uint32_t id, char *err, size_t errn)
+{
+    if (!fence_fn || fence_fn(fence_ctx)) return 0;
+    snprintf(err, errn, "job %u: not written to Slurm: this instance is not the leader (its lease lapsed)", id);
+    return 1;
+}
+
 static int update(job_desc_msg_t *d, char *err, size_t errn, const char *what)
 {
+    if (fenced(d->job_id, err, errn)) return -1;
     if (slurm_update_job(d) != SLURM_SUCCESS) {
         char w[128];
         snprintf(w, sizeof w, "%s of job %u", what, d->job_id);
@@ -260,8 +319,8 @@ static int update(job_desc_msg_t *d, char *err, size_t errn, const char *what)
 }
 
 int sl_dispatch(uint32_t id, const char *partition, const char *node, const int *idx, int n, int shard,
-                int clear_first, int fix_tasks, const char *admin_comment, uint32_t priority, char *err,
-                size_t errn)
+                const char *gpu_type, int clear_first, int fix_tasks, const char *admin_comment, uint32_t priority,
+                char *err, size_t errn)
 {
     job_desc_msg_t d;
     if (clear_first) {
@@ -272,8 +331,11 @@ int sl_dispatch(uint32_t id, const char *partition, const char *node, const int 
     }
     char tres[1024] = "", part[64], nodes[128], ac[256];
     size_t off = 0;
-    for (int i = 0; i < n && off < sizeof tres; i++)
-        off += (size_t)snprintf(tres + off, sizeof tres - off, "%sgres:%s:g%d:1", i ? "," : "", shard ? "shard" : "gpu", idx[i]);
+    if (gpu_type && gpu_type[0])
+        snprintf(tres, sizeof tres, "gres:gpu:%.64s:%d", gpu_type, n);
+    else
+        for (int i = 0; i < n && off < sizeof tres; i++)
+            off += (size_t)snprintf(tres + off, sizeof tres - off, "%sgres:%s:g%d:1", i ? "," : "", shard ? "shard" : "gpu", idx[i]);
     copy(part, sizeof part, partition);
     copy(nodes, sizeof nodes, node);
     copy(ac, sizeof ac, admin_comment);
@@ -308,6 +370,7 @@ int sl_job_running(uint32_t id, char *err, size_t errn)
 
 int sl_requeue_hold(uint32_t id, char *err, size_t errn)
 {
+    if (fenced(id, err, errn)) return -1;
     if (slurm_requeue(id, JOB_REQUEUE_HOLD) != SLURM_SUCCESS) {
         char w[64];
         snprintf(w, sizeof w, "requeue of job %u", id);

@@ -41,6 +41,9 @@ typedef struct sl_job {
     int gpu_idx[SL_MAX_GPUS];
     int on_shard;          /* the pinned GRES is shard (a shareable dispatch) */
     int untyped_gpus;      /* N of an untyped gres:gpu:N request, 0 when none */
+    /* the GPU model of a request typed by model ("gres:gpu:v100:2": "v100"; a type that is not an index
+     * type gN), "" when none */
+    char gpu_type[32];
     /* What the job asked of Slurm, as the screening of a new job (screen.c) reads it */
     int gres_gpus;         /* GPUs of every gpu entry of tres_per_node, typed or not (what Slurm allocates
                             * per node), 0 when none */
@@ -64,7 +67,14 @@ typedef struct sl_node {
     int cpus;
     int64_t mem_mib;
     int gpus;
-    int up;                /* not down, drained or not responding */
+    /* the GPU model of its "gpu:TYPE:N" entries when TYPE is not an index type gN ("gpu:v100:4": "v100"):
+     * Slurm picks the GPUs of a job there, the daemon cannot pin them; "" for GPUs typed by index
+     * (gpu:g0:1,...) or untyped */
+    char gpu_type[32];
+    int types;             /* distinct model types among its gpu entries (more than 1 is refused) */
+    int pos;               /* its place in Slurm's list (the daemon sorts nodes by type, stably) */
+    int up;                /* not down, drained, failing or not responding */
+    char down_why[24];     /* when not up: "drained", "draining", "down", "failing", "not responding", ... */
     /* shard GRES per GPU index from typed entries "shard:gN:C" (C shards on GPU N), -1 when the node
      * reports none for that index (untyped "shard:8", or no shards). Slurm 22.05 can come back from a
      * slurmctld restart with C = 0 on a GPU a shard job held. */
@@ -89,13 +99,22 @@ void sl_jobs_reset(void);
  * not (accounts are free-form strings then), -1 with err filled when slurmctld cannot say. */
 int sl_accounts_enforced(char *err, size_t errn);
 
+/* The fence of every write below (dispatch, requeue, restage, admin comment, priority): when may_write(ctx)
+ * answers 0 the write is not sent and fails with "not the leader" in err (deepshared with a leader lease:
+ * an instance that lost it writes nothing). NULL: no fence. */
+void sl_set_fence(int (*may_write)(void *ctx), void *ctx);
+
 /* Moves a pending job to partition on node with the GPUs idx pinned (gpu:gN:1 each, or shard:gN:1
- * when shard is set; n = 0 leaves the job's GRES as it is), sets its admin comment and priority.
+ * when shard is set; n = 0 leaves the job's GRES as it is), sets its admin comment and priority. With
+ * gpu_type (a node typed by model) it asks for n GPUs of that type instead (gpu:TYPE:n; idx unused):
+ * Slurm picks them on the node.
  * clear_first drops a GRES request made at submit time first. Slurm 22.05 adds a new GRES request to
  * the job's earlier one (types and counts), so a job must be pinned once in its life. */
 int sl_dispatch(uint32_t id, const char *partition, const char *node, const int *idx, int n, int shard,
-                int clear_first, int fix_tasks, const char *admin_comment, uint32_t priority, char *err,
-                size_t errn);
+                const char *gpu_type, int clear_first, int fix_tasks, const char *admin_comment, uint32_t priority,
+                char *err, size_t errn);
+/* Whether a GRES type names a GPU index (g0, g1, ...: deepshared's pinning types) rather than a model. */
+int sl_index_type(const char *type, size_t len);
 /* 1 when slurmctld has the job running and not completing, 0 when it has not (ended, ending, pending,
  * gone), -1 with err filled when it cannot say. One RPC: a fresher view than the last sl_load_jobs. */
 int sl_job_running(uint32_t id, char *err, size_t errn);

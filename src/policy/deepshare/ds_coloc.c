@@ -67,7 +67,9 @@ int dsp_try_colocate_min(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, doubl
         for (int32_t i = L->n - 1; i >= 0 && examined < c->max_candidates; i--) {
             int32_t p = L->v[i];
             examined++;
-            if (s->blocked[e->gpus[e->jgpus[e->jgpu_off[p]]].node]) continue; /* a reservation j keeps off */
+            int32_t pn = e->gpus[e->jgpus[e->jgpu_off[p]]].node;
+            if (s->blocked[pn]) continue; /* a reservation j keeps off */
+            if (ds_engine_node_down(e, pn)) continue; /* out of service: its running jobs take no partner */
             if (s->banned[j] == p || s->banned[p] == j) { s->st.rej_revoked++; continue; }
             /* several GPU types: a partner on a type j may use, its GPU memory and retention that type's */
             int32_t pt = -1, gmem = e->cfg.gmem_per_gpu;

@@ -176,7 +176,7 @@ static int preempt_small(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
     choice_t best;
     best.ok = 0;
     for (int32_t n = p->node0; n < p->node0 + p->nnodes; n++)
-        if (!s->blocked[n] && (e->ntypes < 2 || (e->trace->jobs[j].gpus <= e->nodes[n].ngpus && dsp_node_usable(e, s, j, n))))
+        if (!s->blocked[n] && !ds_engine_node_down(e, n) && (e->ntypes < 2 || (e->trace->jobs[j].gpus <= e->nodes[n].ngpus && dsp_node_usable(e, s, j, n))))
             best_on_node(e, s, j, n, now, &best);
     /* decide first: evict only when the start that follows is sure */
     int32_t gpus[DS_MAX_GPUS_PER_NODE];
@@ -199,7 +199,7 @@ static int preempt_large_on(ds_engine_t *e, dsp_t *s, int32_t j, int32_t t, int3
     int32_t ne = 0;
     for (int32_t n = n0; n < n0 + nn; n++) {
         unit_t u[MAX_UNITS];
-        if (s->blocked[n]) continue;
+        if (s->blocked[n] || ds_engine_node_down(e, n)) continue; /* an eviction there frees nothing */
         int32_t nu = node_units(e, s, n, u, now), on = e->nodes[n].nfree, cpus = 0;
         int64_t mem = 0;
         double c = 0;

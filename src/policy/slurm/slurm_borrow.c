@@ -40,6 +40,7 @@ const ds_policy_ops_t ds_policy_slurm_borrow = {
     .enqueue = slm_enqueue,
     .withdraw = slm_withdraw,
     .on_finish = slm_on_finish,
+    .cancel_start = slm_cancel_start,
     .schedule = slm_schedule,
     .next_timer = slm_next_timer,
     .config_new = borrow_config_new,

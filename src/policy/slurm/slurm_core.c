@@ -389,6 +389,15 @@ void slm_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t now)
     s->parts[p].bf_work = s->parts[p].main_work = 1;
 }
 
+/* A start the driver could not carry out (deepshared taking a dispatch back, the simulator's restart rules):
+ * the run is forgotten (nothing billed when taken back at once) and the job waits again as before it.
+ * Without this the engine's fallback, enqueue, left the run in the lists and in the account's GPUs. */
+void slm_cancel_start(ds_engine_t *e, void *state, int32_t job, int64_t now)
+{
+    slm_forget_run(e, state, job, now);
+    slm_enqueue(e, state, job, now);
+}
+
 /* Pops the wants due by now; returns whether there were any. */
 static int take_wants(slm_part_t *P, int64_t now)
 {

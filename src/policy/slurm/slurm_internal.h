@@ -324,6 +324,7 @@ int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err);
 void slm_fini(void *state);
 void slm_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t now);
 void slm_withdraw(ds_engine_t *e, void *state, int32_t job, int64_t now);
+void slm_cancel_start(ds_engine_t *e, void *state, int32_t job, int64_t now);
 void slm_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now, int timer);
 int64_t slm_next_timer(const ds_engine_t *e, const void *state, int64_t now);
 int slm_check(const ds_engine_t *e, const void *state, char *msg, size_t n);
@@ -375,6 +376,7 @@ void slm_walk_end(slm_state_t *s, slm_walk_t *w);
 int32_t slm_walk_capped_before(slm_state_t *s, slm_walk_t *w, int32_t j, int32_t limit);
 /* ---- running jobs (slurm_run.c) ---- */
 void slm_on_finish(ds_engine_t *e, void *state, int32_t job, int64_t now);
+void slm_forget_run(ds_engine_t *e, slm_state_t *s, int32_t j, int64_t now);
 /* Asks for a full-depth main pass of partition p at time t (the end of a GraceTime); slm_want_periodic
  * at the first periodic pass (every sched_interval) at or after t (a begin time, new priorities). */
 void slm_want_pass(slm_state_t *s, int32_t p, int64_t t);

@@ -84,6 +84,12 @@ void slm_on_finish(ds_engine_t *e, void *state, int32_t job, int64_t now)
     s->parts[p].bf_work = s->parts[p].main_work = 1;
 }
 
+/* A start the driver took back (slm_cancel_start): the run is forgotten, billed [start, now). */
+void slm_forget_run(ds_engine_t *e, slm_state_t *s, int32_t j, int64_t now)
+{
+    end_run(e, s, j, now);
+}
+
 void slm_want_pass(slm_state_t *s, int32_t p, int64_t t)
 {
     slm_part_t *P = &s->parts[p];

@@ -1,0 +1,292 @@
+/* test_state_types.c: deepshared on nodes of two GPU types (issue #28) against the in-memory Slurm of
+ * fake_slurm.c with GPUs typed by model (Gres=gpu:TYPE:N): the per-type inventory from the nodes' Gres,
+ * typed requests (--gres=gpu:TYPE:N) placed on their type and dispatched as gres=gpu:TYPE:N (Slurm picks
+ * the GPUs), per-type quotas from the config, the state rebuilt from Slurm's picks after a restart, and
+ * the refusals (a type no node has, a mix of typed and untyped nodes, an untyped quota). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "daemon_testutil.h"
+#include "fake_slurm.h"
+#include "daemon/daemon.h"
+
+static daemon_t D; /* large (latency samples): static, reset by boot */
+
+/* A fresh daemon with tenants given as "name quota" config lines' values ("v100:4,k80:2"). */
+static int boot_typed(const char *policy, const char *const *names, const char *const *quotas, int nt)
+{
+    memset(&D, 0, sizeof D);
+    dconfig_default(&D.cfg);
+    snprintf(D.cfg.policy, sizeof D.cfg.policy, "%s", policy);
+    D.cfg.journal[0] = 0;
+    D.cfg.listen_port = 0;
+    D.cfg.k = 1;
+    D.cfg.gpu_sharing = 0;
+    snprintf(D.cfg.path, sizeof D.cfg.path, "test.conf");
+    for (int i = 0; i < nt; i++) {
+        dc_tenant_t *t = &D.cfg.tenants[i];
+        snprintf(t->name, sizeof t->name, "%s", names[i]);
+        t->line = i + 1;
+        char buf[128], *save = NULL;
+        snprintf(buf, sizeof buf, "%s", quotas[i]);
+        for (char *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+            char *c = strchr(it, ':');
+            if (!c) { t->quota = atoi(it); continue; }
+            *c = 0;
+            snprintf(t->tq_name[t->ntq], sizeof t->tq_name[0], "%s", it);
+            t->tq[t->ntq] = atoi(c + 1);
+            t->quota += t->tq[t->ntq++];
+        }
+    }
+    D.cfg.ntenants = nt;
+    ds_error_t err;
+    ds_error_clear(&err);
+    return daemon_setup(&D, &err);
+}
+
+static void boot2(void)
+{
+    static const char *const n[] = {"a", "b"};
+    static const char *const q[] = {"v100:4,k80:2", "v100:4"};
+    assert_int_equal(boot_typed("deepshare", n, q, 2), DS_OK);
+}
+
+static int sync_now(void)
+{
+    char err[300];
+    return daemon_sync(&D, 0, err, sizeof err);
+}
+
+/* The engine node of a running job's first GPU. */
+static int32_t engine_node(uint32_t id)
+{
+    int32_t s = daemon_slot_of(&D, id);
+    return D.e->gpus[D.e->jgpus[D.e->jgpu_off[s]]].node;
+}
+
+static void check_ok(void)
+{
+    char msg[200] = "";
+    if (D.e->ops->check && D.e->ops->check(D.e, D.e->pstate, msg, sizeof msg)) fail_msg("policy check: %s", msg);
+    if (ds_engine_check(D.e, msg, sizeof msg)) fail_msg("engine check: %s", msg);
+}
+
+/* Two V100 nodes of 4 GPUs listed first by Slurm, one K80 node of 2 after them. */
+static int setup(void **state)
+{
+    (void)state;
+    fs_reset();
+    fs_add_typed_node("n1", 16, 4, "v100");
+    fs_add_typed_node("n2", 16, 4, "v100");
+    fs_add_typed_node("n3", 8, 2, "k80");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    daemon_teardown(&D);
+    return 0;
+}
+
+/* The inventory per type from the nodes' Gres: types by name (k80, v100), the nodes sorted by type as the
+ * engine lays them out, each type's own node size, and the tenants' per-type quotas. */
+static void test_inventory(void **state)
+{
+    (void)state;
+    boot2();
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(D.typed, 1);
+    assert_int_equal(D.ntypes, 2);
+    assert_string_equal(D.tname[0], "k80");
+    assert_string_equal(D.tname[1], "v100");
+    assert_int_equal(D.tnodes[0], 1);
+    assert_int_equal(D.tnodes[1], 2);
+    assert_int_equal(D.tgpn[0], 2);
+    assert_int_equal(D.tgpn[1], 4);
+    assert_string_equal(D.nodes[0].name, "n3");
+    assert_string_equal(D.nodes[1].name, "n1");
+    assert_int_equal(D.e->ntypes, 2);
+    assert_int_equal(D.e->nnodes, 3);
+    assert_int_equal(D.e->ngpus, 10);
+    assert_int_equal(D.e->nodes[0].gtype, 0);
+    assert_int_equal(D.e->nodes[0].ngpus, 2);
+    assert_int_equal(D.e->nodes[2].gtype, 1);
+    assert_int_equal(ds_engine_quota_t(D.e, 0, 0), 2); /* a: k80 2 */
+    assert_int_equal(ds_engine_quota_t(D.e, 0, 1), 4); /* a: v100 4 */
+    assert_int_equal(ds_engine_quota_t(D.e, 1, 0), 0);
+    assert_int_equal(ds_engine_quota_t(D.e, 1, 1), 4);
+    /* a node refresh keeps the order */
+    char err[300];
+    assert_true(daemon_sync(&D, 1, err, sizeof err) >= 0);
+    assert_string_equal(D.nodes[0].name, "n3");
+}
+
+/* A typed request runs on its type, dispatched as gpu:TYPE:N with no pin; Slurm picks the GPUs and the
+ * engine follows without a rebuild; an untyped request takes either type, dispatched with the type of the
+ * node the policy chose. */
+static void test_typed_dispatch(void **state)
+{
+    (void)state;
+    fs_request_gpus(fs_add_job(10, "a", "staging", ""), "k80", 2);
+    fs_request_gpus(fs_add_job(11, "b", "staging", ""), "v100", 3);
+    fs_add_job(12, "b", "staging", "gpus=1");
+    boot2();
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    check_ok();
+    assert_int_equal(fs_calls(FS_DISPATCH), 3);
+    const sl_job_t *j10 = fs_job(10), *j11 = fs_job(11), *j12 = fs_job(12);
+    assert_string_equal(j10->partition, "prod");
+    assert_string_equal(j10->req_nodes, "n3");
+    assert_string_equal(j10->tres_per_node, "gres:gpu:k80:2");
+    assert_null(strstr(j10->admin_comment, "pin=0"));
+    assert_non_null(strstr(j10->admin_comment, "gres=gpu:k80"));
+    assert_string_equal(j11->tres_per_node, "gres:gpu:v100:3");
+    assert_true(!strcmp(j11->req_nodes, "n1") || !strcmp(j11->req_nodes, "n2"));
+    /* the untyped one-GPU job: a node of some type, the node's type asked */
+    const sl_node_t *nd = NULL;
+    for (int i = 0; i < D.nnodes; i++)
+        if (!strcmp(D.nodes[i].name, j12->req_nodes)) nd = &D.nodes[i];
+    assert_non_null(nd);
+    char want[64];
+    snprintf(want, sizeof want, "gres:gpu:%s:1", nd->gpu_type);
+    assert_string_equal(j12->tres_per_node, want);
+    assert_int_equal(D.e->nodes[engine_node(10)].gtype, 0);
+    assert_int_equal(D.e->nodes[engine_node(11)].gtype, 1);
+    /* Slurm starts them on GPUs it picks (the lowest free), reported as gres_detail IDX */
+    int64_t rebuilds = D.rebuilds;
+    assert_int_equal(fs_run_dispatched("staging"), 3);
+    assert_int_equal(j10->ngpu_idx, 2);
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(D.rebuilds, rebuilds);
+    assert_int_equal(dt_jstate(&D, 10)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 11)->status, DS_JS_RUNNING);
+    check_ok();
+    /* deepshared restarts: the running jobs are adopted on the GPUs Slurm reports */
+    daemon_teardown(&D);
+    boot2();
+    sl_jobs_reset();
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(D.rebuilds, 1);
+    assert_int_equal(dt_jstate(&D, 10)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 10)->nplaced, 2);
+    assert_int_equal(D.e->nodes[engine_node(10)].gtype, 0);
+    assert_int_equal(dt_jstate(&D, 11)->nplaced, 3);
+    assert_int_equal(dt_jstate(&D, 12)->status, DS_JS_RUNNING);
+    check_ok();
+}
+
+/* Per-type quotas: tenant b has none of the K80s, so its K80 job runs best-effort (preemptible), while
+ * a's K80 job of its quota is guaranteed; a typed request the nodes cannot serve is refused with the
+ * reason. */
+static void test_typed_quota_and_refusals(void **state)
+{
+    (void)state;
+    fs_request_gpus(fs_add_job(20, "b", "staging", ""), "k80", 1);
+    fs_request_gpus(fs_add_job(21, "a", "staging", ""), "k80", 1);
+    fs_request_gpus(fs_add_job(22, "a", "staging", ""), "a100", 1);
+    fs_request_gpus(fs_add_job(23, "a", "staging", ""), "k80", 4);
+    boot2();
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    check_ok();
+    assert_string_equal(fs_job(20)->partition, "batch");
+    assert_string_equal(fs_job(21)->partition, "prod");
+    assert_int_equal(dt_jstate(&D, 20)->klass, DS_CLASS_BE);
+    assert_int_equal(dt_jstate(&D, 21)->klass, DS_CLASS_G);
+    assert_int_equal(daemon_slot_of(&D, 22), -1);
+    assert_int_equal(daemon_slot_of(&D, 23), -1);
+    assert_string_equal(fs_job(22)->partition, "staging");
+    char why[300];
+    assert_true(screen_job(&D, fs_job(22), why, sizeof why) < 0);
+    assert_non_null(strstr(why, "type a100 (--gres=gpu:a100:N), which no node has (types: k80"));
+    assert_true(screen_job(&D, fs_job(23), why, sizeof why) < 0);
+    assert_non_null(strstr(why, "asks for 4 GPUs of type k80 but a node of it has 2"));
+    assert_true(dt_explain_has(&D, 21, "running"));
+}
+
+/* The configurations deepshared refuses on typed nodes, with the file, line and reason: an untyped quota
+ * where there are several types, a type no node has; and Slurm nodes mixing typed and untyped GPUs. */
+static void test_typed_config_errors(void **state)
+{
+    (void)state;
+    static const char *const n[] = {"a", "b"};
+    static const char *const q1[] = {"v100:4,k80:2", "6"};
+    assert_int_equal(boot_typed("deepshare", n, q1, 2), DS_OK);
+    char err[600];
+    assert_int_equal(daemon_sync(&D, 0, err, sizeof err), -1);
+    assert_non_null(strstr(err, "tenant 'b': a quota of 6 GPUs without GPU types"));
+    assert_non_null(strstr(err, "test.conf"));
+    daemon_teardown(&D);
+    static const char *const q2[] = {"v100:4,h100:2", "v100:2"};
+    assert_int_equal(boot_typed("deepshare", n, q2, 2), DS_OK);
+    assert_int_equal(daemon_sync(&D, 0, err, sizeof err), -1);
+    assert_non_null(strstr(err, "GPU type 'h100' is no model type of Slurm's nodes"));
+    daemon_teardown(&D);
+    fs_add_node("n4", 16, 4); /* GPUs typed by index (g0..g3) beside typed ones */
+    static const char *const q3[] = {"v100:4,k80:2", "v100:4"};
+    assert_int_equal(boot_typed("deepshare", n, q3, 2), DS_OK);
+    assert_int_equal(daemon_sync(&D, 0, err, sizeof err), -1);
+    assert_non_null(strstr(err, "node n4 has GPUs without a model type while others have one"));
+}
+
+/* The config's typed quota line: parsed, written back as given, and refused when malformed. */
+static void test_config_typed_quota(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/ds-typed-conf-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *text = "tenant vision v100:4,K80:2 users=root\ntenant speech 8 users=root\n";
+    assert_int_equal(write(fd, text, strlen(text)), (int)strlen(text));
+    close(fd);
+    dconfig_t c;
+    dconfig_default(&c);
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_int_equal(dconfig_read(&c, path, &err), DS_OK);
+    assert_int_equal(c.ntenants, 2);
+    assert_int_equal(c.tenants[0].quota, 6);
+    assert_int_equal(c.tenants[0].ntq, 2);
+    assert_string_equal(c.tenants[0].tq_name[1], "K80");
+    assert_int_equal(c.tenants[0].tq[1], 2);
+    assert_int_equal(c.tenants[1].ntq, 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    dconfig_print(f, &c);
+    fclose(f);
+    assert_non_null(strstr(buf, "tenant vision v100:4,K80:2 users=root\n"));
+    assert_non_null(strstr(buf, "tenant speech 8 users=root\n"));
+    free(buf);
+    static const char *const bad[] = {"tenant x v100:4,v100:2\n", "tenant x v100:\n", "tenant x :4\n",
+                                      "tenant x v100:4,,k80:1\n", "tenant x v1 00:4\n", "tenant x v100:-1\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        FILE *w = fopen(path, "w");
+        fputs(bad[i], w);
+        fclose(w);
+        dconfig_default(&c);
+        ds_error_clear(&err);
+        if (dconfig_read(&c, path, &err) == DS_OK) fail_msg("accepted: %s", bad[i]);
+        char m[400];
+        ds_error_format(&err, m, sizeof m);
+        assert_non_null(strstr(m, ":1"));
+    }
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_inventory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_typed_dispatch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_typed_quota_and_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_typed_config_errors, setup, teardown),
+        cmocka_unit_test(test_config_typed_quota),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
