@@ -912,6 +912,30 @@ static void test_reservation_backfill(void **st)
     ds_trace_free(&t);
 }
 
+/* End-aligned placement, two 8-GPU nodes, true durations. Job 1 (6 GPUs, ends at 100) takes node 0, job 2
+ * (4 GPUs, ends at 1000) node 1. Job 3 (1 GPU, 500 s) arrives at 10: the fullest node is node 0, whose
+ * resident ends before it would; node 1's outlasts it, so with align-ends it goes there and node 0 frees
+ * whole at 100 for job 4 (8 GPUs, arriving at 20). Without, job 3 takes node 0 and job 4 waits until 510. */
+static void test_align_ends(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:16", "1 A 6 0 100; 2 A 4 0 1000; 3 A 1 10 500; 4 A 8 20 50");
+    for (int al = 0; al < 2; al++) {
+        void *c = cfg_with(al ? "align-ends=1" : "align-ends=0");
+        ds_sim_result_t r;
+        run_ds(&t, c, DS_MODE_POOLED, &r);
+        assert_int_equal(r.start[0], 0);
+        assert_int_equal(r.start[1], 0);
+        assert_int_equal(r.start[2], 10);
+        assert_int_equal(r.start[3], al ? 100 : 510);
+        assert_int_equal(r.preemptions, 0);
+        ds_sim_result_free(&r);
+        ops()->config_free(c);
+    }
+    ds_trace_free(&t);
+}
+
 /* Workload knobs: arrival scaling keeps the first submit and the order; the noisy neighbour offers far
  * more than its quota, in the first half of each day; the large-jobs mix holds the asked share. */
 static void test_workload_knobs(void **st)
@@ -1110,6 +1134,7 @@ int main(void)
         cmocka_unit_test(test_work_conserving),
         cmocka_unit_test(test_oversize_job),
         cmocka_unit_test(test_reservation_backfill),
+        cmocka_unit_test(test_align_ends),
         cmocka_unit_test(test_workload_knobs),
         cmocka_unit_test(test_invariants_synthetic),
         cmocka_unit_test(test_invariants_venus),

@@ -177,6 +177,9 @@ static int dsp_init(ds_engine_t *e, const void *config, void **state, ds_error_t
     s->resv_node = ds_xmalloc(nn * sizeof *s->resv_node);
     s->resv_time = ds_xmalloc(nn * sizeof *s->resv_time);
     s->blocked = ds_xcalloc(nn, 1);
+    s->align_mask = ds_xcalloc(nn, 1);
+    s->align_set = ds_xmalloc(nn * sizeof *s->align_set);
+    s->align_gpus = ds_xmalloc((size_t)DS_MAX(1, e->cfg.gpus_per_node) * sizeof *s->align_gpus);
     s->resv_fail = ds_xmalloc(nj * sizeof *s->resv_fail);
     for (size_t j = 0; j < nj; j++) s->resv_fail[j] = -1;
     s->run_at = ds_xmalloc(((size_t)s->nt + 1) * sizeof *s->run_at);
@@ -214,7 +217,7 @@ static void dsp_fini(void *state)
     void *ptrs[] = {s->pred, s->seen, s->S, s->q_last, s->pend, s->ppend_gpus, s->solo, s->rpos, s->spos, s->pair,
                     s->banned, s->low, s->mon, s->admit_tau, s->order, s->qg, s->qb, s->krem, s->mon_base, s->pre_fail_cpus, s->pre_fail_mem, s->run_at, s->heap, s->cursor,
                     s->cls_pass, s->wc, s->yielded, s->ygpus, s->waits, s->wcv, s->wc_end, s->node_resv, s->resv_node, s->resv_time,
-                    s->blocked, s->resv_fail, s->work, s->wseen, s->wtype};
+                    s->blocked, s->align_mask, s->align_set, s->align_gpus, s->resv_fail, s->work, s->wseen, s->wtype};
     dsp_resv_free(s);
     free(s->obs);
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++) free(ptrs[k]);

@@ -41,6 +41,7 @@ void dsp_config_default(dsp_config_t *c)
     c->type_choice = DSP_TC_ADVANTAGE;
     c->share_first = 1;
     c->share_first_min = 0.0;
+    c->align_ends = 0;
     c->overrun_yield = 1;
     c->served_g_in_qb = 1;
     c->prediction = c->interference_aware = c->colocation = c->borrowing = 1;
@@ -93,6 +94,7 @@ static const param_t params[] = {
     {"cpu-reclaim", P_BOOL, F(cpu_reclaim), 0, 1, "1", "0: skip CPU/memory reclamation"},
     {"monitor", P_BOOL, F(monitor), 0, 1, "1", "0: never revoke a colocation"},
     {"share-first", P_BOOL, F(share_first), 0, 1, "1", "a BE job shares a GPU before taking free ones when both jobs are predicted to keep >= tau-max (0: free GPUs first)"},
+    {"align-ends", P_BOOL, F(align_ends), 0, 1, "0", "a job of less than a node takes free GPUs on the fullest node whose residents are predicted to run at least as long as it, so that it delays no node's becoming wholly free; where none is, the fullest node (0: always the fullest node; off: it helps with true durations, and costs the synthetic workload ~10% with the learned ones)"},
     {"share-first-min", P_DBL, F(share_first_min), 0, 1, "0", "share-first needs both predicted retentions at least max(this, tau-max)"},
     {"learn-retention", P_BOOL, F(learn_retention), 0, 1, "1", "admission judges a workload pair by the monitor's measurements once it has any (0: the model only)"},
     {"probe-z", P_DBL, F(probe_z), 0, 100, "3", "a workload pair the monitor has not measured yet is admitted when its predicted retention plus probe-z x the interference model's uncertainty (the forest: its trees' spread) meets the threshold, one such probe per pair at a time (0: off; the measured profile is certain)"},

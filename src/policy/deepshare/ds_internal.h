@@ -64,6 +64,8 @@ typedef struct dsp_config {
     int type_choice;        /* DSP_TC_*: which type a job is placed on first (advantage) */
     int share_first;        /* a BE job shares a GPU before taking free ones when both keep enough (1) */
     double share_first_min; /* "enough" for that: predicted retention of both at least this and tau_max */
+    int align_ends;         /* a job of less than a node takes the fullest node its residents are predicted to
+                               outlast it on, before the fullest node (0) */
     /* switches (1 = on); the ablations of docs/policy.md §8 turn them off */
     int prediction, interference_aware, colocation, borrowing, preemption, cpu_reclaim, monitor;
 } dsp_config_t;
@@ -187,6 +189,9 @@ typedef struct dsp {
     double *resv_time;
     uint8_t *blocked;       /* nodes the job being placed must keep off */
     int64_t *resv_fail;     /* the pass in which a job found nothing to reserve */
+    /* ---- ds_align.c (scratch): nodes set aside while choosing, and the fullest node's GPUs */
+    uint8_t *align_mask;
+    int32_t *align_set, *align_gpus;
     /* ---- ds_workcons.c: the work-conserving stage */
     uint8_t *wc;            /* 1 while a job runs as BE from the work-conserving stage */
     int32_t *wcv, *wc_end;  /* candidates, and its tenant runs' ends */
@@ -297,6 +302,11 @@ void dsp_resv_unmask(dsp_t *s);
 /* whether starting j on these GPUs uses another job's reservation (a backfill) */
 int dsp_resv_backfilled(const ds_engine_t *e, const dsp_t *s, int32_t j, const int32_t *gpus, int32_t n);
 void dsp_resv_free(dsp_t *s);
+
+/* ds_align.c: free GPUs for j (dsp_find_free), on one kind of node the fullest node whose residents are predicted
+ * to outlast j when there is one (align_ends); blocked (NULL or s->blocked) is marked and restored while it
+ * chooses. */
+int dsp_take_free(const ds_engine_t *e, dsp_t *s, int32_t j, int32_t part, uint8_t *blocked, int64_t now, int32_t *out);
 
 /* ds_track.c: first sight, start and stop of a job, below every stage */
 /* First sight of a job: counts it and predicts its run time from what is known now. */

@@ -79,7 +79,7 @@ int dsp_try_cpu_reclaim(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
 }
 
 /* The escalation itself; reserved nodes j must keep off are marked in s->blocked. */
-static int place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, const uint8_t *blocked)
+static int place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, uint8_t *blocked)
 {
     int32_t g = e->trace->jobs[j].gpus, part = e->js[j].part;
     /* Best effort fills shared capacity first when sharing is predicted nearly free for both jobs: the
@@ -90,7 +90,7 @@ static int place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, const uint8_t
     if (e->parts[part].gpus_free >= g) {
         int32_t buf[256];
         int32_t *out = g <= 256 ? buf : ds_xmalloc((size_t)g * sizeof *out);
-        int ok = dsp_find_free(e, s, j, part, blocked, out);
+        int ok = dsp_take_free(e, s, j, part, blocked, now, out);
         if (ok) dsp_start(e, s, j, out, -1, now);
         if (out != buf) free(out);
         if (ok) return 1;

@@ -64,7 +64,7 @@ void dsp_work_conserve(ds_engine_t *e, dsp_t *s, int32_t part, int64_t now)
             if (!ds_engine_startable(e, j) || g > e->parts[part].gpus_free) continue;
             int32_t *out = g <= 256 ? buf : ds_xmalloc((size_t)g * sizeof *out);
             int masked = s->nresv && dsp_resv_mask(e, s, j, now);
-            int found = dsp_find_free(e, s, j, part, masked ? s->blocked : NULL, out);
+            int found = dsp_take_free(e, s, j, part, masked ? s->blocked : NULL, now, out);
             if (masked) dsp_resv_unmask(s);
             if (found) {
                 ds_engine_set_class(e, j, DS_CLASS_BE);
