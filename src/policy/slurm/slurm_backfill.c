@@ -32,18 +32,27 @@
 
 static void resv_reset(slm_state_t *s)
 {
-    for (int32_t i = 0; i < s->nrnodes; i++) s->rv_head[s->rnodes[i]] = -1, s->resv_owner[s->rnodes[i]] = -1;
-    s->nrnodes = s->nrv = 0;
+    for (int32_t i = 0; i < s->nrnodes; i++) {
+        int32_t n = s->rnodes[i];
+        s->rv[n].n = 0, s->resv_owner[n] = -1;
+        slm_nodes_reserved(s, n, 0);
+    }
+    s->nrnodes = 0;
 }
 
 /* Does a reservation on n overlap a job running from t for L seconds (the map's test: an interval that
- * ends after the start and begins by the end)? Returns the latest end among those that do, or -1. */
+ * ends after the start and begins by the end)? Returns the latest end among those that do, or -1: the
+ * latest end among those beginning by t + L, when it is after t. */
 static int64_t resv_conflict(const slm_state_t *s, int32_t n, int64_t t, int64_t L)
 {
-    int64_t hit = -1;
-    for (int32_t i = s->rv_head[n]; i >= 0; i = s->rv[i].next)
-        if (s->rv[i].end > t && s->rv[i].begin <= t + L && s->rv[i].end > hit) hit = s->rv[i].end;
-    return hit;
+    const slm_resv_t *r = &s->rv[n];
+    int32_t a = 0, b = r->n;
+    while (a < b) {
+        int32_t m = a + (b - a) / 2;
+        if (r->begin[m] <= t + L) a = m + 1;
+        else b = m;
+    }
+    return a > 0 && r->pmax[a - 1] > t ? r->pmax[a - 1] : -1;
 }
 
 /* The earliest start >= t on node n free of its reservations (the TRY_LATER retries from their ends). */
@@ -55,19 +64,24 @@ static int64_t resv_push(const slm_state_t *s, int32_t n, int64_t t, int64_t L)
 
 static void resv_add(slm_state_t *s, int32_t n, int64_t begin, int64_t end, int32_t job)
 {
-    if (s->nrv == s->caprv) {
-        s->caprv = s->caprv ? 2 * s->caprv : 256;
-        s->rv = ds_xrealloc(s->rv, (size_t)s->caprv * sizeof *s->rv);
+    slm_resv_t *r = &s->rv[n];
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 8;
+        r->begin = ds_xrealloc(r->begin, (size_t)r->cap * sizeof *r->begin);
+        r->end = ds_xrealloc(r->end, (size_t)r->cap * sizeof *r->end);
+        r->pmax = ds_xrealloc(r->pmax, (size_t)r->cap * sizeof *r->pmax);
     }
-    int32_t i = s->nrv++;
-    s->rv[i] = (slm_resv_t){begin, end, job, s->rv_head[n]};
-    if (s->rv_head[n] < 0) { /* a newly reserved node joins the sorted list */
+    if (r->n == 0) { /* a newly reserved node joins the sorted list */
         int32_t k = s->nrnodes++;
         while (k > 0 && s->rnodes[k - 1] > n) s->rnodes[k] = s->rnodes[k - 1], k--;
         s->rnodes[k] = n;
         s->resv_owner[n] = job, s->resv_from[n] = begin;
+        slm_nodes_reserved(s, n, 1);
     }
-    s->rv_head[n] = i;
+    int32_t i = r->n++;
+    while (i > 0 && r->begin[i - 1] > begin) r->begin[i] = r->begin[i - 1], r->end[i] = r->end[i - 1], i--;
+    r->begin[i] = begin, r->end[i] = end;
+    for (; i < r->n; i++) r->pmax[i] = i > 0 && r->pmax[i - 1] > r->end[i] ? r->pmax[i - 1] : r->end[i];
 }
 
 /* Whole nodes from start (rounded down to bf_resolution) to start + limit (likewise, at least one slot). */
@@ -98,6 +112,9 @@ static int removable(const slm_state_t *s, int32_t r, int mode, int64_t now)
     return !(mode && slm_preemptable(s, r, now));
 }
 
+static int64_t batch_end(slm_state_t *s, const slm_list_t *r, int32_t i, int64_t thr, int use_pred, int mode,
+                         int64_t now);
+
 /* The will-run start of a job that first fits after removal k (see the header): the expected end of the
  * last job of k's batch; a job past its time limit runs on (OverTimeLimit=UNLIMITED), so _guess_job_end
  * says now + its limit. */
@@ -121,7 +138,23 @@ static int64_t batch_start(slm_state_t *s, int32_t p, slm_key_t k, int mode, int
     }
     if (i == r->n) return now;
     int64_t first = s->end_est[r->job[i]], end_b = first + (30 - first % 30), thr = end_b + 30;
-    while (thr < k.end) thr = end_b + 2 * (thr - end_b);
+    int32_t step = 0;
+    while (thr < k.end) thr = end_b + 2 * (thr - end_b), step++;
+    /* the answer depends on the batch (its step) only, while the running jobs and the time stay: kept where
+     * removability does not depend on the time (no GraceTime, no PreemptExemptTime) */
+    slm_bmemo_t *bm = &s->bmemo[mode];
+    if (!use_pred && step < 64) {
+        if (bm->gen != s->run_gen || bm->part != p || bm->now != now) bm->gen = s->run_gen, bm->part = p, bm->now = now, bm->have = 0;
+        if (bm->have >> step & 1) return bm->val[step];
+    }
+    int64_t ans = batch_end(s, r, i, thr, use_pred, mode, now);
+    if (!use_pred && step < 64) bm->val[step] = ans, bm->have |= 1ull << step;
+    return ans;
+}
+
+/* The expected end of the last removable job of the batch ending at thr (from index i of r). */
+static int64_t batch_end(slm_state_t *s, const slm_list_t *r, int32_t i, int64_t thr, int use_pred, int mode, int64_t now)
+{
     int32_t a = i, b = r->n;
     while (a < b) {
         int32_t m = a + (b - a) / 2;
@@ -151,7 +184,7 @@ static int64_t start_single(slm_state_t *s, int32_t p, int32_t g, int64_t L, int
 {
     const ds_part_t *DP = &s->e->parts[p];
     int32_t lo = DP->node0, hi = DP->node0 + DP->nnodes;
-    slm_key_t k = slm_nodes_min(s, mode, g, lo, hi, s->rnodes, s->nrnodes);
+    slm_key_t k = slm_nodes_min_unreserved(s, mode, g, lo, hi, NULL, 0);
     if (k.job == -1 && !mode) { /* free GPUs somewhere the engine said no to: look at each such node */
         k = SLM_KEY_NONE;
         for (int32_t n = lo, r = 0; n < hi; n++) {
@@ -176,6 +209,44 @@ static int64_t start_single(slm_state_t *s, int32_t p, int32_t g, int64_t L, int
     return best;
 }
 
+/* Ascending, in place: insertion sort on short runs under an iterative quicksort (median of three). */
+static void sort_i64(int64_t *v, int32_t n)
+{
+    int32_t lo_s[64], hi_s[64], sp = 0;
+    lo_s[sp] = 0, hi_s[sp++] = n - 1;
+    while (sp > 0) {
+        int32_t lo = lo_s[--sp], hi = hi_s[sp];
+        while (hi - lo > 16) {
+            int32_t mid = lo + (hi - lo) / 2;
+            int64_t a = v[lo], b = v[mid], c = v[hi];
+            int64_t piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+            int32_t i = lo, j = hi;
+            while (i <= j) {
+                while (v[i] < piv) i++;
+                while (v[j] > piv) j--;
+                if (i <= j) {
+                    int64_t t = v[i];
+                    v[i++] = v[j], v[j--] = t;
+                }
+            }
+            /* the larger side waits on the stack, the smaller is sorted next (depth stays logarithmic) */
+            if (j - lo < hi - i) {
+                if (i < hi) lo_s[sp] = i, hi_s[sp++] = hi;
+                hi = j;
+            } else {
+                if (lo < j) lo_s[sp] = lo, hi_s[sp++] = j;
+                lo = i;
+            }
+        }
+        for (int32_t i = lo + 1; i <= hi; i++) {
+            int64_t x = v[i];
+            int32_t k = i;
+            while (k > lo && v[k - 1] > x) v[k] = v[k - 1], k--;
+            v[k] = x;
+        }
+    }
+}
+
 /* Earliest start of a job over whole nodes: the usable unreserved nodes by their "wholly free" keys (the
  * whole smallest, and one more or a remainder node), then reserved nodes that could make it earlier. */
 static int64_t start_multi(slm_state_t *s, int32_t p, int32_t whole, int32_t rem, int64_t L, int mode, int64_t now,
@@ -183,12 +254,13 @@ static int64_t start_multi(slm_state_t *s, int32_t p, int32_t whole, int32_t rem
 {
     const ds_part_t *DP = &s->e->parts[p];
     int32_t lo = DP->node0, hi = DP->node0 + DP->nnodes, gpn = s->e->cfg.gpus_per_node;
-    int32_t *ex = s->skip2, nex = s->nrnodes, nu = 0;
-    memcpy(ex, s->rnodes, (size_t)s->nrnodes * sizeof *ex);
+    int32_t *ex = s->skip2, nex = 0, nu = 0; /* unreserved nodes already taken as candidates */
     slm_key_t *uk = s->ukeys; /* the unreserved candidates, in key order */
     int32_t need = whole + (rem ? 1 : 0);
+    slm_kcur_t it;
+    slm_nodes_whole_begin(s, &it, mode, lo, hi, need);
     for (int32_t k = 0; k < need; k++) {
-        slm_key_t x = slm_nodes_min(s, mode, gpn, lo, hi, ex, nex);
+        slm_key_t x = slm_nodes_whole_next(s, &it);
         if (x.job == INT32_MAX) break;
         int32_t xn = x.node;
         if (x.job == -1 && !mode) x = eff_key(s, mode, gpn, x.node);
@@ -198,7 +270,7 @@ static int64_t start_multi(slm_state_t *s, int32_t p, int32_t whole, int32_t rem
         while (i > 0 && ex[i - 1] > xn) ex[i] = ex[i - 1], i--;
         ex[i] = xn;
     }
-    slm_key_t kr = rem ? slm_nodes_min(s, mode, rem, lo, hi, ex, nex) : SLM_KEY_NONE;
+    slm_key_t kr = rem ? slm_nodes_min_unreserved(s, mode, rem, lo, hi, ex, nex) : SLM_KEY_NONE;
     if (kr.job == -1 && !mode) kr = eff_key(s, mode, rem, kr.node);
     /* their will-run starts, once each; then the candidate starts: each node's own */
     int64_t *ubs = s->ubs, *rbf = s->rbf, *rbr = s->rbr, *cand = s->ctimes, kbs = -1;
@@ -216,29 +288,44 @@ static int64_t start_multi(slm_state_t *s, int32_t p, int32_t whole, int32_t rem
         }
         bound = t;
     }
+    int32_t *rl = s->skip, nrl = 0; /* the reserved nodes with a will-run start (rbf, rbr by this list) */
     for (int32_t i = 0; i < s->nrnodes; i++) {
         int32_t n = s->rnodes[i];
-        rbf[i] = rbr[i] = -1;
+        int64_t f = -1, r = -1;
         slm_key_t x = eff_key(s, mode, gpn, n);
         if (x.job != INT32_MAX && x.end < bound) {
-            rbf[i] = batch_start(s, p, x, mode, now);
-            cand[nc++] = resv_push(s, n, rbf[i], L);
+            f = batch_start(s, p, x, mode, now);
+            cand[nc++] = resv_push(s, n, f, L);
         }
         if (rem && (x = eff_key(s, mode, rem, n)).job != INT32_MAX && x.end < bound) {
-            rbr[i] = batch_start(s, p, x, mode, now);
-            cand[nc++] = resv_push(s, n, rbr[i], L);
+            r = batch_start(s, p, x, mode, now);
+            cand[nc++] = resv_push(s, n, r, L);
         }
+        if (f >= 0 || r >= 0) rbf[nrl] = f, rbr[nrl] = r, rl[nrl++] = n;
     }
-    /* the earliest candidate at which enough nodes are usable */
+    /* the earliest candidate at which enough nodes are usable (which nodes depends on the time only) */
+    sort_i64(cand, nc);
+    /* a time at which fewer nodes have a will-run start by then than the job takes is not usable (conflicts
+     * only take more away): the counts, by time */
+    int64_t *fs = s->fstarts, rmin = kbs >= 0 ? kbs : INT64_MAX;
+    int32_t nfs = 0;
+    for (int32_t i = 0; i < nu; i++) fs[nfs++] = ubs[i];
+    for (int32_t i = 0; i < nrl; i++) {
+        if (rbf[i] >= 0) fs[nfs++] = rbf[i];
+        if (rbr[i] >= 0 && rbr[i] < rmin) rmin = rbr[i];
+    }
+    sort_i64(fs, nfs);
     int64_t best = -1;
-    for (int32_t c = 0; c < nc; c++) {
+    for (int32_t c = 0, nby = 0; c < nc && best < 0; c++) {
         int64_t t = cand[c];
-        if (best >= 0 && t >= best) continue;
+        if (c > 0 && t == cand[c - 1]) continue;
+        while (nby < nfs && fs[nby] <= t) nby++;
+        if (nby + (rem && rmin <= t) < need) continue;
         int32_t full = 0, part = 0, fn[4096], pn = -1;
         for (int32_t i = 0; i < nu && full < whole + 1; i++)
             if (ubs[i] <= t) fn[full++] = uk[i].node;
-        for (int32_t i = 0; i < s->nrnodes && full < 4096; i++) {
-            int32_t n = s->rnodes[i];
+        for (int32_t i = 0; i < nrl && full < 4096; i++) {
+            int32_t n = rl[i];
             if ((rbf[i] < 0 || rbf[i] > t) && (!rem || part || rbr[i] < 0 || rbr[i] > t)) continue;
             if (resv_conflict(s, n, t, L) >= 0) continue;
             if (rbf[i] >= 0 && rbf[i] <= t) fn[full++] = n;
@@ -265,10 +352,12 @@ static int plan(ds_engine_t *e, slm_state_t *s, int32_t j, int32_t p, int64_t no
     int64_t L = s->limit[j];
     int mode = s->cfg.preempt && s->qos[j] == SLM_QOS_NORMAL && s->parts[p].nborrow > 0;
     slm_nodes_flush(s, now);
-    block_for(s, now, L);
+    /* the reservations in its way matter only where it could start now: enough GPUs free, or preemption */
+    int try_now = e->parts[p].gpus_free >= g;
+    if (try_now || mode) block_for(s, now, L);
     int r = PLAN_NONE;
     int32_t nodes[4096], nn = 0;
-    if (ds_engine_find_free_masked(e, j, p, s->blocked, s->gbuf)) {
+    if (try_now && ds_engine_find_free_masked(e, j, p, s->blocked, s->gbuf)) {
         slm_start(e, s, j, s->gbuf, now, 1);
         r = PLAN_STARTED;
     } else if (mode) {
@@ -285,7 +374,7 @@ static int plan(ds_engine_t *e, slm_state_t *s, int32_t j, int32_t p, int64_t no
             r = slm_preempt_for(e, s, j, s->removed, nv, now, 1) ? PLAN_STARTED : PLAN_RESERVED;
         }
     }
-    unblock(s);
+    if (try_now || mode) unblock(s);
     if (r != PLAN_NONE) {
         if (nn) reserve(s, j, nodes, nn, now);
         return r;

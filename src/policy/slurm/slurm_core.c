@@ -202,14 +202,15 @@ int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
     s->resv_owner = ds_xmalloc(nn * sizeof *s->resv_owner);
     s->resv_from = ds_xmalloc(nn * sizeof *s->resv_from);
     for (size_t i = 0; i < nn; i++) s->resv_owner[i] = -1;
-    s->rv_head = ds_xmalloc(nn * sizeof *s->rv_head);
-    for (size_t i = 0; i < nn; i++) s->rv_head[i] = -1;
+    s->rv = ds_xcalloc(nn, sizeof *s->rv);
+    s->nrv = (int32_t)nn;
     s->rnodes = ds_xmalloc(nn * sizeof *s->rnodes);
     s->ukeys = ds_xmalloc(((size_t)maxg / gpn + 4) * sizeof *s->ukeys);
     s->ubs = ds_xmalloc(((size_t)maxg / gpn + 4) * sizeof *s->ubs);
     s->rbf = ds_xmalloc(nn * sizeof *s->rbf);
     s->rbr = ds_xmalloc(nn * sizeof *s->rbr);
     s->ctimes = ds_xmalloc((2 * nn + (size_t)maxg / gpn + 8) * sizeof *s->ctimes);
+    s->fstarts = ds_xmalloc((nn + (size_t)maxg / gpn + 8) * sizeof *s->fstarts);
     s->pow_period = pow(slm_decay_factor(s), (double)s->cfg.calc_period);
     s->run_gen = 1;
     s->origin = nj ? t->jobs[0].submit : 0;
@@ -295,14 +296,15 @@ void slm_fini(void *state)
     free(s->blocked);
     free(s->resv_owner);
     free(s->resv_from);
+    for (int32_t i = 0; i < s->nrv; i++) free(s->rv[i].begin), free(s->rv[i].end), free(s->rv[i].pmax);
     free(s->rv);
-    free(s->rv_head);
     free(s->rnodes);
     free(s->ukeys);
     free(s->ubs);
     free(s->rbf);
     free(s->rbr);
     free(s->ctimes);
+    free(s->fstarts);
     free(s);
 }
 

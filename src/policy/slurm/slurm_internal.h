@@ -96,9 +96,11 @@ void slm_tree_charge(slm_tree_t *t, int32_t user, long double amount);
 void slm_tree_rank(slm_tree_t *t);
 
 /* ---- backfill's reservations of one pass (slurm_backfill.c) ---- */
+/* A node's reservations of one pass: whole node, [begin, end) at bf_resolution, sorted by begin, with the
+ * latest end of every prefix (the map's test "ends after t, begins by t + L" is then one binary search). */
 typedef struct slm_resv {
-    int64_t begin, end;    /* whole node, [begin, end), at bf_resolution */
-    int32_t job, next;     /* the reserving job; next reservation of the same node, -1 */
+    int64_t *begin, *end, *pmax; /* pmax[i]: the latest end among the first i + 1 */
+    int32_t n, cap;
 } slm_resv_t;
 
 /* A running job's place in the order the select plugin removes jobs (expected end, then job), on a node;
@@ -115,6 +117,16 @@ static inline int slm_key_lt(slm_key_t a, slm_key_t b)
     if (a.job != b.job) return a.job < b.job;
     return a.node < b.node;
 }
+
+typedef struct slm_bmemo slm_bmemo_t;
+
+/* A prefix of the unreserved nodes in order of their whole-node key (slurm_nodes.c). */
+typedef struct slm_korder {
+    slm_key_t *k;
+    int32_t n, cap, lo, hi;
+    int complete;          /* it holds every such node with a key */
+    uint64_t gen;
+} slm_korder_t;
 
 /* A sorted list of jobs with lazy removal: an entry is live while it carries its job's stamp. */
 typedef struct slm_list {
@@ -231,6 +243,9 @@ typedef struct slm_state {
      * the production models never share a GPU) */
     int32_t *node_job, *node_ngpu, *node_nj;
     slm_key_t *seg;        /* segment trees of slurm_nodes.c */
+    int32_t *kheap, nkheap, capkheap; /* slm_nodes_iter's heap of tree cells */
+    uint64_t keys_gen;     /* bumped when a node's key changes or a reserved node returns */
+    slm_korder_t ko[2];    /* per mode: the unreserved nodes by whole-node key, as of keys_gen */
     int32_t segsize;
     uint8_t *node_dirty;   /* a node whose keys must be recomputed */
     int32_t *dirty, ndirty;
@@ -239,12 +254,16 @@ typedef struct slm_state {
     int64_t *jnode_off;    /* per job: the nodes it runs on, jnodes[jnode_off[j] ..] (the engine's GPU list is
                               gone by the time it reports a finish) */
     int32_t *jnodes, *jnnodes;
-    slm_resv_t *rv;
-    int32_t nrv, caprv;
-    int32_t *rv_head;      /* per node: its latest reservation of this pass, -1 */
+    slm_resv_t *rv;        /* per node: its reservations of this pass */
+    int32_t nrv;           /* nodes rv has */
     int32_t *rnodes, nrnodes; /* nodes with reservations, sorted */
     slm_key_t *ukeys;      /* scratch of a multi-node test */
-    int64_t *ubs, *rbf, *rbr, *ctimes;
+    int64_t *ubs, *rbf, *rbr, *ctimes, *fstarts;
+    struct slm_bmemo {     /* backfill's will-run starts by batch, per mode, while run_gen, part and now stay */
+        uint64_t gen, have;
+        int32_t part;
+        int64_t now, val[64];
+    } bmemo[2];
     uint64_t run_gen, first_gen[2]; /* running jobs changed (a start or an end): backfill's cache of the */
     int32_t first_idx[2], first_part[2]; /* first job to leave goes stale */
 } slm_state_t;
@@ -259,6 +278,27 @@ slm_key_t slm_nodes_key(struct slm_state *s, int mode, int32_t g, int32_t n);
 /* Least key of slot g (GPUs wanted; 0: first to leave) over nodes [lo, hi) but those in skip (sorted). */
 slm_key_t slm_nodes_min(struct slm_state *s, int mode, int32_t g, int32_t lo, int32_t hi, const int32_t *skip,
                         int32_t nskip);
+/* The same over the nodes the current backfill pass has not reserved (rv[n].n == 0) but those in skip. */
+slm_key_t slm_nodes_min_unreserved(struct slm_state *s, int mode, int32_t g, int32_t lo, int32_t hi,
+                                   const int32_t *skip, int32_t nskip);
+/* The unreserved nodes of [lo, hi) in order of their slot-g key, up to the first key with no job to
+ * leave (job INT32_MAX: then SLM_KEY_NONE): what slm_nodes_min_unreserved gives when asked again and again,
+ * each time skipping the nodes it gave before. One iteration at a time (the heap is the state's). */
+typedef struct slm_kiter {
+    const slm_key_t *a;
+} slm_kiter_t;
+void slm_nodes_iter_begin(struct slm_state *s, slm_kiter_t *it, int mode, int32_t g, int32_t lo, int32_t hi);
+slm_key_t slm_nodes_iter_next(struct slm_state *s, slm_kiter_t *it);
+/* The same for slot GPUs-per-node (whole free nodes), from an order kept while no key changes (a node
+ * reserved meanwhile is skipped): what a multi-node test walks, test after test. */
+typedef struct slm_kcur {
+    int mode;
+    int32_t i, got;
+} slm_kcur_t;
+void slm_nodes_whole_begin(struct slm_state *s, slm_kcur_t *c, int mode, int32_t lo, int32_t hi, int32_t want);
+slm_key_t slm_nodes_whole_next(struct slm_state *s, slm_kcur_t *c);
+/* Node n has just been reserved (1) or its reservations dropped (0): the second trees follow. */
+void slm_nodes_reserved(struct slm_state *s, int32_t n, int reserved);
 
 /* ---- what-if placement on scratch free-GPU counts (slurm_fit.c) ---- */
 /* Tracks whether a job would fit once some running jobs' GPUs are freed in a simulation (the select
