@@ -364,8 +364,10 @@ void daemon_stand_by(daemon_t *d);
 /* http.c (deepshared only, beside main.c: not in the ds_daemon library) */
 int http_start(daemon_t *d, ds_error_t *err);
 void http_stop(void);
-/* Renders /metrics from d and publishes it with Slurm's reachability; call under d->lock after a pass. */
-void http_publish(daemon_t *d);
+/* Renders /metrics from d and publishes it with Slurm's reachability; call under d->lock after a pass.
+ * changed: the state may differ from the last publish's (a sync found news, a pass, a reload), so a status
+ * page rendered before it is stale and a request renders it anew. */
+void http_publish(daemon_t *d, int changed);
 /* The read token the endpoints require ("" = none); called at start and after a reload. */
 void http_set_token(const char *token);
 /* Publishes only whether slurmctld answered (the pass failed: the old metrics stay). */
