@@ -34,7 +34,7 @@ const ds_policy_ops_t ds_policy_slurm_borrow = {
     .name = "slurm-borrow",
     .summary = "Slurm as deployed with soft quotas: job_submit.lua routes over-quota jobs to a QOS that preempt/qos "
                "requeues, Fair Tree fair share + age, backfill with time limits",
-    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_EXACT_HOLD | DS_POLICY_PRODUCTION | DS_POLICY_USES_PREDICTORS,
+    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_EXACT_HOLD | DS_POLICY_PRODUCTION | DS_POLICY_USES_PREDICTORS | DS_POLICY_TYPED,
     .init = borrow_init,
     .fini = slm_fini,
     .enqueue = slm_enqueue,

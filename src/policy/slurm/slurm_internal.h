@@ -58,7 +58,9 @@ typedef struct slm_config {
     int64_t limit_round;
     /* limits, routing, preemption */
     int grp_tres;          /* associations carry GrpTRES=gres/gpu=<quota>, enforced */
+    int grp_tres_types;    /* several GPU types: also GrpTRES=gres/gpu:<type>=<quota of the type> */
     int route;             /* job_submit.lua: beyond the quota in QOS normal, a job goes to QOS borrow */
+    int route_types;       /* several GPU types: also beyond the quota of the type a job asks for */
     int preempt;           /* PreemptType=preempt/qos, PreemptMode=REQUEUE: normal preempts borrow */
     int64_t grace_time;    /* GraceTime of QOS borrow, s */
     int64_t exempt_time;   /* PreemptExemptTime, s (-1: off) */
@@ -210,6 +212,12 @@ typedef struct slm_state {
     int64_t *ten_run;      /* GPUs each account holds (GrpTRES counts running jobs) */
     int64_t *ten_normal;   /* GPUs of each account's jobs in QOS normal, pending or running (routing) */
     int64_t *ten_quota;    /* quota when the job_submit routing read it */
+    /* several GPU types (typed: e->ntypes > 1; slurm_types.c), per account x type: GPUs held on the type by
+     * all its running jobs (a typed TRES counts what a job was allocated), and GPUs in QOS normal of jobs
+     * that asked for the type by name (what job_submit.lua can read of a request) */
+    int typed;
+    int64_t *ten_run_t, *ten_normal_t;
+    int8_t *jtype;         /* running: the GPU type it holds, -1 */
     slm_part_t *parts;
     int32_t nparts;
     slm_group_t *groups;    /* 2 per association: [2 a + qos] */
@@ -308,6 +316,11 @@ typedef struct slm_fit {
     const uint8_t *blocked;
     int32_t full;          /* multi-node: allowed nodes wholly free */
     int32_t ntouched;      /* nodes whose free count grew (s->touched) */
+    /* several GPU types: nodes of a type the job does not take are not allowed (tmask: the types it takes,
+     * 0 any), and a multi-node job needs its nodes of one type (fullt: allowed nodes wholly free by type) */
+    int typed;
+    uint32_t tmask;
+    int32_t fullt[DS_MAX_GPU_TYPES];
 } slm_fit_t;
 
 struct slm_state;
@@ -333,6 +346,26 @@ int32_t slm_pending_order(const ds_engine_t *e, const void *state, int32_t *out,
 void slm_config_free(void *config);
 /* What the model makes of one job now, as "  topic: text\n" lines (slurm_explain.c): the explain hook. */
 void slm_explain(const ds_engine_t *e, const void *state, int32_t job, int64_t now, ds_buf_t *out);
+
+/* ---- GPU types (slurm_types.c): typed GRES and typed TRES on a cluster of several GPU types ---- */
+/* The node ranges [lo[i], hi[i]) of partition p a job may be placed on as one piece, in type order: the
+ * whole partition on a cluster of one type, or for a single-node job that takes any type (--gres=gpu:N: the
+ * select plugin looks at every node); else one range per type it takes (a job runs on one type). */
+int32_t slm_ranges(const slm_state_t *s, int32_t j, int32_t p, int multi, int32_t *lo, int32_t *hi);
+/* The one type a job names (--gres=gpu:TYPE:N), else -1 (any type, or a set: --constraint, untyped GRES). */
+int32_t slm_named_type(const slm_state_t *s, int32_t j);
+/* The job's typed TRES start (1) or end (0): the account's GPUs on its type. */
+void slm_types_run(slm_state_t *s, int32_t j, int start);
+/* The job's QOS-normal GPUs of a named type join (1) or leave (0) job_submit.lua's count. */
+void slm_types_normal(slm_state_t *s, int32_t j, int add);
+/* 1 when a typed GrpTRES (gres/gpu:TYPE) lets the job start now: only a job that names the type is held
+ * by it, and every job holding GPUs of the type counts (acct_policy: requested TRES against used TRES). */
+int slm_types_limit_ok(const slm_state_t *s, int32_t j);
+/* job_submit.lua's typed test: the account's QOS-normal GPUs of the job's named type, the job included,
+ * over the quota of that type. */
+int slm_types_over_quota(const slm_state_t *s, int32_t j);
+/* The check hook's typed part: bookkeeping against a recount (0 ok, 1 with msg). */
+int slm_types_check(const slm_state_t *s, char *msg, size_t n);
 
 /* ---- job lists with lazy removal (slurm_lists.c) ---- */
 void slm_list_push(slm_list_t *l, const uint32_t *stamp, int32_t job);

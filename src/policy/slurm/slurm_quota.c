@@ -33,7 +33,7 @@ const ds_policy_ops_t ds_policy_slurm_quota = {
     .name = "slurm-quota",
     .summary = "Slurm as deployed with hard quotas: GrpTRES=gres/gpu=<quota> per account, Fair Tree fair share + age, "
                "backfill with time limits, no preemption",
-    .props = DS_POLICY_EXACT_HOLD | DS_POLICY_PRODUCTION | DS_POLICY_USES_PREDICTORS,
+    .props = DS_POLICY_EXACT_HOLD | DS_POLICY_PRODUCTION | DS_POLICY_USES_PREDICTORS | DS_POLICY_TYPED,
     .init = quota_init,
     .fini = slm_fini,
     .enqueue = slm_enqueue,
