@@ -522,6 +522,23 @@ static void test_sim_speed(void **st)
  * asks for, per-type counters), every job finishing once, and the work identity per job: what a job never
  * sharing a GPU progressed, its run time on each type times its speed there, is its work and restart
  * overheads. */
+/* A run the policy refuses before it starts, with why in its message. */
+static void assert_refused(const ds_trace_t *t, const char *policy, ds_mode_t mode, const char *why)
+{
+    ds_sim_config_t c;
+    ds_sim_config_default(&c);
+    c.policy = ds_policy_find(policy);
+    c.engine.mode = mode;
+    ds_sim_result_t r;
+    ds_error_t err;
+    ds_error_clear(&err);
+    int rc = ds_sim_run(t, &c, &r, &err);
+    if (rc == 0) ds_sim_result_free(&r);
+    if (rc == 0 || !strstr(err.msg, why)) fprintf(stderr, "%s: rc %d, %s\n", policy, rc, err.msg);
+    assert_int_not_equal(rc, 0);
+    assert_non_null(strstr(err.msg, why));
+}
+
 /* KAI on two types (docs/peers.md): a queue's quota counts GPUs of every type alike, and a reclaim frees a
  * node of a type the reclaiming job accepts. a owns 8 V100s and b 8 K80s (KAI sees 8 each); a's G job holds the
  * K80 node and its over-quota (preemptible) job the V100 node. b's K80 job cannot take the V100 node: it waits
@@ -549,13 +566,7 @@ static void test_kai_typed_reclaim(void **st)
     ds_trace_free(&t);
     read_typed(&t, "gpu_type,gpus_per_node,cpus_per_node\nv100,8,64\nk80,4,32\n", "tenant,quota_v100,quota_k80\na,8,4\n",
                "job_id,tenant,gpus,submit,duration\n1,a,1,0,10\n");
-    ds_sim_config_t c;
-    ds_sim_config_default(&c);
-    c.policy = ds_policy_find("kai");
-    ds_error_t err;
-    ds_error_clear(&err);
-    assert_int_not_equal(ds_sim_run(&t, &c, &r, &err), 0);
-    assert_non_null(strstr(err.msg, "nodes of one size"));
+    assert_refused(&t, "kai", DS_MODE_PARTITIONED, "nodes of one size");
     ds_trace_free(&t);
 }
 
@@ -591,23 +602,12 @@ static void test_slurm_typed_grptres(void **st)
     /* a job naming a type beyond its account's typed GrpTRES would pend forever: refused with the reason */
     read_typed(&t, "gpu_type,nodes,gpus_per_node,cpus_per_node\nv100,1,8,64\nk80,2,8,64\n",
                "tenant,quota_v100,quota_k80\na,8,8\n", "job_id,tenant,gpus,submit,duration,gpu_type\n1,a,16,0,10,k80\n");
-    ds_sim_config_t c;
-    ds_sim_config_default(&c);
-    c.policy = ds_policy_find("slurm-quota");
-    c.engine.mode = DS_MODE_POOLED;
-    ds_error_t err;
-    ds_error_clear(&err);
-    assert_int_not_equal(ds_sim_run(&t, &c, &r, &err), 0);
-    if (!strstr(err.msg, "GrpTRES=gres/gpu:k80=8")) fprintf(stderr, "%s\n", err.msg);
-    assert_non_null(strstr(err.msg, "GrpTRES=gres/gpu:k80=8"));
+    assert_refused(&t, "slurm-quota", DS_MODE_POOLED, "GrpTRES=gres/gpu:k80=8");
     ds_trace_free(&t);
     /* nodes of two sizes: refused, with the reason */
     read_typed(&t, "gpu_type,gpus_per_node,cpus_per_node\nv100,8,64\nk80,4,32\n", "tenant,quota_v100,quota_k80\na,8,4\n",
                "job_id,tenant,gpus,submit,duration\n1,a,1,0,10\n");
-    c.policy = ds_policy_find("slurm-borrow");
-    ds_error_clear(&err);
-    assert_int_not_equal(ds_sim_run(&t, &c, &r, &err), 0);
-    assert_non_null(strstr(err.msg, "nodes of one size"));
+    assert_refused(&t, "slurm-borrow", DS_MODE_POOLED, "nodes of one size");
     ds_trace_free(&t);
 }
 

@@ -143,8 +143,9 @@ void slm_config_default(slm_config_t *c, int variant)
     }
 }
 
-int slm_config_set(slm_config_t *c, const char *key, const char *value, ds_error_t *err)
+int slm_config_set(void *config, const char *key, const char *value, ds_error_t *err)
 {
+    slm_config_t *c = config;
     char k[64];
     norm(k, sizeof k, key);
     for (size_t i = 0; i < NPARAMS; i++)
@@ -160,3 +161,10 @@ void slm_config_help(FILE *f, int variant)
 }
 
 void slm_config_free(void *config) { free(config); }
+
+void *slm_config_new(int variant)
+{
+    slm_config_t *c = ds_xmalloc(sizeof *c);
+    slm_config_default(c, variant);
+    return c;
+}

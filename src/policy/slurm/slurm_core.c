@@ -97,7 +97,7 @@ static int32_t pair_get(pairmap_t *m, int64_t key, int32_t *n)
     }
 }
 
-int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
+int slm_init(ds_engine_t *e, const void *config, int variant, void **state, ds_error_t *err)
 {
     const ds_trace_t *t = e->trace;
     /* Several GPU types (slurm_types.c): the model's node trees and will-run slots are by GPUs per node, so
@@ -110,7 +110,8 @@ int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
             return DS_EINVAL;
         }
     slm_state_t *s = ds_xcalloc(1, sizeof *s);
-    s->cfg = *(const slm_config_t *)config;
+    if (config) s->cfg = *(const slm_config_t *)config;
+    else slm_config_default(&s->cfg, variant);
     s->e = e;
     int32_t nj = t->njobs;
     size_t n = (size_t)(nj ? nj : 1);
@@ -228,6 +229,7 @@ int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
     s->ctimes = ds_xmalloc((2 * nn + (size_t)maxg / gpn + 8) * sizeof *s->ctimes);
     s->fstarts = ds_xmalloc((nn + (size_t)maxg / gpn + 8) * sizeof *s->fstarts);
     s->pow_period = pow(slm_decay_factor(s), (double)s->cfg.calc_period);
+    slm_decay_table(s);
     s->run_gen = 1;
     s->origin = nj ? t->jobs[0].submit : 0;
     s->last_calc = s->origin;
@@ -339,6 +341,7 @@ void slm_fini(void *state)
     free(s->rbr);
     free(s->ctimes);
     free(s->fstarts);
+    free(s->pow_tab);
     free(s);
 }
 

@@ -71,7 +71,9 @@ typedef struct slm_config {
 } slm_config_t;
 
 void slm_config_default(slm_config_t *c, int variant);
-int slm_config_set(slm_config_t *c, const char *key, const char *value, ds_error_t *err);
+int slm_config_set(void *config, const char *key, const char *value, ds_error_t *err);
+/* A variant's defaults, allocated (config_new). */
+void *slm_config_new(int variant);
 void slm_config_help(FILE *f, int variant);
 
 /* ---- Fair Tree (slurm_fairtree.c) ---- */
@@ -236,6 +238,8 @@ typedef struct slm_state {
     int in_pass;
     int64_t origin, last_calc, next_calc;
     double pow_period;     /* decay factor ^ calc period */
+    double *pow_tab;       /* decay factor ^ d for d < npow_tab (slm_decay_table) */
+    int32_t npow_tab;
     int fs_stale;          /* usage changed since the tree was last ranked */
     int64_t n_routed_borrow, n_main_starts, n_bf_starts, n_resv, n_preempt, n_grp_blocks, n_bad_victims;
     int64_t n_fs_ticks, n_bf_passes, n_oversize, n_plans, n_plan_iters, n_multi;
@@ -333,7 +337,8 @@ int32_t slm_fit_nodes(struct slm_state *s, const slm_fit_t *f, int32_t *nodes);
 int64_t slm_sfree(struct slm_state *s, int32_t n);
 
 /* Entry points shared by the two ops (slurm_core.c; slm_on_finish in slurm_run.c). */
-int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err);
+/* config NULL: the variant's defaults. */
+int slm_init(ds_engine_t *e, const void *config, int variant, void **state, ds_error_t *err);
 void slm_fini(void *state);
 void slm_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t now);
 void slm_withdraw(ds_engine_t *e, void *state, int32_t job, int64_t now);
@@ -378,6 +383,8 @@ void slm_list_free(slm_list_t *l);
 double slm_decay_factor(const slm_state_t *s);
 /* decay^d */
 double slm_decay_pow(const slm_state_t *s, int64_t d);
+/* Fills the table slm_decay_pow reads (once the config is set). */
+void slm_decay_table(slm_state_t *s);
 /* Usage of job j's run from charged[j] to t. */
 long double slm_run_usage(const slm_state_t *s, int32_t j, int64_t t);
 /* ---- the queue (slurm_queue.c) ---- */
@@ -438,5 +445,13 @@ static inline int slm_preemptable(const slm_state_t *s, int32_t j, int64_t now)
     if (s->cfg.exempt_time >= 0 && js->last_start + s->cfg.exempt_time > now) return 0;
     return 1;
 }
+
+/* The ops members the two variants share (slurm_quota.c, slurm_borrow.c add name, summary, props, init,
+ * config_new and config_help). */
+#define SLM_SHARED_OPS                                                                                         \
+    .fini = slm_fini, .enqueue = slm_enqueue, .withdraw = slm_withdraw, .on_finish = slm_on_finish,            \
+    .cancel_start = slm_cancel_start, .schedule = slm_schedule, .next_timer = slm_next_timer,                  \
+    .config_free = slm_config_free, .config_set = slm_config_set, .check = slm_check, .stats = slm_stats,      \
+    .pending_order = slm_pending_order, .explain = slm_explain
 
 #endif
