@@ -75,6 +75,11 @@ check a jobs 1; check b jobs 1; check b g_gpu_hours 1; check b preemptions 6
 "$bin" usage --metrics "$url" --from $t0 --to $t1 --step 300 --format csv > "$W/u.csv" 2>&1 &&
   check a g_gpu_hours 4 && check b under_served_hours 0.5
 
+# the plot folder, as from a run folder
+"$bin" usage --metrics "$url" --from $t0 --to $t1 --plot "$W/plot" > /dev/null 2> "$W/plot.err"
+[ -s "$W/plot/usage.dat" ] && [ -s "$W/plot/plots.gp" ] && ok "--plot: usage.dat and plots.gp written$( [ -s "$W/plot/usage.png" ] && echo ", usage.png rendered")" \
+  || bad "--plot: $(cat "$W/plot.err")"
+
 # a window of 10,800 steps of 1 s is read in two queries (at most 10,000 points each) sharing an end point
 "$bin" usage --metrics "$url" --from $((t0 - 7200)) --to $t1 --step 1 --format csv > "$W/u.csv" 2>&1 &&
   check a g_gpu_hours 4 && check b lent_gpu_hours 1 && check b preemptions 6
