@@ -359,12 +359,12 @@ static void telemetry_facts(daemon_t *d, int32_t j, ds_buf_t *b)
                    src, t->v, age, age > d->cfg.tel.stale ? "stale: no sample" : "fresh", d->cfg.tel.stale,
                    t->nbase ? "" : "none ", t->nbase ? t->base : 0.0, t->nbase, t->nbase == 1 ? "" : "s");
     if (js->shared) {
-        int32_t p = js->partner;
-        double r = p >= 0 ? tel_estimate(&d->tel, id, d->slot[p].id, now, tel_workload_base(&d->tel, daemon_workload(d, j)),
-                                         tel_workload_base(&d->tel, daemon_workload(d, p)))
-                          : NAN;
-        if (isnan(r)) ds_bputs(b, "  telemetry: no retention estimate for the pair now (a sample or a baseline is missing or "
-                                  "stale): it is neither revoked nor admitted on that\n");
+        int before = 0;
+        double r = daemon_pair_estimate(d, j, now, &before);
+        if (before) ds_bputs(b, "  telemetry: no retention estimate for the pair yet: the last sample is from before both "
+                                "jobs ran (a solo speed); it is neither revoked nor admitted on that\n");
+        else if (isnan(r)) ds_bputs(b, "  telemetry: no retention estimate for the pair now (a sample or a baseline is missing or "
+                                       "stale): it is neither revoked nor admitted on that\n");
         else ds_bprintf(b, "  telemetry: measured retention %.2f\n", r);
     }
 }
