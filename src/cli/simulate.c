@@ -92,6 +92,8 @@ static void help(FILE *f)
             "                      a policy counts all they have run as at risk\n"
             "  --grace S           graceful preemption: a victim runs on S s on its GPUs (signalled to checkpoint)\n"
             "                      before it leaves them, as deepshared's grace; 0 (default): it leaves at once\n"
+            "  --grace-save S      with --grace: every victim writes a checkpoint on the signal in S s and leaves\n"
+            "                      (nothing rolled back; the save's GPU-time counted lost); default: it does not\n"
             "  --restart-pinned 0|1  the live Slurm cluster's rule (docs/native-slurm.md): a preempted job\n"
             "                      restarts only on the GPU indices of its first start, of any node; a start\n"
             "                      elsewhere is moved there or taken back, and the policy runs again (0)\n"

@@ -10,6 +10,7 @@
 #include "deepshare/idmap.h"
 #include "deepshare/policy.h"
 #include "deepshare/predictor.h"
+#include "deepshare/speeds.h"
 #include "daemon/dconfig.h"
 #include "daemon/hist.h"
 #include "daemon/lease.h"
@@ -106,6 +107,11 @@ typedef struct daemon {
     ds_predictors_t preds;
     ds_coloc_t coloc;
     int have_coloc;
+    /* the speed table (config key speeds): a job's rate on each GPU type, as the simulator's --speeds; bound
+     * to the job slots at each rebuild, a slot's workload looked up when it is filled */
+    ds_speeds_t speeds;
+    ds_speed_predictor_t sp;
+    int have_speeds;
     /* cluster */
     sl_node_t *nodes;
     int nnodes, gpn, cpn;
