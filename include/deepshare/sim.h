@@ -38,8 +38,9 @@ typedef struct ds_sim_config {
     int keep_events;             /* record every decision (ds_sim_event_t; --out's events.csv) */
     /* The restart rules of the live Slurm cluster deepshared drives (src/sim/restarts.h; 0: off, as the
      * reference simulators): a requeued job restarts only on the GPU indices of its first start, of any
-     * node (Slurm 22.05 keeps the GPU types of a job's first dispatch), and not within requeue_settle
-     * seconds of its requeue (slurmd refuses a start that soon). */
+     * node (1: every job; 2: one-GPU jobs only, deepshared's shard jobs, which Slurm 22.05 starts only on
+     * the index of their first shard), and not within requeue_settle seconds of its requeue (slurmd
+     * refuses a start that soon). */
     int restart_pinned;
     int64_t requeue_settle;
     /* Called after every scheduling pass once its decisions are applied (NULL: none), read-only: the CLI's
