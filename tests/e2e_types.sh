@@ -3,7 +3,9 @@
 # with 4 V100s, n3, n4 with 2 K80s, Gres=gpu:TYPE:N): the per-type inventory read from the nodes, typed
 # requests (--gres=gpu:TYPE:N) run on their type as gres=gpu:TYPE:N on the node deepshared chose, per-type
 # quotas (a K80 job beyond its tenant's K80 quota borrows as best effort and is reclaimed by the owner of
-# that quota), and an untyped job placed on whichever type has room. Needs root and the packages of
+# that quota), an untyped job placed on whichever type has room, and the speed table (config key speeds,
+# data/gavel/speeds.csv): on the idle cluster an untyped job whose workload gains much on a V100 runs there,
+# one that gains little on a K80, and explain shows the speeds the policy sees. Needs root and the packages of
 # 'scripts/deps.sh --with-slurm'.
 # usage: tests/e2e_types.sh BUILD_DIR   (env: E2E_CYCLE=2, E2E_KEEP=1 keeps the cluster up)
 set -uo pipefail
@@ -14,7 +16,7 @@ cycle=${E2E_CYCLE:-2}
 export SLURM_CONF=$root/deploy/slurm/variants/typed/slurm.conf
 W=$(mktemp -d /tmp/ds-e2e-types.XXXXXX)
 chmod 755 "$W"
-port=0
+port=$((20000 + RANDOM % 20000))
 fails=0
 dpid=""
 name=e2e-types
@@ -45,6 +47,9 @@ default_runtime = 600
 policy.eps = 1
 # the test cluster has no accounting: every job here is root's, charged to the account it names
 trust_accounts = yes
+listen = 127.0.0.1:$port
+# each workload's throughput per GPU model (Gavel's measurements, MIT)
+speeds = $root/data/gavel/speeds.csv
 # quotas per GPU model: the cluster has 8 V100s and 4 K80s
 tenant vision v100:4,k80:2
 tenant speech v100:4,k80:2
@@ -59,6 +64,23 @@ if grep -q 'cluster: GPU type k80: 2 nodes x 2 GPUs' "$W/deepshared.log" &&
    grep -q 'cluster: GPU type v100: 2 nodes x 4 GPUs' "$W/deepshared.log"; then
   ok "step 1: inventory per type from the nodes' Gres: $(grep -o 'GPU type [a-z0-9]*: [0-9]* nodes x [0-9]* GPUs' "$W/deepshared.log" | sort -u | tr '\n' ';')"
 else bad "step 1: no per-type inventory in the log: $(grep 'cluster' "$W/deepshared.log" | head -3)"; fi
+
+# ---- 1b. the speed table: ResNet-18 (CIFAR-10, batch 256) runs 12.7x faster on a V100 than on a K80, the
+# Transformer (Multi30k, batch 16) 2.0x, a V100 does 4.2 K80s' work on average: each goes where it loses least
+log "step 1b: two untyped one-GPU jobs with workloads of the speed table on the idle cluster"
+r1=$(submit speech 300 "gpus=1 model=ResNet-18 dataset=CIFAR-10 batch=256")
+t1=$(submit speech 300 "gpus=1 model=Transformer dataset=Multi30k batch=16")
+if wait_running 30 "$r1" "$t1"; then
+  nr=$(squeue -h -j "$r1" -o '%N'); nt=$(squeue -h -j "$t1" -o '%N')
+  xr=$("$build/deepshare" explain --addr "127.0.0.1:$port" "$r1" 2>&1 | grep 'speed:')
+  if [[ $nr =~ ^n[12]$ ]] && [[ $nt =~ ^n[34]$ ]] && [[ $xr == *"v100 x12.70"* ]]; then
+    ok "step 1b: by the speed table the ResNet runs on $nr (V100), the Transformer on $nt (K80); explain:$xr"
+  else bad "step 1b: ResNet on '$nr', Transformer on '$nt' (want n1|n2 and n3|n4); explain: '$xr'"; fi
+  grep -q 'speeds: effective GPUs per GPU of each type against k80: k80 x1.00, v100 x' "$W/deepshared.log" ||
+    bad "step 1b: no speeds line in the log"
+else bad "step 1b: jobs not running: $(squeue -h -j "$r1,$t1" -o '%i %T %P %r %b')"; fi
+scancel "$r1" "$t1"
+for _ in $(seq 1 100); do [ -z "$(squeue -h -j "$r1,$t1" -o '%i' 2>/dev/null)" ] && break; sleep 0.2; done
 
 # ---- 2. typed requests run on their type, asked of Slurm as gpu:TYPE:N; Slurm picks the GPUs
 log "step 2: vision asks for gpu:k80:2 (its K80 quota), speech for gpu:v100:3"

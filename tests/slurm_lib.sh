@@ -91,6 +91,8 @@ monitor() {
 # until every node answers); its pid file is the one deploy/slurm/slurm.conf names
 restart_slurmctld() {
   local pid
+  # never stop a slurmctld this run does not own (its lock wrapper died: cluster-lock.sh)
+  ( . "$root/scripts/cluster-lock.sh"; ds_require_cluster_lock restart_slurmctld ) || return 1
   pid=$(cat /run/slurm-ds/slurmctld.pid)
   kill "$pid"
   while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done

@@ -171,7 +171,7 @@ static void test_health_and_snapshot(void **st)
     assert_int_equal(get("/metrics", body, sizeof body), 503);
     d.slurm_up = 1;
     pthread_mutex_lock(&d.lock);
-    http_publish(&d);
+    http_publish(&d, 1);
     pthread_mutex_unlock(&d.lock);
     assert_int_equal(get("/healthz", body, sizeof body), 200);
     assert_int_equal(get("/metrics", body, sizeof body), 200);

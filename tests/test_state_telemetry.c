@@ -2,7 +2,7 @@
  * in-memory Slurm of fake_slurm.c with the progress-file backend: a pair whose guaranteed job falls to 40%
  * of the step rate it had alone is revoked after w = 3 cycles (its best-effort partner requeued, the
  * guaranteed job running on); a pair at 95% is kept; a stale or missing file revokes nothing however long
- * it lasts; explain and the metrics say what the source gives. */
+ * it lasts, nor does a report from before the partner ran; explain and the metrics say what the source gives. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,7 +142,7 @@ static void pair_case(double shared_rate, double age, int cycles, int revoked_at
     assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
     assert_int_equal(dt_jstate(&D, 2)->partner, daemon_slot_of(&D, 1));
     int64_t requeues = D.requeues;
-    rate(1, shared_rate, age);
+    if (shared_rate >= 0) rate(1, shared_rate, age); /* else its last report is the solo one, still fresh */
     if (age > 0) /* as if that long had passed since the last fresh sample too */
         for (int32_t k = 0; k < D.tel.n; k++) D.tel.job[k].t -= age;
     int at = 0;
@@ -159,7 +159,12 @@ static void pair_case(double shared_rate, double age, int cycles, int revoked_at
     } else {
         assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
         assert_int_equal(fs_calls(FS_REQUEUE), 0);
-        if (age > D.cfg.tel.stale) {
+        if (shared_rate < 0) {
+            /* 10 steps/s from before job 2 ran would read as retention 1 and reset the count: no sample */
+            assert_true(dt_explain_has(&D, 1, "the last sample is from before both jobs ran"));
+            assert_false(dt_explain_has(&D, 1, "measured retention"));
+            assert_true(dt_metric(&D, "deepshare_telemetry_retention_missing_total") >= 2 * cycles);
+        } else if (age > D.cfg.tel.stale) {
             assert_true(dt_explain_has(&D, 1, "stale: no sample"));
             assert_true(dt_explain_has(&D, 2, "no retention estimate for the pair now"));
             assert_true(dt_explain_has(&D, 2, "no fresh retention sample of the pair"));
@@ -189,6 +194,13 @@ static void test_stale_revokes_nothing(void **st)
 {
     (void)st;
     pair_case(4, 500, 8, 0); /* the file says 0.4, but it was written 500 s ago (stale after 120) */
+}
+
+/* No report since the partner started: the fresh file is job 1's solo rate, no sample of the pair. */
+static void test_solo_sample_not_the_pairs(void **st)
+{
+    (void)st;
+    pair_case(-1, 0, 4, 0);
 }
 
 /* The same pair reported by HTTP POST (progress_dir = off): revoked at the 3rd cycle. */
@@ -286,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_degraded_pair_revoked),
         cmocka_unit_test(test_good_pair_kept),
         cmocka_unit_test(test_stale_revokes_nothing),
+        cmocka_unit_test(test_solo_sample_not_the_pairs),
         cmocka_unit_test(test_source_down),
         cmocka_unit_test(test_post_reports_revoke),
         cmocka_unit_test(test_post_refused),

@@ -2,7 +2,10 @@
  * fake_slurm.c with GPUs typed by model (Gres=gpu:TYPE:N): the per-type inventory from the nodes' Gres,
  * typed requests (--gres=gpu:TYPE:N) placed on their type and dispatched as gres=gpu:TYPE:N (Slurm picks
  * the GPUs), per-type quotas from the config, the state rebuilt from Slurm's picks after a restart, and
- * the refusals (a type no node has, a mix of typed and untyped nodes, an untyped quota). */
+ * the refusals (a type no node has, a mix of typed and untyped nodes, an untyped quota), and the speed
+ * table (config key speeds: the policy sees each workload's speed per type, the journal learns run times on
+ * the reference type). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,7 @@
 #include "daemon/daemon.h"
 
 static daemon_t D; /* large (latency samples): static, reset by boot */
+static const char *boot_speeds, *boot_journal; /* config keys speeds and journal of the next boot ("" none) */
 
 /* A fresh daemon with tenants given as "name quota" config lines' values ("v100:4,k80:2"). */
 static int boot_typed(const char *policy, const char *const *names, const char *const *quotas, int nt)
@@ -21,7 +25,8 @@ static int boot_typed(const char *policy, const char *const *names, const char *
     memset(&D, 0, sizeof D);
     dconfig_default(&D.cfg);
     snprintf(D.cfg.policy, sizeof D.cfg.policy, "%s", policy);
-    D.cfg.journal[0] = 0;
+    snprintf(D.cfg.journal, sizeof D.cfg.journal, "%s", boot_journal ? boot_journal : "");
+    snprintf(D.cfg.speeds, sizeof D.cfg.speeds, "%s", boot_speeds ? boot_speeds : "");
     D.cfg.listen_port = 0;
     D.cfg.k = 1;
     D.cfg.gpu_sharing = 0;
@@ -89,6 +94,7 @@ static int teardown(void **state)
 {
     (void)state;
     daemon_teardown(&D);
+    boot_speeds = boot_journal = NULL;
     return 0;
 }
 
@@ -234,6 +240,105 @@ static void test_typed_config_errors(void **state)
     assert_non_null(strstr(err, "node n4 has GPUs without a model type while others have one"));
 }
 
+/* The shipped Gavel speed table (data/gavel/speeds.csv) of this source tree. */
+static const char *gavel_speeds(void)
+{
+    static char path[600];
+    const char *src = getenv("DS_SRC");
+    snprintf(path, sizeof path, "%s/data/gavel/speeds.csv", src ? src : "..");
+    return path;
+}
+
+/* Two untyped one-GPU jobs on the idle cluster; gives the engine type each is placed on. */
+static void place_two(int32_t *t_resnet, int32_t *t_transformer)
+{
+    fs_add_job(30, "a", "staging", "gpus=1 model=ResNet-18 dataset=CIFAR-10 batch=256");
+    fs_add_job(31, "a", "staging", "gpus=1 model=Transformer dataset=Multi30k batch=16");
+    static const char *const n[] = {"a", "b"};
+    static const char *const q[] = {"v100:4,k80:2", "v100:4"};
+    assert_int_equal(boot_typed("deepshare", n, q, 2), DS_OK);
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    check_ok();
+    assert_int_equal(dt_jstate(&D, 30)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 31)->status, DS_JS_RUNNING);
+    *t_resnet = D.e->nodes[engine_node(30)].gtype;
+    *t_transformer = D.e->nodes[engine_node(31)].gtype;
+}
+
+/* The speed table (config key speeds). ResNet-18 on CIFAR-10 at batch 256 runs 12.7x faster on a V100 than
+ * on a K80, the Transformer at batch 16 only 2.0x (Gavel's measurements), and a V100 delivers about 4 K80s
+ * of work on average: with the table DeepShare sends each where it loses least against the type's average
+ * (docs/heterogeneous.md), the ResNet to a V100 and the Transformer to a K80, as in the simulator; without
+ * it every type counts as equally fast and both take the first type (the K80s). explain shows the speeds
+ * the policy sees; a finished job's run time is journaled in seconds of the reference type (the K80). */
+static void test_speeds(void **state)
+{
+    (void)state;
+    int32_t tr, tt;
+    place_two(&tr, &tt);
+    assert_int_equal(tr, 0);
+    assert_int_equal(tt, 0);
+    assert_true(dt_explain_has(&D, 30, "speed: no speed table (config key speeds)"));
+    daemon_teardown(&D);
+
+    setup(NULL);
+    boot_speeds = gavel_speeds();
+    boot_journal = tu_write_temp("types-journal.csv", "");
+    place_two(&tr, &tt);
+    assert_int_equal(tr, 1); /* v100 */
+    assert_int_equal(tt, 0); /* k80 */
+    assert_true(D.have_speeds);
+    assert_true(D.trace.gtypes[1].weight > 3 && D.trace.gtypes[1].weight < 6);
+    assert_true(fabs(ds_engine_speed(D.e, daemon_slot_of(&D, 30), 1) - 12.70) < 0.01);
+    assert_true(dt_explain_has(&D, 30, "speed: relative to k80"));
+    assert_true(dt_explain_has(&D, 30, "v100 x12.70"));
+    assert_true(dt_explain_has(&D, 31, "v100 x2.00"));
+    /* a job named after the bind (a new slot) finds its workload; an unknown workload runs at 1 everywhere */
+    fs_add_job(32, "b", "staging", "gpus=1 model=ResNet-50 dataset=ImageNet batch=64");
+    fs_add_job(33, "b", "staging", "gpus=1 model=mystery");
+    fs_touch();
+    assert_int_equal(sync_now(), 1);
+    assert_true(fabs(ds_engine_speed(D.e, daemon_slot_of(&D, 32), 1) - 6.07) < 0.01);
+    assert_true(ds_engine_speed(D.e, daemon_slot_of(&D, 33), 1) == 1.0);
+    assert_true(dt_explain_has(&D, 33, "is not in"));
+    /* the ResNet ran 100 s on its V100: 1,270 s of K80 work in the journal */
+    assert_int_equal(fs_run_dispatched("staging"), 2);
+    sl_job_t *j30 = fs_job(30);
+    j30->state = SL_COMPLETED;
+    j30->start = 1000;
+    j30->end = 1100;
+    fs_touch();
+    assert_true(sync_now() >= 0);
+    FILE *f = fopen(boot_journal, "r");
+    assert_non_null(f);
+    char line[256] = "";
+    int found = 0;
+    while (fgets(line, sizeof line, f)) found |= !strncmp(line, "30,a,", 5) && strstr(line, ",1270,1100") != NULL;
+    fclose(f);
+    if (!found) fail_msg("journal has no line '30,a,...,1270,1100'");
+    unlink(boot_journal);
+}
+
+/* A speed table that does not read stops the daemon at setup with the file, line and field. */
+static void test_speeds_bad_file(void **state)
+{
+    (void)state;
+    boot_speeds = tu_write_temp("types-speeds.csv", "model,batchsize,gpu_type,throughput\nResNet-18,64,k80,fast\n");
+    memset(&D, 0, sizeof D);
+    dconfig_default(&D.cfg);
+    snprintf(D.cfg.speeds, sizeof D.cfg.speeds, "%s", boot_speeds);
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_int_not_equal(daemon_setup(&D, &err), DS_OK);
+    char m[600];
+    ds_error_format(&err, m, sizeof m);
+    assert_non_null(strstr(m, "types-speeds.csv"));
+    assert_non_null(strstr(m, ":2"));
+    assert_non_null(strstr(m, "throughput"));
+    unlink(boot_speeds);
+}
+
 /* The config's typed quota line: parsed, written back as given, and refused when malformed. */
 static void test_config_typed_quota(void **state)
 {
@@ -286,6 +391,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_typed_dispatch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_typed_quota_and_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_typed_config_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_speeds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_speeds_bad_file, setup, teardown),
         cmocka_unit_test(test_config_typed_quota),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -262,12 +262,25 @@ static void test_served(void **st)
     assert_non_null(strstr(buf, "<tr id=\"job-11\">"));
     assert_non_null(strstr(buf, "<script src=\"/static/status.js\" defer></script>"));
     assert_null(strstr(buf, "<script>"));
+    assert_null(strstr(buf, "<tr id=\"job-14\">"));
+    /* a job arrives within the second after that render: the publish that follows the change may not render
+     * (at most once a second), but a request must not be served the page from before the change */
+    fs_add_job(14, "a", "staging", "gpus=1");
+    cycle();
     pthread_mutex_lock(&D.lock);
-    http_publish(&D);
+    http_publish(&D, 1);
     pthread_mutex_unlock(&D.lock);
+    assert_int_equal(get("/", NULL, buf, sizeof buf), 200);
+    assert_non_null(strstr(buf, "<tr id=\"job-14\">"));
     assert_int_equal(get("/api/status", NULL, buf, sizeof buf), 200);
     assert_non_null(strstr(buf, "Content-Type: application/json"));
-    assert_non_null(strstr(buf, "\"pending\":5"));
+    assert_non_null(strstr(buf, "\"pending\":6"));
+    /* a publish with nothing changed keeps the snapshot: served as it was, not rendered again */
+    pthread_mutex_lock(&D.lock);
+    http_publish(&D, 0);
+    pthread_mutex_unlock(&D.lock);
+    assert_int_equal(get("/api/status", NULL, buf, sizeof buf), 200);
+    assert_non_null(strstr(buf, "\"pending\":6"));
     assert_int_equal(get("/static/status.js", NULL, buf, sizeof buf), 200);
     assert_non_null(strstr(buf, "DOMParser"));
     assert_int_equal(get("/static/status.css", NULL, buf, sizeof buf), 200);

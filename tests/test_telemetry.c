@@ -129,6 +129,15 @@ static void test_prometheus_estimator(void **st)
     tel_ingest(&t, 102, 0.77, now);
     assert_true(fabs(tel_retention(&t, 101, 102, now, NAN, NAN) - 0.7) < 1e-9);
     assert_true(fabs(tel_retention(&t, 102, 101, now, NAN, NAN) - 0.7) < 1e-9);
+    /* the exporter has not mapped the partner to the GPU yet (its series is not in this answer): 101's
+     * activity is still its own, alone, and says nothing of the pair (0.6 / 1.1 would read as a slowdown) */
+    tel_ingest(&t, 101, 0.6, now + 1);
+    assert_true(isnan(tel_retention(&t, 101, 102, now + 1, NAN, NAN)));
+    assert_true(isnan(tel_retention(&t, 102, 101, now + 1, NAN, NAN)));
+    assert_true(isnan(tel_retention(&t, 101, 999, now + 1, NAN, 0.5))); /* a partner with no series at all */
+    tel_ingest(&t, 101, 0.77, now + 2), tel_ingest(&t, 102, 0.77, now + 2);
+    assert_true(fabs(tel_retention(&t, 101, 102, now + 2, NAN, NAN) - 0.7) < 1e-9);
+    now += 2;
     /* stale: 181 s later with no new sample, nothing */
     assert_true(isnan(tel_retention(&t, 101, 102, now + 181, NAN, NAN)));
     /* a partner never seen alone: its profile's activity stands in when known, else no estimate */

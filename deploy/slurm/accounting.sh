@@ -22,6 +22,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 # one user of the machine-wide cluster at a time (a caller holding the lock passes through)
 [ -n "${DS_SLURM_LOCKED:-}" ] || exec "$root/scripts/with-cluster.sh" bash "$0" "$@"
+# ... and only if it really holds it: a caller whose lock wrapper died is refused (scripts/cluster-lock.sh)
+. "$root/scripts/cluster-lock.sh"
+ds_require_cluster_lock accounting.sh
 [ "$(id -u)" -eq 0 ] || { echo "accounting.sh: must run as root" >&2; exit 1; }
 
 cluster=deepshare

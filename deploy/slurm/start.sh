@@ -11,6 +11,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # one user of the machine-wide cluster at a time (a caller holding the lock passes through)
 [ -n "${DS_SLURM_LOCKED:-}" ] || exec "$here/../../scripts/with-cluster.sh" bash "$0" "$@"
+# ... and only if it really holds it: a caller whose lock wrapper died is refused (scripts/cluster-lock.sh)
+. "$here/../../scripts/cluster-lock.sh"
+ds_require_cluster_lock start.sh
 variant=${DS_SLURM_VARIANT:-}
 case "${1:-}" in
   --variant) variant=${2:?start.sh: --variant needs a name}; shift 2 ;;

@@ -4,6 +4,9 @@
 # Job state survives in /var/spool/slurmctld-ds unless start.sh runs with CLEAN=1.
 # one user of the machine-wide cluster at a time (a caller holding the lock passes through)
 [ -n "${DS_SLURM_LOCKED:-}" ] || exec "$(cd "$(dirname "$0")" && pwd)/../../scripts/with-cluster.sh" bash "$0" "$@"
+# ... and only if it really holds it: a caller whose lock wrapper died is refused (scripts/cluster-lock.sh)
+. "$(cd "$(dirname "$0")" && pwd)/../../scripts/cluster-lock.sh"
+ds_require_cluster_lock stop.sh
 pids=()
 for f in /run/slurm-ds/slurmd-n*.pid /run/slurm-ds/slurmctld.pid; do
   [ -f "$f" ] || continue

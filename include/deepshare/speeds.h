@@ -30,12 +30,22 @@ typedef struct ds_speeds {
     double *thr;                   /* ncfg x nsf x nty: throughput (0: not measured) */
     int32_t *key_of_job;           /* per job: cfg x nsf + sf slot, -1 when the table lacks its workload */
     int32_t njobs;
+    /* the bind's lookup of a job's workload: per config its first row and dataset id (-1: any), configs
+     * chained by model id (head per model id below nmodels, next per config) */
+    int32_t *cfg_row, *cfg_dataset, *head, *next;
+    int32_t nmodels;
 } ds_speeds_t;
 
 /* Reads "model,dataset,batchsize,amp,gpus,gpu_type,throughput" (dataset, amp, gpus optional: '', 0, 1). */
 int ds_speeds_read(ds_speeds_t *s, const char *path, ds_error_t *err);
 /* Prepares the per-job lookups for a trace and its node types (call again for another trace). */
 void ds_speeds_bind(ds_speeds_t *s, const ds_trace_t *t);
+/* A driver that fills a bound trace's jobs later (deepshared's job slots): looks job j's workload up again.
+ * Its model and dataset match only names the trace had at the bind: call ds_speeds_intern first. */
+void ds_speeds_bind_job(ds_speeds_t *s, const ds_trace_t *t, int32_t j);
+/* Interns every model and dataset name of the table in the trace (before ds_speeds_bind), so that jobs
+ * named after the bind find their workload. */
+void ds_speeds_intern(const ds_speeds_t *s, ds_trace_t *t);
 /* Job j's rate on type gtype: its throughput there over its throughput on its reference type (its
  * duration's), both at the table's GPU count nearest below its own; 1 when either is not measured. */
 double ds_speeds_rate(const ds_speeds_t *s, const ds_trace_t *t, int32_t job, int32_t gtype);

@@ -6,6 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The simulator's speed predictor (predict/oracle.c's "table", which the daemon does not link): the table's
+ * rate of a job on a type, the job's workload looked up when its slot was filled. */
+static double table_rate(void *ctx, const ds_trace_t *t, int32_t job, int32_t gtype)
+{
+    return ds_speeds_rate(ctx, t, job, gtype);
+}
+
 int daemon_setup(daemon_t *d, ds_error_t *err)
 {
     pthread_mutex_init(&d->lock, NULL);
@@ -36,6 +43,16 @@ int daemon_setup(daemon_t *d, ds_error_t *err)
         if (rc) return rc;
         d->coloc.missing_rho = d->cfg.missing_rho;
         d->have_coloc = 1;
+    }
+    if (d->cfg.speeds[0]) {
+        int rc = ds_speeds_read(&d->speeds, d->cfg.speeds, err);
+        if (rc) return rc;
+        d->sp.name = "table";
+        d->sp.ctx = &d->speeds;
+        d->sp.rate = table_rate;
+        d->preds.speed = &d->sp;
+        d->have_speeds = 1;
+        dlog(0, "speeds %s: %d throughputs", d->cfg.speeds, d->speeds.nrows);
     }
     d->ten = ds_xcalloc((size_t)d->cfg.ntenants, sizeof *d->ten);
     tel_init(&d->tel, &d->cfg.tel);
@@ -90,6 +107,7 @@ void daemon_teardown(daemon_t *d)
     if (d->e) ds_engine_destroy(d->e);
     if (d->pconfig && d->ops->config_free) d->ops->config_free(d->pconfig);
     if (d->have_coloc) ds_coloc_free(&d->coloc);
+    if (d->have_speeds) ds_speeds_free(&d->speeds);
     hist_free(&d->hist);
     tel_free(&d->tel);
     ds_trace_free(&d->trace);

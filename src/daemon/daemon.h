@@ -10,6 +10,7 @@
 #include "deepshare/idmap.h"
 #include "deepshare/policy.h"
 #include "deepshare/predictor.h"
+#include "deepshare/speeds.h"
 #include "daemon/dconfig.h"
 #include "daemon/hist.h"
 #include "daemon/lease.h"
@@ -22,6 +23,7 @@ typedef struct dslot {
     uint8_t shareable;      /* may run on a shard (one GPU, no GPU GRES at submit) */
     uint8_t requeued;       /* requeued by us: move back to staging once pending */
     uint8_t seen_running;
+    double t_run_wall;      /* wall seconds the daemon first saw its current run running, 0 unknown (adopted) */
     uint8_t undo;           /* started by the engine on a colocation Slurm cannot do */
     uint8_t pass_hold;      /* its start was taken back in this pass: held until the pass ends */
     int8_t npin;            /* GPU indices pinned at its first dispatch (Slurm 22.05 cannot re-pin) */
@@ -105,6 +107,11 @@ typedef struct daemon {
     ds_predictors_t preds;
     ds_coloc_t coloc;
     int have_coloc;
+    /* the speed table (config key speeds): a job's rate on each GPU type, as the simulator's --speeds; bound
+     * to the job slots at each rebuild, a slot's workload looked up when it is filled */
+    ds_speeds_t speeds;
+    ds_speed_predictor_t sp;
+    int have_speeds;
     /* cluster */
     sl_node_t *nodes;
     int nnodes, gpn, cpn;
@@ -279,8 +286,12 @@ void daemon_grace_tick(daemon_t *d);
 void daemon_measure(daemon_t *d);
 /* The workload key of slot j (tel_workload_key of its comment's model, dataset, batch, amp), 0 none. */
 uint32_t daemon_workload(const daemon_t *d, int32_t j);
-/* The engine's observe_retention hook (ctx = d): a shared job's measured retention, NaN when none is fresh.
- * A job without a baseline of its own (it never ran alone) uses its workload's. */
+/* Shared slot j's retention from the samples as of wall time `wall`, counting nothing (explain); NaN when a
+ * sample or a baseline is missing or stale, or the job's last sample is from before both jobs ran
+ * (*before_pair = 1 then; may be NULL). A job without a baseline of its own (it never ran alone) uses its
+ * workload's. */
+double daemon_pair_estimate(const daemon_t *d, int32_t j, double wall, int *before_pair);
+/* The engine's observe_retention hook (ctx = d): daemon_pair_estimate now, counted (asked, missing). */
 double daemon_observe_retention(void *ctx, int32_t j, int64_t now);
 
 /* mirror.c: Slurm -> engine */
@@ -364,8 +375,10 @@ void daemon_stand_by(daemon_t *d);
 /* http.c (deepshared only, beside main.c: not in the ds_daemon library) */
 int http_start(daemon_t *d, ds_error_t *err);
 void http_stop(void);
-/* Renders /metrics from d and publishes it with Slurm's reachability; call under d->lock after a pass. */
-void http_publish(daemon_t *d);
+/* Renders /metrics from d and publishes it with Slurm's reachability; call under d->lock after a pass.
+ * changed: the state may differ from the last publish's (a sync found news, a pass, a reload), so a status
+ * page rendered before it is stale and a request renders it anew. */
+void http_publish(daemon_t *d, int changed);
 /* The read token the endpoints require ("" = none); called at start and after a reload. */
 void http_set_token(const char *token);
 /* Publishes only whether slurmctld answered (the pass failed: the old metrics stay). */

@@ -182,6 +182,7 @@ static int set_key(dconfig_t *c, const char *path, long line, const char *k, con
     STR("be_partition", be_partition);
     STR("journal", journal);
     STR("interference_profile", interference);
+    STR("speeds", speeds);
     NUM("cycle", cycle, 0.1, 86400);
     NUM("poll", poll, 0.05, 3600);
     NUM("missing_rho", missing_rho, 0, 1);
@@ -583,6 +584,7 @@ void dconfig_print(FILE *f, const dconfig_t *c)
     fprintf(f, "journal = %s\ndefault_runtime = %g\nmin_history = %d\n", c->journal, c->default_runtime,
             c->min_history);
     fprintf(f, "interference_profile = %s\nmissing_rho = %g\n", c->interference, c->missing_rho);
+    fprintf(f, "speeds = %s\n", c->speeds);
     if (c->listen_port) fprintf(f, "listen = %s:%d\n", c->listen_addr, c->listen_port);
     else fprintf(f, "listen = off\n");
     /* the secret itself never goes to a terminal or a log */
@@ -624,6 +626,7 @@ void dconfig_reload_merge(const dconfig_t *cur, dconfig_t *next, char *restart, 
     KEEP_S(be_partition, "be_partition");
     KEEP_S(journal, "journal");
     KEEP_S(interference, "interference_profile");
+    KEEP_S(speeds, "speeds");
     KEEP_N(missing_rho, "missing_rho");
     KEEP_N(default_runtime, "default_runtime");
     KEEP_N(min_history, "min_history");

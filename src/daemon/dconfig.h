@@ -37,6 +37,7 @@ typedef struct dconfig {
     int listen_port;         /* 0 = no HTTP server */
     char journal[256];
     char interference[256];  /* colocation profile CSV, "" = none */
+    char speeds[256];        /* speed table CSV (data/gavel/speeds.csv's format), "" = every type equally fast */
     double missing_rho;      /* retention of unprofiled pairs */
     double default_runtime;  /* seconds, before any job has finished */
     int min_history;         /* finished jobs before a user's or tenant's mean is trusted */

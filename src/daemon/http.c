@@ -29,9 +29,14 @@ static struct MHD_Daemon *mhd;
 static pthread_mutex_t snap_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *snap_metrics;
 static int snap_slurm_up = -1; /* -1: no pass yet */
-/* The status page's body and JSON, rendered at publish while someone looks at the page, else on request. */
+/* The status page's body and JSON, rendered at publish while someone looks at the page, else on request.
+ * state_gen counts the publishes that followed a change of the state; status_gen is the one the snapshot
+ * shows. A request finding the state changed since renders anew: the once-a-second limit at publish may
+ * have skipped the change (a job dispatched 0.5 s after the last render would stay off the page until the
+ * next render, seconds later, while squeue already shows it). */
 static char *snap_status_html, *snap_status_json;
 static double snap_status_at = -1e9, status_wanted_at = -1e9;
+static unsigned long state_gen, status_gen;
 static char token[TOKEN_MAX]; /* "" = no token asked */
 
 static double mono(void)
@@ -41,22 +46,25 @@ static double mono(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Under snap_lock. */
-static void store_status(char *html, char *json)
+/* Under snap_lock; gen: the state_gen the page was rendered from (read under the state lock). */
+static void store_status(char *html, char *json, unsigned long gen)
 {
     free(snap_status_html);
     free(snap_status_json);
     snap_status_html = html;
     snap_status_json = json;
     snap_status_at = mono();
+    status_gen = gen;
 }
 
-void http_publish(daemon_t *d)
+void http_publish(daemon_t *d, int changed)
 {
     char *m = daemon_metrics(d); /* rendered here, under the caller's state lock, outside any request */
     pthread_mutex_lock(&snap_lock);
+    if (changed) state_gen++;
+    unsigned long gen = state_gen;
     double now = mono();
-    int want = now - status_wanted_at < STATUS_WANTED && now - snap_status_at >= 1;
+    int want = now - status_wanted_at < STATUS_WANTED && now - snap_status_at >= 1 && status_gen != gen;
     pthread_mutex_unlock(&snap_lock);
     char *html = NULL, *json = NULL;
     if (want) status_render(d, &html, &json); /* at most once a second, and only while the page is watched */
@@ -64,7 +72,7 @@ void http_publish(daemon_t *d)
     free(snap_metrics);
     snap_metrics = m;
     snap_slurm_up = d->slurm_up;
-    if (want) store_status(html, json);
+    if (want) store_status(html, json, gen);
     pthread_mutex_unlock(&snap_lock);
 }
 
@@ -112,6 +120,7 @@ static int authorized(struct MHD_Connection *c)
 void http_publish_health(int slurm_up)
 {
     pthread_mutex_lock(&snap_lock);
+    if (slurm_up != snap_slurm_up) state_gen++; /* the page says whether slurmctld answers */
     snap_slurm_up = slurm_up;
     pthread_mutex_unlock(&snap_lock);
 }
@@ -158,21 +167,25 @@ static int lock_bounded(daemon_t *d)
     return pthread_mutex_timedlock(&d->lock, &until);
 }
 
-/* / and /api/status: the snapshot when it is fresh; else rendered now (bounded wait for the state lock),
- * falling back to an older snapshot while slurmctld holds the loop up. */
+/* / and /api/status: the snapshot when it shows the last published state and is fresh; else rendered now
+ * (bounded wait for the state lock), falling back to an older snapshot while slurmctld holds the loop up. */
 static enum MHD_Result status(struct MHD_Connection *c, daemon_t *d, int page)
 {
     pthread_mutex_lock(&snap_lock);
     double now = mono();
     status_wanted_at = now;
-    int fresh = snap_status_html && now - snap_status_at < STATUS_FRESH;
+    int fresh = snap_status_html && status_gen == state_gen && now - snap_status_at < STATUS_FRESH;
     pthread_mutex_unlock(&snap_lock);
     if (!fresh && !lock_bounded(d)) {
         char *html, *json;
+        /* state_gen moves only under the state lock (http_publish's caller holds it), so this render shows it */
+        pthread_mutex_lock(&snap_lock);
+        unsigned long gen = state_gen;
+        pthread_mutex_unlock(&snap_lock);
         status_render(d, &html, &json);
         pthread_mutex_unlock(&d->lock);
         pthread_mutex_lock(&snap_lock);
-        store_status(html, json);
+        store_status(html, json, gen);
         pthread_mutex_unlock(&snap_lock);
     }
     pthread_mutex_lock(&snap_lock);

@@ -194,7 +194,7 @@ int main(int argc, char **argv)
             if (!lead) {
                 if (d.cfg.listen_port) {
                     pthread_mutex_lock(&d.lock);
-                    http_publish(&d);
+                    http_publish(&d, lead != was); /* a standby's state changes only when it gives up the lead */
                     pthread_mutex_unlock(&d.lock);
                 }
                 sleep_s(DS_MIN(d.cfg.poll, d.lease.ttl / 10.0));
@@ -214,13 +214,16 @@ int main(int argc, char **argv)
                 http_set_token(d.cfg.read_token);
             }
         }
-        int rc = daemon_sync(&d, timer || reloaded, e2, sizeof e2);
+        int rc = daemon_sync(&d, timer || reloaded, e2, sizeof e2), passed = 0;
         if (rc >= 0) {
             d.slurm_up = 1;
             /* after a reload, a pass at once: a changed quota classifies and reclaims from this pass on */
             if (timer) daemon_measure(&d); /* the cycle's pass samples colocated pairs (the policy's monitor) */
             /* a victim whose grace is over is requeued at once, not at the next cycle */
-            if (rc > 0 || timer || reloaded || daemon_grace_due(&d)) daemon_pass(&d, timer);
+            if (rc > 0 || timer || reloaded || daemon_grace_due(&d)) {
+                daemon_pass(&d, timer);
+                passed = 1;
+            }
             if (timer) {
                 daemon_cycle_figures(&d);
                 status_sample(&d);
@@ -233,8 +236,9 @@ int main(int argc, char **argv)
          * when the state changed, and at least once a second: a poll that found nothing new (most of them,
          * at a short poll) renders nothing */
         if (d.cfg.listen_port) {
-            if (rc >= 0 && (rc > 0 || timer || reloaded || was_down || t0 - published >= 1.0)) {
-                http_publish(&d);
+            int changed = rc > 0 || passed || was_down;
+            if (rc >= 0 && (changed || t0 - published >= 1.0)) {
+                http_publish(&d, changed);
                 published = t0;
             } else if (rc < 0) {
                 http_publish_health(0);

@@ -32,14 +32,32 @@ uint32_t daemon_workload(const daemon_t *d, int32_t j)
                             job->batch, job->amp);
 }
 
+double daemon_pair_estimate(const daemon_t *d, int32_t j, double wall, int *before_pair)
+{
+    if (before_pair) *before_pair = 0;
+    if (d->cfg.tel.kind == TEL_OFF || !d->e || j < 0 || j >= d->nslots) return NAN;
+    int32_t p = ds_engine_job(d->e, j)->partner;
+    if (p < 0 || p >= d->nslots) return NAN;
+    /* A sample from before both jobs ran (as the daemon saw them in Slurm) is the older job's solo speed,
+     * not the pair's: read as the pair's it says "no slowdown" and resets the monitor's count of low
+     * samples. It is no sample, as a missing one. */
+    double age = tel_age(&d->tel, d->slot[j].id, wall), paired = DS_MAX(d->slot[j].t_run_wall, d->slot[p].t_run_wall);
+    if (paired > 0 && age >= 0 && wall - age < paired) {
+        if (before_pair) *before_pair = 1;
+        return NAN;
+    }
+    /* a job that never ran alone is compared with its workload's jobs that did */
+    return tel_estimate(&d->tel, d->slot[j].id, d->slot[p].id, wall, tel_workload_base(&d->tel, daemon_workload(d, j)),
+                        tel_workload_base(&d->tel, daemon_workload(d, p)));
+}
+
 double daemon_observe_retention(void *ctx, int32_t j, int64_t now)
 {
     daemon_t *d = ctx;
     (void)now; /* samples carry wall times of their own */
-    if (d->cfg.tel.kind == TEL_OFF || !d->e || j < 0 || j >= d->nslots) return NAN;
-    int32_t p = ds_engine_job(d->e, j)->partner;
-    if (p < 0 || p >= d->nslots) return NAN;
-    /* a job that never ran alone is compared with its workload's jobs that did */
-    return tel_retention(&d->tel, d->slot[j].id, d->slot[p].id, tel_now(), tel_workload_base(&d->tel, daemon_workload(d, j)),
-                         tel_workload_base(&d->tel, daemon_workload(d, p)));
+    if (d->cfg.tel.kind == TEL_OFF) return NAN;
+    double r = daemon_pair_estimate(d, j, tel_now(), NULL);
+    d->tel.asked++;
+    if (isnan(r)) d->tel.missing++;
+    return r;
 }

@@ -116,6 +116,27 @@ static const char *unschedulable(daemon_t *d, const sl_job_t *j, char *buf, size
     return NULL;
 }
 
+/* The speed table over the slots (before the engine is made): every workload name of the table interned, so
+ * a slot filled later finds its workload (ds_speeds_bind_job); each type's weight in effective GPUs from the
+ * table, as the simulator's (durations learned from the journal are on the first type, the reference). */
+static void speeds_to_trace(daemon_t *d, ds_trace_t *t)
+{
+    ds_speeds_intern(&d->speeds, t);
+    t->ref_gtype = 0;
+    ds_speeds_bind(&d->speeds, t);
+    char line[400];
+    size_t n = 0;
+    for (int32_t k = 0; k < t->ngtypes; k++) {
+        int known = 0;
+        for (int32_t i = 0; i < d->speeds.nrows && !known; i++) known = !strcasecmp(d->speeds.rows[i].gtype, t->gtypes[k].name);
+        t->gtypes[k].weight = ds_speeds_type_weight(&d->speeds, t, k);
+        if (n < sizeof line)
+            n += (size_t)snprintf(line + n, sizeof line - n, "%s%s x%.2f%s", k ? ", " : "", t->gtypes[k].name,
+                                  t->gtypes[k].weight, known ? "" : " (not in the table: as fast as the reference)");
+    }
+    if (!d->rebuilds) dlog(0, "speeds: effective GPUs per GPU of each type against %s: %s", t->gtypes[0].name, line);
+}
+
 /* Fills slot s (an unused placeholder) with Slurm job j. */
 static int32_t add_slot(daemon_t *d, const sl_job_t *j)
 {
@@ -146,6 +167,7 @@ static int32_t add_slot(daemon_t *d, const sl_job_t *j)
     job->estimate = p;
     job->duration = (int64_t)ceil(p); /* what "oracle" policies see: the daemon has no truth */
     job->line = 0;
+    if (d->have_speeds) ds_speeds_bind_job(&d->speeds, &d->trace, s);
     dslot_t *sl = &d->slot[s];
     memset(sl, 0, sizeof *sl);
     sl->id = j->id;
@@ -281,6 +303,7 @@ static int rebuild(daemon_t *d, ds_error_t *err)
         job->user = -1;
     }
     ds_strtab_intern(&t->users, "?");
+    if (d->have_speeds && d->ntypes > 1) speeds_to_trace(d, t);
     d->slot = ds_xrealloc(d->slot, (size_t)cap * sizeof *d->slot);
     memset(d->slot, 0, (size_t)cap * sizeof *d->slot);
     ds_idmap_free(&d->byid);
@@ -370,6 +393,20 @@ static int rebuild(daemon_t *d, ds_error_t *err)
     return DS_OK;
 }
 
+/* A finished job's run time as the journal learns it: with a speed table on several types, in seconds of the
+ * reference type (the first), as the simulator's durations and the policy's work done count it -- its run
+ * time there times its rate on the type it ran on. A job whose slot is gone (it ended while deepshared was
+ * down) is learned as it ran. */
+static double journal_seconds(const daemon_t *d, const sl_job_t *j)
+{
+    double secs = (double)(j->end - j->start);
+    int32_t s = daemon_slot_of(d, j->id);
+    if (!d->have_speeds || d->ntypes < 2 || !d->e || s < 0) return secs;
+    int node = gpumap_node(d, j->nodes);
+    int32_t ty = node >= 0 ? d->node_type[node] : ds_engine_job_type(d->e, s);
+    return ty >= 0 ? secs * ds_engine_speed(d->e, s, ty) : secs;
+}
+
 static void journal_finished(daemon_t *d, const sl_job_t *j)
 {
     if (j->state != SL_COMPLETED || !is_ours(d, j->partition) || j->start <= 0 || j->end < j->start) return;
@@ -378,7 +415,7 @@ static void journal_finished(daemon_t *d, const sl_job_t *j)
     int32_t t = screen_tenant(d, j->account);
     if (t < 0 || !screen_ours(j)) return;
     char err[300];
-    if (hist_record(&d->hist, j->id, j->account, j->user, screen_gpus(j), (double)(j->end - j->start), j->end, err,
+    if (hist_record(&d->hist, j->id, j->account, j->user, screen_gpus(j), journal_seconds(d, j), j->end, err,
                     sizeof err)) {
         dlog(0, "%s", err);
         d->errors++;
@@ -469,6 +506,7 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
     }
     if (j->state == SL_RUNNING && !sl->seen_running && is_ours(d, j->partition)) {
         sl->seen_running = 1;
+        sl->t_run_wall = tel_now(); /* telemetry older than this is of the time before (measure.c) */
         if (j->start >= j->submit && j->restarts == 0) d->s2r_samples[d->s2r_n++ % D_SAMPLES] = (double)(j->start - j->submit);
         if (sl->t_dispatch > 0) {
             /* where a start's latency goes (docs/deepshared.md, Latency): the daemon's own steps, then Slurm's
@@ -481,7 +519,7 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
                  sl->t_dispatch - sl->t_decided, d2r);
         }
     }
-    if (j->state == SL_PENDING) sl->seen_running = 0;
+    if (j->state == SL_PENDING) sl->seen_running = 0, sl->t_run_wall = 0;
     int holds = holds_gpus(d, j);
     if (js->status == DS_JS_RUNNING) {
         if (!holds) {

@@ -359,12 +359,12 @@ static void telemetry_facts(daemon_t *d, int32_t j, ds_buf_t *b)
                    src, t->v, age, age > d->cfg.tel.stale ? "stale: no sample" : "fresh", d->cfg.tel.stale,
                    t->nbase ? "" : "none ", t->nbase ? t->base : 0.0, t->nbase, t->nbase == 1 ? "" : "s");
     if (js->shared) {
-        int32_t p = js->partner;
-        double r = p >= 0 ? tel_estimate(&d->tel, id, d->slot[p].id, now, tel_workload_base(&d->tel, daemon_workload(d, j)),
-                                         tel_workload_base(&d->tel, daemon_workload(d, p)))
-                          : NAN;
-        if (isnan(r)) ds_bputs(b, "  telemetry: no retention estimate for the pair now (a sample or a baseline is missing or "
-                                  "stale): it is neither revoked nor admitted on that\n");
+        int before = 0;
+        double r = daemon_pair_estimate(d, j, now, &before);
+        if (before) ds_bputs(b, "  telemetry: no retention estimate for the pair yet: the last sample is from before both "
+                                "jobs ran (a solo speed); it is neither revoked nor admitted on that\n");
+        else if (isnan(r)) ds_bputs(b, "  telemetry: no retention estimate for the pair now (a sample or a baseline is missing or "
+                                       "stale): it is neither revoked nor admitted on that\n");
         else ds_bprintf(b, "  telemetry: measured retention %.2f\n", r);
     }
 }
@@ -420,6 +420,26 @@ static void slurm_facts(daemon_t *d, int32_t j, ds_buf_t *b)
     if (d->slot[j].why[0]) ds_bprintf(b, "  note: %s\n", d->slot[j].why);
 }
 
+/* The speeds the policy sees for job j on each type it may run on (the speed table of the config). */
+static void speed_facts(const daemon_t *d, int32_t j, ds_buf_t *b)
+{
+    const ds_engine_t *e = d->e;
+    if (e->ntypes < 2) return;
+    if (!d->have_speeds) {
+        ds_bputs(b, "  speed: no speed table (config key speeds): every GPU type counts as equally fast\n");
+        return;
+    }
+    if (d->speeds.key_of_job == NULL || j >= d->speeds.njobs || d->speeds.key_of_job[j] < 0) {
+        ds_bprintf(b, "  speed: its workload (comment model=, dataset=, batch=, amp=) is not in %s: every type counts "
+                      "as equally fast for it\n", d->cfg.speeds);
+        return;
+    }
+    ds_bprintf(b, "  speed: relative to %s (%s):", e->trace->gtypes[0].name, d->cfg.speeds);
+    for (int32_t t = 0; t < e->ntypes; t++)
+        if (ds_engine_type_ok(e, j, t)) ds_bprintf(b, " %s x%.2f", e->trace->gtypes[t].name, ds_engine_speed(e, j, t));
+    ds_bputs(b, "\n");
+}
+
 char *daemon_explain(daemon_t *d, uint32_t id)
 {
     int32_t j = daemon_slot_of(d, id);
@@ -464,6 +484,7 @@ char *daemon_explain(daemon_t *d, uint32_t id)
     telemetry_facts(d, j, &b);
     if (d->ops->props & DS_POLICY_USES_PREDICTORS)
         ds_bprintf(&b, "  runtime predictor: deepshared's journal, %lld finished jobs\n", (long long)d->hist.records);
+    speed_facts(d, j, &b);
     slurm_facts(d, j, &b);
     return ds_bdone(&b);
 }

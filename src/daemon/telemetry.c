@@ -334,7 +334,11 @@ double tel_estimate(const telemetry_t *t, uint32_t id, uint32_t partner, double 
     double bj = j->nbase ? j->base : fallback_self;
     if (t->cfg.kind == TEL_PROGRESS) return bj > 0 ? j->v / bj : NAN;
     const tel_job_t *p = find(t, partner);
-    double bp = p && p->nbase ? p->base : fallback_partner;
+    /* The GPU's activity is the pair's only when the answer also maps the partner to that GPU (its series in
+     * the same answer): until the exporter sees the partner, j's series is still its solo activity, which
+     * divided by both baselines reads as a slowdown (0.5 / (0.5 + 0.5) for a job alone) */
+    if (!p || fabs(p->t - j->t) > TEL_SAME_ANSWER) return NAN;
+    double bp = p->nbase ? p->base : fallback_partner;
     return bj > 0 && bp > 0 ? DS_MIN(1.0, j->v / (bj + bp)) : NAN;
 }
 

@@ -17,6 +17,9 @@ typedef enum { TEL_OFF = 0, TEL_PROMETHEUS = 1, TEL_PROGRESS = 2 } tel_kind_t;
 #define TEL_MAX_SERIES 100000
 /* Bytes of one Prometheus answer read at most. */
 #define TEL_MAX_BODY (16u << 20)
+/* Two Prometheus samples within this many seconds came in one answer (an instant query stamps every series
+ * with its evaluation time). */
+#define TEL_SAME_ANSWER 1e-3
 
 typedef struct tel_config {
     int kind;               /* tel_kind_t */
@@ -87,7 +90,9 @@ double tel_workload_base(const telemetry_t *t, uint32_t key);
 /* The retention of job id sharing its GPU with partner, as of wall time now; NaN when a sample or a
  * baseline is missing or stale. Progress: its rate over its exclusive rate. Prometheus: the GPU's
  * activity over the sum of both jobs' exclusive activities (capped at 1: two jobs that fit side by side
- * keep their speed), the same for both (per-GPU counters cannot tell the two apart). fallback_*: an
+ * keep their speed), the same for both (per-GPU counters cannot tell the two apart), and only from an
+ * answer that holds both jobs' series (before the exporter maps the partner to the GPU, the activity is
+ * still the job's alone). fallback_*: an
  * exclusive activity known otherwise (the profile's gpu_util / 100), NaN when none: used while a job
  * has no baseline of its own (one that never ran alone). */
 double tel_retention(telemetry_t *t, uint32_t id, uint32_t partner, double now, double fallback_self,

@@ -105,9 +105,36 @@ static void unbind(ds_speeds_t *s)
 {
     free(s->thr);
     free(s->key_of_job);
+    free(s->cfg_row);
+    free(s->cfg_dataset);
+    free(s->head);
+    free(s->next);
     s->thr = NULL;
     s->key_of_job = NULL;
-    s->ncfg = s->nsf = s->nty = s->njobs = 0;
+    s->cfg_row = s->cfg_dataset = s->head = s->next = NULL;
+    s->ncfg = s->nsf = s->nty = s->njobs = s->nmodels = 0;
+}
+
+/* The key of a job's workload at the table's GPU count for it: the largest measured count up to the job's
+ * (the smallest when all are larger); -1 when the table lacks its workload. */
+static int32_t key_of(const ds_speeds_t *s, const ds_job_t *job)
+{
+    if (job->model < 0 || job->model >= s->nmodels) return -1;
+    int32_t k;
+    for (k = s->head[job->model]; k >= 0; k = s->next[k])
+        if ((s->cfg_dataset[k] < 0 || s->cfg_dataset[k] == job->dataset) && s->rows[s->cfg_row[k]].batch == job->batch &&
+            s->rows[s->cfg_row[k]].amp == job->amp)
+            break;
+    if (k < 0) return -1;
+    int32_t best = -1;
+    for (int32_t q = 0; q < s->nsf; q++) {
+        int any = 0;
+        for (int32_t ty = 0; ty < s->nty; ty++) any |= s->thr[((size_t)k * (size_t)s->nsf + (size_t)q) * (size_t)s->nty + (size_t)ty] > 0;
+        if (!any) continue;
+        if (s->sf[q] <= job->gpus || best < 0) best = q;
+        if (s->sf[q] >= job->gpus) break;
+    }
+    return best >= 0 ? k * s->nsf + best : -1;
 }
 
 void ds_speeds_bind(ds_speeds_t *s, const ds_trace_t *t)
@@ -149,39 +176,33 @@ void ds_speeds_bind(ds_speeds_t *s, const ds_trace_t *t)
         if (k == s->nsf) continue;
         s->thr[((size_t)cfg_of_row[i] * (size_t)s->nsf + (size_t)k) * (size_t)s->nty + (size_t)ty] = s->rows[i].thr;
     }
-    /* configs chained by model, so that a job is matched against its model's few configs only */
-    int32_t *head = ds_xmalloc((size_t)(t->models.n + 1) * sizeof *head), *next = ds_xmalloc((size_t)(s->ncfg + 1) * sizeof *next);
-    for (int32_t m = 0; m <= t->models.n; m++) head[m] = -1;
-    for (int32_t k = s->ncfg - 1; k >= 0; k--) next[k] = head[cm[k]], head[cm[k]] = k;
+    /* configs chained by model, so that a job is matched against its model's few configs only; kept for
+     * ds_speeds_bind_job (a driver fills jobs after the bind) */
+    s->nmodels = t->models.n;
+    s->head = ds_xmalloc((size_t)(t->models.n + 1) * sizeof *s->head);
+    s->next = ds_xmalloc((size_t)(s->ncfg + 1) * sizeof *s->next);
+    for (int32_t m = 0; m <= t->models.n; m++) s->head[m] = -1;
+    for (int32_t k = s->ncfg - 1; k >= 0; k--) s->next[k] = s->head[cm[k]], s->head[cm[k]] = k;
+    s->cfg_row = cfg_row;
+    s->cfg_dataset = cd;
     s->njobs = t->njobs;
     s->key_of_job = ds_xmalloc((size_t)(t->njobs ? t->njobs : 1) * sizeof *s->key_of_job);
-    for (int32_t j = 0; j < t->njobs; j++) {
-        const ds_job_t *job = &t->jobs[j];
-        s->key_of_job[j] = -1;
-        if (job->model < 0 || job->model >= t->models.n) continue;
-        int32_t k;
-        for (k = head[job->model]; k >= 0; k = next[k])
-            if ((cd[k] < 0 || cd[k] == job->dataset) && s->rows[cfg_row[k]].batch == job->batch &&
-                s->rows[cfg_row[k]].amp == job->amp)
-                break;
-        if (k < 0) continue;
-        /* the largest measured GPU count up to the job's (the smallest when all are larger) */
-        int32_t best = -1;
-        for (int32_t q = 0; q < s->nsf; q++) {
-            int any = 0;
-            for (int32_t ty = 0; ty < s->nty; ty++) any |= s->thr[((size_t)k * (size_t)s->nsf + (size_t)q) * (size_t)s->nty + (size_t)ty] > 0;
-            if (!any) continue;
-            if (s->sf[q] <= job->gpus || best < 0) best = q;
-            if (s->sf[q] >= job->gpus) break;
-        }
-        if (best >= 0) s->key_of_job[j] = k * s->nsf + best;
-    }
-    free(head);
-    free(next);
-    free(cfg_row);
+    for (int32_t j = 0; j < t->njobs; j++) s->key_of_job[j] = key_of(s, &t->jobs[j]);
     free(cfg_of_row);
     free(cm);
-    free(cd);
+}
+
+void ds_speeds_bind_job(ds_speeds_t *s, const ds_trace_t *t, int32_t j)
+{
+    if (s->key_of_job && j >= 0 && j < s->njobs && j < t->njobs) s->key_of_job[j] = key_of(s, &t->jobs[j]);
+}
+
+void ds_speeds_intern(const ds_speeds_t *s, ds_trace_t *t)
+{
+    for (int32_t i = 0; i < s->nrows; i++) {
+        ds_strtab_intern(&t->models, s->rows[i].model);
+        if (s->rows[i].dataset[0]) ds_strtab_intern(&t->datasets, s->rows[i].dataset);
+    }
 }
 
 static double thr_of(const ds_speeds_t *s, int32_t key, int32_t ty)
