@@ -20,7 +20,8 @@
 #      TRACE, TENANTS (default bench/native/{jobs,tenants}.csv), WINDOW (0:SPAN, the trace's last submit
 #      rounded up to the hour), POLL (deepshared's poll, 0.05 s), REPORT_ONLY=1 (no replay: the report from
 #      OUT's replays), RUN_FROM (first run index, 1: RUN_FROM=3 RUNS=4 adds runs 3 and 4 to OUT), SIM_SEEDS (10: the
-#      simulated twins of deepshared with the live costs, docs/native-slurm.md "What the simulator models")
+#      simulated twins of deepshared with the live costs, docs/native-slurm.md "What the simulator models"),
+#      RESTART_PINNED (0: the twins' --restart-pinned; 1 for replays of a daemon before 2026-12-02)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mkdir -p "${1:-bench-native-out}" && cd "${1:-bench-native-out}" && pwd)
@@ -158,8 +159,11 @@ stat() {
     }' "${3:-$runs_csv}"
 }
 # The simulated twin of deepshared with the live cluster's costs (docs/native-slurm.md, "What the simulator
-# models"): Slurm's restart rules as deepshared meets them (--restart-pinned 1: a requeued job restarts only on
-# the GPU indices of its first start; --requeue-settle: the daemon's 3 wall s after a requeue, x COMPRESS), and,
+# models"): Slurm's restart rules as deepshared meets them (--restart-pinned RESTART_PINNED, 0 by default: the
+# daemon here runs with gpu_sharing = 0, so it has no shard job, the only kind Slurm 22.05 restarts only on the
+# GPU index of its first start, and since 2026-12-02 it pins a whole-GPU job anew at each dispatch; 1 for
+# replays of the daemon before, which pinned every job for life; --requeue-settle: the daemon's 3 wall s after
+# a requeue, x COMPRESS), and,
 # one seed per twin, each job's submit lag and start latency (decision -> script start; at most 5 s, beyond that
 # a start was undone, not slow) drawn from the live deepshared runs' own, in trace seconds; the latency holds the
 # job's GPUs, so it is added to its run time. SIM_SEEDS twins (10): a mean and an interval like the live runs'.
@@ -182,7 +186,7 @@ if [ -s "$lagpool" ] && [ -s "$latpool" ]; then
       { $4 += int(lag[int(rand() * nl)] * x + 0.5); $5 += int(lat[int(rand() * nt)] * x + 0.5); print }' "$trace" > "$out/sim-costs-trace.csv"
     # deepshare-costs: lags, latencies and restart rules; deepshare-lags: lags and latencies only (what the rules add)
     for c in costs lags; do
-      rules=(--restart-pinned 1 --requeue-settle $((3 * compress)))
+      rules=(--restart-pinned "${RESTART_PINNED:-0}" --requeue-settle $((3 * compress)))
       [ "$c" = costs ] || rules=()
       "$ds" simulate --trace "$out/sim-costs-trace.csv" --vc-config "$tenants" --mode pooled --gpus-per-node 4 --pool-nodes 4 --k 1 \
         --no-cpu-check --window "$window" --cycle "$cycle" --policy deepshare "${rules[@]}" --json "$out/sim-costs.json" --quiet \

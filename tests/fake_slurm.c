@@ -1,5 +1,6 @@
 /* fake_slurm.c: the in-memory Slurm of fake_slurm.h. It keeps what the daemon relies on of Slurm 22.05:
- * pins added by a dispatch stay for the job's life, a requeue holds the job, a restage releases it. */
+ * pins added by a dispatch add to the job's earlier ones unless cleared first, a shard job starts only on
+ * the GPU index of its first shard pin, a requeue holds the job, a restage releases it. */
 #include "fake_slurm.h"
 
 #include <stdio.h>
@@ -21,6 +22,9 @@ static uint8_t script_ended[FS_MAX]; /* 2: ended, slurmctld not told yet (the re
 static int reruns;
 static int signal_of[FS_MAX];
 static int accounts_enforced;
+/* 1 + the GPU index of a job's first shard pin, 0 none: 22.05 takes a shard job's GRES cleared and pinned
+ * anew but never starts it on another index (the local cluster: pending, reason Resources, on an idle node) */
+static int8_t shard_life[FS_MAX];
 
 void fs_reset(void)
 {
@@ -33,6 +37,7 @@ void fs_reset(void)
     memset(phantom, 0, sizeof phantom);
     memset(script_ended, 0, sizeof script_ended);
     memset(signal_of, 0, sizeof signal_of);
+    memset(shard_life, 0, sizeof shard_life);
     reruns = 0;
     accounts_enforced = 0;
     model_gpus = 0;
@@ -123,6 +128,8 @@ static int startable(const sl_job_t *j)
 {
     int pick[SL_MAX_GPUS];
     if (j->gpu_type[0]) return typed_pick(j, pick) == j->gres_gpus;
+    int life = shard_life[j - jobs];
+    if (life && (!j->on_shard || j->ngpu_idx != 1 || j->gpu_idx[0] != life - 1)) return 0;
     for (int i = 0; i < nnodes; i++) {
         if (strcmp(nodes[i].name, j->req_nodes)) continue;
         for (int k = 0; k < j->ngpu_idx; k++) {
@@ -197,6 +204,8 @@ void fs_pin(sl_job_t *j, const char *node, const int *idx, int n)
 {
     snprintf(j->req_nodes, sizeof j->req_nodes, "%s", node);
     for (int i = 0; i < n && j->ngpu_idx < SL_MAX_GPUS; i++) j->gpu_idx[j->ngpu_idx++] = idx[i];
+    if (j >= jobs && j < jobs + FS_MAX && j->on_shard && n > 0 && !shard_life[j - jobs])
+        shard_life[j - jobs] = (int8_t)(1 + idx[0]);
     size_t off = 0;
     j->tres_per_node[0] = 0;
     for (int i = 0; i < j->ngpu_idx && off < sizeof j->tres_per_node; i++)

@@ -522,6 +522,23 @@ static void test_sim_speed(void **st)
  * asks for, per-type counters), every job finishing once, and the work identity per job: what a job never
  * sharing a GPU progressed, its run time on each type times its speed there, is its work and restart
  * overheads. */
+/* A run the policy refuses before it starts, with why in its message. */
+static void assert_refused(const ds_trace_t *t, const char *policy, ds_mode_t mode, const char *why)
+{
+    ds_sim_config_t c;
+    ds_sim_config_default(&c);
+    c.policy = ds_policy_find(policy);
+    c.engine.mode = mode;
+    ds_sim_result_t r;
+    ds_error_t err;
+    ds_error_clear(&err);
+    int rc = ds_sim_run(t, &c, &r, &err);
+    if (rc == 0) ds_sim_result_free(&r);
+    if (rc == 0 || !strstr(err.msg, why)) fprintf(stderr, "%s: rc %d, %s\n", policy, rc, err.msg);
+    assert_int_not_equal(rc, 0);
+    assert_non_null(strstr(err.msg, why));
+}
+
 /* KAI on two types (docs/peers.md): a queue's quota counts GPUs of every type alike, and a reclaim frees a
  * node of a type the reclaiming job accepts. a owns 8 V100s and b 8 K80s (KAI sees 8 each); a's G job holds the
  * K80 node and its over-quota (preemptible) job the V100 node. b's K80 job cannot take the V100 node: it waits
@@ -549,13 +566,76 @@ static void test_kai_typed_reclaim(void **st)
     ds_trace_free(&t);
     read_typed(&t, "gpu_type,gpus_per_node,cpus_per_node\nv100,8,64\nk80,4,32\n", "tenant,quota_v100,quota_k80\na,8,4\n",
                "job_id,tenant,gpus,submit,duration\n1,a,1,0,10\n");
-    ds_sim_config_t c;
-    ds_sim_config_default(&c);
-    c.policy = ds_policy_find("kai");
-    ds_error_t err;
-    ds_error_clear(&err);
-    assert_int_not_equal(ds_sim_run(&t, &c, &r, &err), 0);
-    assert_non_null(strstr(err.msg, "nodes of one size"));
+    assert_refused(&t, "kai", DS_MODE_PARTITIONED, "nodes of one size");
+    ds_trace_free(&t);
+}
+
+/* The Slurm models on two types (docs/peers.md, "Slurm on several GPU types"): typed GRES requests and typed
+ * GrpTRES. a's untyped 8-GPU job lands on a V100 node (the select plugin's best fit, the lower node); a's
+ * V100 job then waits under GrpTRES=gres/gpu:v100=8 (the untyped job's V100s count: allocated TRES carry the
+ * type) although V100s and a's total quota are free, while a's K80 job starts at once, and b's untyped job
+ * takes the free V100 node. Without the typed limit a's V100 job starts at once. */
+static void test_slurm_typed_grptres(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    const char *jobs = "job_id,tenant,gpus,submit,duration,gpu_type\n1,a,8,0,1000,\n2,a,8,1,100,v100\n3,a,8,2,100,k80\n"
+                       "4,b,8,3,100,\n";
+    read_typed(&t, "gpu_type,gpus_per_node,cpus_per_node\nv100,8,64\nk80,8,64\n", "tenant,quota_v100,quota_k80\na,8,8\nb,8,8\n",
+               jobs);
+    ds_sim_result_t r;
+    tu_run_kv(&t, "slurm-quota", DS_MODE_POOLED, NULL, &r);
+    assert_int_equal(r.gtype[0], 0);
+    assert_int_equal(r.gtype[1], 0);
+    assert_true(r.start[1] >= r.end[0]);       /* held by gres/gpu:v100 until the untyped job left */
+    assert_int_equal(r.gtype[2], 1);
+    assert_true(r.start[2] < 100);             /* the K80 job: within both of a's limits */
+    assert_int_equal(r.gtype[3], 0);
+    assert_true(r.start[3] < 100);
+    ds_sim_result_free(&r);
+    static const char *const off[] = {"slurm-grp-tres-types", "0", NULL};
+    tu_run_kv(&t, "slurm-quota", DS_MODE_POOLED, off, &r);
+    assert_int_equal(r.gtype[1], 0);
+    assert_true(r.start[1] < 100);             /* only gres/gpu=16: it starts on the free V100 node */
+    ds_sim_result_free(&r);
+    ds_trace_free(&t);
+    /* a job naming a type beyond its account's typed GrpTRES would pend forever: refused with the reason */
+    read_typed(&t, "gpu_type,nodes,gpus_per_node,cpus_per_node\nv100,1,8,64\nk80,2,8,64\n",
+               "tenant,quota_v100,quota_k80\na,8,8\n", "job_id,tenant,gpus,submit,duration,gpu_type\n1,a,16,0,10,k80\n");
+    assert_refused(&t, "slurm-quota", DS_MODE_POOLED, "GrpTRES=gres/gpu:k80=8");
+    ds_trace_free(&t);
+    /* nodes of two sizes: refused, with the reason */
+    read_typed(&t, "gpu_type,gpus_per_node,cpus_per_node\nv100,8,64\nk80,4,32\n", "tenant,quota_v100,quota_k80\na,8,4\n",
+               "job_id,tenant,gpus,submit,duration\n1,a,1,0,10\n");
+    assert_refused(&t, "slurm-borrow", DS_MODE_POOLED, "nodes of one size");
+    ds_trace_free(&t);
+}
+
+/* slurm-borrow's job_submit.lua on two types: a job naming a type beyond its account's quota of that type
+ * goes to QOS borrow (a has no K80 quota), so b's K80 job, within its K80 quota, preempts it; a's untyped job
+ * stays in QOS normal (within a's total) and runs on the V100 node. Without the typed routing a's K80 job is
+ * within a's total quota, in QOS normal, and b's job waits for it to end. */
+static void test_slurm_typed_borrow(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    read_typed(&t, "gpu_type,gpus_per_node,cpus_per_node\nv100,8,64\nk80,8,64\n", "tenant,quota_v100,quota_k80\na,8,0\nb,0,8\n",
+               "job_id,tenant,gpus,submit,duration,gpu_type\n1,a,8,0,1000,k80\n2,b,8,10,100,k80\n3,a,8,20,100,\n");
+    ds_sim_result_t r;
+    tu_run_kv(&t, "slurm-borrow", DS_MODE_POOLED, NULL, &r);
+    assert_int_equal(r.gtype[0], 1);
+    assert_int_equal(r.gtype[1], 1);
+    assert_true(r.start[1] < r.end[0] && r.start[1] < 200); /* b's normal job requeued a's borrowed K80s */
+    assert_int_equal(r.preempts[0], 1);
+    assert_int_equal(r.gtype[2], 0);
+    assert_int_equal(r.preempts[2], 0);
+    assert_true(r.start[2] < 100);
+    ds_sim_result_free(&r);
+    static const char *const off[] = {"slurm-route-types", "0", NULL};
+    tu_run_kv(&t, "slurm-borrow", DS_MODE_POOLED, off, &r);
+    assert_int_equal(r.preempts[0], 0);
+    assert_true(r.start[1] >= r.end[0]);
+    ds_sim_result_free(&r);
     ds_trace_free(&t);
 }
 
@@ -652,6 +732,8 @@ int main(void)
         cmocka_unit_test(test_typed_qad),
         cmocka_unit_test(test_sim_speed),
         cmocka_unit_test(test_kai_typed_reclaim),
+        cmocka_unit_test(test_slurm_typed_grptres),
+        cmocka_unit_test(test_slurm_typed_borrow),
         cmocka_unit_test(test_invariants_mixed_cluster),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -418,6 +418,152 @@ static void test_pai_errors(void **st)
     expect_err(want);
 }
 
+/* Issue 28: PAI's GPU types kept with its machine list (--machines pai_machine_spec.csv): each job asks for the
+ * type of its largest task, the node types go to cluster.csv, each tenant's quota is split by its GPU-time per
+ * type; a job whose type no machine has is dropped (counted); without the machine list the types are counted
+ * only. simulate runs the result. */
+static void test_pai_machines(void **st)
+{
+    (void)st;
+    NEED_BIN();
+    assert_int_equal(run("import pai '%s' '%s' --machines '%s' --out '%s'", fx("pai_job_table.csv"),
+                         fx("pai_task_table.csv"), fx("pai_machine_spec.csv"), tmp("pm")), 0);
+    expect_file("pm", "jobs.csv",
+                "job_id,tenant,user,gpus,cpus,submit,duration,state,orig_id,gpu_type\n"
+                "1,user0000bbbb,user0000bbbb,8,22,11000,5980,completed,job000000000000000000003,V100\n"
+                "2,user0000aaaa,user0000aaaa,1,6,11100,50,failed,job000000000000000000002,T4\n"
+                "3,user0000aaaa,user0000aaaa,1,6,2822800,500,completed,job000000000000000000001,MISC\n");
+    /* aaaa's 8 GPUs: T4 50 GPU-s, MISC 500 -> 0.73 and 7.27, largest remainder to T4; bbbb all V100 */
+    expect_file("pm", "tenants.csv", "tenant,quota_gpus,quota_V100,quota_T4,quota_MISC\n"
+                                     "user0000aaaa,8,0,1,7\nuser0000bbbb,8,8,0,0\n");
+    /* the CPU machine (cap_gpu 0) left out */
+    expect_file("pm", "cluster.csv", "gpu_type,nodes,gpus_per_node,cpus_per_node,mem_mib\n"
+                                     "V100,2,8,96,\nT4,1,2,96,\nMISC,1,8,96,\n");
+    expect_out("(1 nodes without GPUs left out); 3 jobs ask for particular types");
+    char cmd[4000];
+    snprintf(cmd, sizeof cmd, "simulate --trace '%s/pm/jobs.csv' --vc-config '%s/pm/tenants.csv' --cluster "
+             "'%s/pm/cluster.csv' --policy fifo", tmpdir, tmpdir, tmpdir);
+    assert_int_equal(run("%s", cmd), 0);
+    expect_out("3 jobs, 2 tenants");
+    /* no T4 machine: the T4 job is dropped */
+    const char *m = tu_write_temp("pai_m.csv", "machine,gpu_type,cap_cpu,cap_mem,cap_gpu\nm1,V100,96,512,8\nm2,MISC,96,512,8\n");
+    assert_int_equal(run("import pai '%s' '%s' --machines '%s' --out '%s'", fx("pai_job_table.csv"),
+                         fx("pai_task_table.csv"), m, tmp("pm2")), 0);
+    expect_out("dropped 1: GPU types no node of the node list has");
+    expect_out("5 jobs read, 2 imported");
+    /* without the machine list: counted, not kept */
+    assert_int_equal(run("import pai '%s' '%s' --out '%s'", fx("pai_job_table.csv"), fx("pai_task_table.csv"),
+                         tmp("pm3")), 0);
+    expect_out("3 jobs ask for a GPU type, not kept without the machines' types (--machines)");
+    /* machine list errors name the file, line and field */
+    char want[1400];
+    const char *bad[][2] = {
+        {"m1,V100,96,512\n", ":1: expected 5 fields (pai_machine_spec"},
+        {"m1,V100,96,512,8\nm2,V 100,96,512,8\n", ":2: column 'gpu_type': 'V 100' is not a GPU type name"},
+        {"m1,V100,96,512,eight\n", ":1: column 'cap_gpu'"},
+        {"m1,V100,96,512,100\n", ":1: 100 GPUs on one node"},
+        {"m1,CPU,96,512,0\n", "no machine with GPUs"},
+        {"m1,a,1,1,1\nm2,b,1,1,1\nm3,c,1,1,1\nm4,d,1,1,1\nm5,e,1,1,1\nm6,f,1,1,1\nm7,g,1,1,1\nm8,h,1,1,1\nm9,i,1,1,1\n",
+         ":9: column 'gpu_type': more than 8 GPU types"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *p = tu_write_temp("pai_mb.csv", bad[i][0]);
+        assert_int_equal(run("import pai '%s' '%s' --machines '%s' --out '%s'", fx("pai_job_table.csv"),
+                             fx("pai_task_table.csv"), p, tmp("pm4")), 1);
+        snprintf(want, sizeof want, "%s%s", bad[i][1][0] == ':' ? p : "", bad[i][1]);
+        expect_err(want);
+    }
+    assert_int_equal(run("import helios '%s' --machines '%s' --out '%s'", fx("helios_cluster_log.csv"), m, tmp("pm5")), 2);
+}
+
+/* Issue 28: Alibaba's GPU trace of 2023 in its published format: pods with num_gpu, gpu_milli, gpu_spec and
+ * qos, nodes with their GPU model. Tenants are the QoS classes; a CPU-only pod, a pending one, one asking for a
+ * type no node has (A100) and one asking for more T4s than whole T4 nodes give (6 on nodes of 4) are dropped;
+ * a GPU share (gpu_milli 220) takes the GPU; gpu_spec 'V100M16|V100M32' keeps both types. */
+static void test_alibaba(void **st)
+{
+    (void)st;
+    NEED_BIN();
+    assert_int_equal(run("import alibaba '%s' '%s' --out '%s'", fx("alibaba_pod_list.csv"), fx("alibaba_node_list.csv"),
+                         tmp("al")), 0);
+    expect_file("al", "jobs.csv",
+                "job_id,tenant,user,gpus,cpus,submit,duration,state,orig_id,gpu_type\n"
+                "1,LS,LS,2,8,14400,3500,completed,openb-pod-0004,T4\n"
+                "2,Burstable,Burstable,8,88,451897,1332357,completed,openb-pod-0001,\n"
+                "3,BE,BE,1,4,693575,294651,other,openb-pod-0002,\n"
+                "4,LS,LS,1,16,981458,1512,other,openb-pod-0003,V100M32|V100M16\n");
+    /* T4: two nodes, of 2 and 4 GPUs, modelled as 2 x 4 with the fewer CPUs and MiB */
+    expect_file("al", "cluster.csv", "gpu_type,nodes,gpus_per_node,cpus_per_node,mem_mib\n"
+                                     "V100M32,1,8,96,786432\nV100M16,1,8,96,786432\nT4,2,4,64,262144\n");
+    /* LS: 7000 T4 GPU-s, 756 on each V100 type -> 6.58, 0.71, 0.71 of its 8; the untyped tenants by the
+     * types' GPUs (8, 8, 6 listed) -> 3, 3, 2; Burstable's 8-GPU pod fits none of these: its largest type
+     * quota is raised to 8, so partitioned mode can run it */
+    expect_file("al", "tenants.csv", "tenant,quota_gpus,quota_V100M32,quota_V100M16,quota_T4\n"
+                                     "Burstable,13,8,3,2\nBE,8,3,3,2\nLS,8,1,1,6\n");
+    expect_out("1 tenants raised to fit their largest job");
+    expect_out("8 jobs read, 4 imported");
+    expect_out("dropped 2: GPU types no node of the node list has");
+    expect_out("T4: 2 nodes x 4 GPUs (1 nodes have fewer: 6 GPUs listed, modelled as 8)");
+    char cmd[4000];
+    snprintf(cmd, sizeof cmd, "simulate --trace '%s/al/jobs.csv' --vc-config '%s/al/tenants.csv' --cluster "
+             "'%s/al/cluster.csv' --policy deepshare", tmpdir, tmpdir, tmpdir);
+    assert_int_equal(run("%s", cmd), 0);
+    expect_out("4 jobs, 3 tenants");
+    /* usage */
+    assert_int_equal(run("import alibaba '%s' --out '%s'", fx("alibaba_pod_list.csv"), tmp("al2")), 2);
+    assert_int_equal(run("import alibaba '%s' '%s' --tenant-by user --out '%s'", fx("alibaba_pod_list.csv"),
+                         fx("alibaba_node_list.csv"), tmp("al2")), 2);
+}
+
+/* The 2023 readers' errors name the file, line and field; --skip-bad skips malformed pods. */
+static void test_alibaba_errors(void **st)
+{
+    (void)st;
+    NEED_BIN();
+    char want[1400];
+    static const char head[] =
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n";
+    static const char ok[] = "p1,1000,10,1,1000,nan,LS,Succeeded,100,200,110\n";
+    static const char *const rows[][2] = {
+        {"p2,1000,10,x,1000,nan,LS,Succeeded,100,200,110\n", ":3: column 'num_gpu'"},
+        {"p2,1000,10,1,1000,V100 M16,LS,Succeeded,100,200,110\n", ":3: column 'gpu_spec': 'V100 M16' is not a GPU type name"},
+        {"p2,1000,10,1,1000,nan,LS,Sleeping,100,200,110\n", ":3: column 'pod_phase': 'Sleeping' is not a pod phase"},
+        {"p2,1000,10,1,1000,nan,LS,Succeeded,100,90,105\n", ":3: column 'deletion_time': deleted before it was scheduled"},
+        {"p2,1000,10,1,1000,nan,LS,Succeeded,100,200,90\n", ":3: column 'scheduled_time': scheduled before its creation"},
+        {"p2,1000,10,1,1001,nan,LS,Succeeded,100,200,110\n", ":3: column 'gpu_milli'"},
+        {"p2,1000,10,1,1000,nan,LS,Succeeded,,200,110\n", ":3: column 'creation_time': no creation time"},
+        {"p2,1000,10,1,1000,nan,,Succeeded,100,200,110\n", ":3: column 'qos'"},
+        {"p2,1000,10,1\n", ":3:"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char text[2000];
+        snprintf(text, sizeof text, "%s%s%s", head, ok, rows[i][0]);
+        const char *p = tu_write_temp("ali_pods.csv", text);
+        assert_int_equal(run("import alibaba '%s' '%s' --out '%s'", p, fx("alibaba_node_list.csv"), tmp("ae")), 1);
+        snprintf(want, sizeof want, "%s%s", p, rows[i][1]);
+        expect_err(want);
+        assert_int_equal(run("import alibaba '%s' '%s' --skip-bad --out '%s'", p, fx("alibaba_node_list.csv"), tmp("ae")), 0);
+        expect_out("skipped 1 malformed rows");
+    }
+    const char *nohead = tu_write_temp("ali_pods2.csv", "name,num_gpu,qos\np1,1,LS\n");
+    assert_int_equal(run("import alibaba '%s' '%s' --out '%s'", nohead, fx("alibaba_node_list.csv"), tmp("ae")), 1);
+    snprintf(want, sizeof want, "%s:1: column 'pod_phase': missing required column", nohead);
+    expect_err(want);
+    static const char *const nodes[][2] = {
+        {"sn,cpu_milli,memory_mib,gpu,model\nn1,1000,10,8,V100\nn2,1000,10,8,V|100\n", ":3: column 'model'"},
+        {"sn,cpu_milli,memory_mib,gpu,model\nn1,1000,10,-8,V100\n", ":2: column 'gpu'"},
+        {"sn,cpu_milli,memory_mib,gpu,model\nn1,1000,10,8,nan\n", ":2: column 'model': 'nan' is not a GPU type name"},
+        {"sn,cpu_milli,memory_mib,gpu\nn1,1000,10,8\n", ":1: column 'model'"},
+        {"sn,cpu_milli,memory_mib,gpu,model\nn1,1000,10,0,nan\n", "no node with GPUs"},
+    };
+    for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+        const char *p = tu_write_temp("ali_nodes.csv", nodes[i][0]);
+        assert_int_equal(run("import alibaba '%s' '%s' --out '%s'", fx("alibaba_pod_list.csv"), p, tmp("ae")), 1);
+        snprintf(want, sizeof want, "%s%s", nodes[i][1][0] == ':' ? p : "", nodes[i][1]);
+        expect_err(want);
+    }
+}
+
 /* Issue 24: what an importer keeps, simulate must take: every limit of the simulator (trace.h) is applied to
  * the rows kept, with the input's file, line and column, or the row is counted under --skip-bad; whole-trace
  * limits (span, tenants) name the first job beyond them; and simulate runs on every import that succeeds. */
@@ -762,6 +908,9 @@ int main(void)
         cmocka_unit_test(test_philly_bounds),
         cmocka_unit_test(test_pai_limits),
         cmocka_unit_test(test_pai_errors),
+        cmocka_unit_test(test_pai_machines),
+        cmocka_unit_test(test_alibaba),
+        cmocka_unit_test(test_alibaba_errors),
         cmocka_unit_test(test_usage),
         cmocka_unit_test(test_end_to_end),
         cmocka_unit_test(test_venus_data),

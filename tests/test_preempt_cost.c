@@ -107,7 +107,8 @@ static void *cfg_with(const char *const *kv)
     return c;
 }
 
-static int64_t run_grace; /* the grace of the next run_ds */
+static int64_t run_grace;            /* the grace of the next run_ds */
+static int64_t run_grace_save = -1;  /* and its victims' save on the signal (-1: none) */
 
 static void run_ds(const ds_trace_t *t, const char *const *kv, int32_t ckpt_default, ds_sim_result_t *r)
 {
@@ -117,6 +118,7 @@ static void run_ds(const ds_trace_t *t, const char *const *kv, int32_t ckpt_defa
     c.engine.mode = DS_MODE_POOLED;
     c.engine.ckpt_default = ckpt_default;
     c.grace = run_grace;
+    c.grace_save = run_grace_save;
     c.policy = ds_ops();
     c.policy_config = cfg;
     tu_sim(t, &c, r);
@@ -219,6 +221,36 @@ static void test_grace_in_simulator(void **st)
     ds_trace_free(&t);
 }
 
+/* The same grace, j5 saving on the signal in 5 s: it leaves at 65 with its progress as of 60 (nothing rolled
+ * back), so B's job starts at 65; lost = (restart overhead 40 + the save's 5) x 2 GPU-s. A save longer than
+ * the grace does not finish: as without one. */
+static void test_grace_save_in_simulator(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:8 B:8", CASE);
+    ds_sim_result_t keep, r, slow;
+    run_ds(&t, NOCOLOC, 50, &keep);
+    run_grace = 30, run_grace_save = 5;
+    run_ds(&t, NOCOLOC, 50, &r);
+    run_grace_save = 31;
+    run_ds(&t, NOCOLOC, 50, &slow);
+    run_grace = 0, run_grace_save = -1;
+    assert_int_equal(r.preempts[4], 1);
+    assert_int_equal(r.start[5], 65);
+    assert_true(fabs(r.rollback_gpu_hours) < 1e-12);
+    assert_true(fabs(r.lost_gpu_hours - 90.0 / 3600.0) < 1e-9);
+    /* against the immediate requeue (rolled back 10 s to its checkpoint at 50, B's job from 60): it restarts
+     * 5 s later (B's job started at 65) with 10 s less to do again */
+    if (r.end[4] != keep.end[4] - 5) fail_msg("j5 ends at %lld, the immediate requeue's at %lld", (long long)r.end[4], (long long)keep.end[4]);
+    assert_int_equal(slow.start[5], 90);
+    assert_true(fabs(slow.rollback_gpu_hours - 80.0 / 3600.0) < 1e-9);
+    ds_sim_result_free(&keep);
+    ds_sim_result_free(&r);
+    ds_sim_result_free(&slow);
+    ds_trace_free(&t);
+}
+
 /* min-runtime 120: no BE job may be preempted in its first 120 s, so B's job cannot reclaim at 60 and
  * does at the cycle of t=120, taking j5's GPUs then. */
 static void test_min_runtime(void **st)
@@ -254,12 +286,13 @@ static void test_lost_accounting_all_policies(void **st)
              " 8 A 8 100 2000; 9 B 4 400 100");
     int ran = 0, preempted = 0;
     for (const ds_policy_ops_t *const *p = ds_policy_list(); *p; p++) {
-        for (int mode = 0; mode < 6; mode++) {
+        for (int mode = 0; mode < 8; mode++) {
             ds_sim_config_t c;
             ds_sim_config_default(&c);
             c.engine.mode = mode % 2 ? DS_MODE_POOLED : DS_MODE_PARTITIONED;
             c.grace = mode >= 2 ? 60 : 0; /* and with a grace: victims hold their GPUs a minute longer */
             if (mode >= 4) c.restart_pinned = 1, c.requeue_settle = 3; /* and the live cluster's restart rules */
+            if (mode >= 6) c.grace_save = 20; /* and victims that save on the signal */
             c.engine.ckpt_default = 45;
             c.policy = *p;
             void *cfg = (*p)->config_new ? (*p)->config_new() : NULL;
@@ -302,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_cost_prefers_fresh_checkpoint),
         cmocka_unit_test(test_rollback_in_simulator),
         cmocka_unit_test(test_grace_in_simulator),
+        cmocka_unit_test(test_grace_save_in_simulator),
         cmocka_unit_test(test_min_runtime),
         cmocka_unit_test(test_lost_accounting_all_policies),
     };

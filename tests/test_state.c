@@ -114,11 +114,11 @@ static void requeued_pinned(uint32_t id, const char *acct, int shard, const int 
     j->restarts = 1;
 }
 
-/* Job id of tenant a, one GPU, requeued and pinned to GPU index 0. */
+/* Job id of tenant a, one GPU, requeued, its shard pinned to GPU index 0 for life. */
 static void requeued_pinned_to_0(uint32_t id)
 {
     static const int zero = 0;
-    requeued_pinned(id, "a", 0, &zero, 1);
+    requeued_pinned(id, "a", 1, &zero, 1);
 }
 
 static int setup(void **state)
@@ -326,11 +326,12 @@ static void test_node_out_of_service(void **state)
         if (j->state == SL_RUNNING && !strcmp(j->nodes, "n1")) on_n1++;
         if (id >= 10 && j->state != SL_RUNNING) fail_msg("job %u: state %d in %s", id, j->state, j->partition);
     }
-    /* 14 and 15 run there; job 2, which Slurm 22.05 can restart only on GPU index 1 (its pin), is pending in the
-     * engine's queue until that index frees: not lost */
-    assert_int_equal(on_n1, 2);
-    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_PENDING);
-    assert_string_equal(fs_job(2)->partition, "staging");
+    /* 14, 15 and job 2 run there: job 2 (a whole-GPU job pinned to index 1 at its first start, which 14 or 15
+     * holds now) is pinned anew to the GPU left (issue #26; before, it waited for index 1) */
+    assert_int_equal(on_n1, 3);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
+    assert_int_equal(fs_job(2)->ngpu_idx, 1);
+    assert_int_equal(fs_job(2)->gpu_idx[0], engine_gpu(2) - 4); /* n1's GPUs are engine GPUs 4-7 */
     assert_int_equal(dt_metric(&D, "deepshare_node_outages_total"), 1);
     assert_int_equal(dt_metric(&D, "deepshare_nodes_unavailable"), 0);
 }
@@ -463,8 +464,8 @@ static void test_priorities_follow_policy_order(void **state)
     assert_int_equal(fs_job(7)->priority, 1998);
 }
 
-/* Regression: a job pinned to a GPU index at its first start (Slurm 22.05 cannot re-pin) finds that GPU
- * busy. deepshared holds it out of the policy's pass (before, the policy chose it, the daemon took the
+/* Regression: a shard job pinned to a GPU index at its first start (Slurm 22.05 never starts it on another)
+ * finds that GPU busy. deepshared holds it out of the policy's pass (before, the policy chose it, the daemon took the
  * start back and the GPUs stayed idle for the pass): the job queued behind it gets the free GPUs in the
  * same pass; no preemption is heard of or counted. */
 static void test_pin_busy_held(void **state)
@@ -543,7 +544,7 @@ static void test_refused_start_gpus_go_to_next_job(void **state)
     assert_int_equal(fs_calls(FS_DISPATCH), 4);
 }
 
-/* The same pinned job with a second node whose GPU 0 is free: instead of taking the start back (and
+/* The same pinned shard job with a second node whose GPU 0 is free: instead of taking the start back (and
  * leaving the GPUs it was offered idle for the pass), deepshared starts it there. */
 static void test_pin_busy_moves_to_free_index(void **state)
 {
@@ -563,6 +564,93 @@ static void test_pin_busy_moves_to_free_index(void **state)
     assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
     assert_string_equal(fs_job(2)->req_nodes, "n1");
     assert_int_equal(engine_gpu(2), 4); /* n1's GPU 0 */
+}
+
+/* A requeued whole-GPU job whose GPU indices of its last start are busy (issue #26: requeued best-effort
+ * jobs waited for their exact indices): it is not held; it starts on the GPUs the policy gives it, its old
+ * pins cleared first and the new ones sent (Slurm 22.05 adds a request to the job's earlier one), and the
+ * engine, the fake Slurm and the admin comment agree on the new indices. */
+static void test_repin_whole_gpu_job(void **state)
+{
+    (void)state;
+    static const int pins[] = {0, 1};
+    running_on(1, "a", "prod", "G", 0);
+    requeued_pinned(2, "b", 0, pins, 2);
+    boot("deepshare");
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_policy_ok();
+    assert_int_equal(D.nheld, 0);
+    assert_int_equal(D.undone, 0);
+    assert_int_equal(fs_calls(FS_DISPATCH), 1);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
+    const sl_job_t *j = fs_job(2);
+    assert_int_equal(j->ngpu_idx, 2); /* cleared, then the two new pins: not four */
+    int32_t s = daemon_slot_of(&D, 2);
+    const int32_t *g = ds_engine_job_gpus(D.e, s);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(j->gpu_idx[i], g[i]); /* one node: engine GPU = index */
+        assert_int_equal(D.slot[s].pin[i], g[i]);
+        assert_true(g[i] != 0); /* job 1's GPU */
+    }
+    char want[64];
+    snprintf(want, sizeof want, "pin=%d,%d", g[0], g[1]);
+    assert_non_null(strstr(j->admin_comment, want));
+    assert_true(dt_metric(&D, "deepshare_repins_total") == 1);
+    assert_int_equal(fs_run_dispatched("staging"), 1);
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
+    assert_int_equal(engine_gpu(2), g[0]);
+    assert_policy_ok();
+}
+
+/* The same job after a restart of deepshared: the rebuild reads its new pins from Slurm (its GRES and the
+ * admin comment), so the engine holds the GPUs Slurm runs it on. Requeued again, it is sent back onto its
+ * latest indices without a new pin when they are free (nothing to clear then). */
+static void test_repin_survives_rebuild(void **state)
+{
+    (void)state;
+    static const int pins[] = {0, 1};
+    running_on(1, "a", "prod", "G", 0);
+    requeued_pinned(2, "b", 0, pins, 2);
+    boot("deepshare");
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_int_equal(fs_run_dispatched("staging"), 1);
+    int32_t s = daemon_slot_of(&D, 2);
+    int32_t g0 = ds_engine_job_gpus(D.e, s)[0], g1 = ds_engine_job_gpus(D.e, s)[1];
+    daemon_teardown(&D);
+    fs_touch();
+    boot("deepshare");
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
+    s = daemon_slot_of(&D, 2);
+    assert_int_equal(ds_engine_job_gpus(D.e, s)[0], g0);
+    assert_int_equal(ds_engine_job_gpus(D.e, s)[1], g1);
+    assert_int_equal(D.slot[s].npin, 2);
+    assert_int_equal(D.slot[s].pin[0], g0);
+    assert_policy_ok();
+    /* Slurm requeues it (a node failure, say) and deepshared sends it again: its indices are free */
+    sl_job_t *j = fs_job(2);
+    j->state = SL_PENDING;
+    j->nodes[0] = 0;
+    j->restarts++;
+    snprintf(j->partition, sizeof j->partition, "staging");
+    j->req_nodes[0] = 0;
+    fs_touch();
+    assert_int_equal(sync_now(), 1);
+    D.slot[daemon_slot_of(&D, 2)].t_requeue -= D_REQUEUE_SETTLE; /* past the settle time of its requeue */
+    int before = fs_calls(FS_DISPATCH);
+    pass_later(1);
+    assert_policy_ok();
+    assert_int_equal(fs_calls(FS_DISPATCH), before + 1);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
+    assert_int_equal(fs_job(2)->ngpu_idx, 2);
+    assert_int_equal(fs_run_dispatched("staging"), 1);
+    assert_int_equal(sync_now(), 1);
+    s = daemon_slot_of(&D, 2);
+    const int32_t *g = ds_engine_job_gpus(D.e, s);
+    for (int i = 0; i < 2; i++) assert_int_equal(fs_job(2)->gpu_idx[i], g[i]);
 }
 
 /* Tenant a borrows b's idle GPUs; b's jobs arrive and DeepShare reclaims them: the borrowers are
@@ -875,6 +963,7 @@ static void test_dispatch_bounce_bounded(void **state)
     fs_add_node("n1", 32, 4);
     boot("deepshare");
     D.cfg.dispatch_timeout = 0.001;
+    D.cfg.gpu_sharing = 1; /* a shard job: Slurm 22.05 starts it only on the index of its first shard pin */
     fs_add_job(2, "a", "staging", "gpus=1");
     assert_int_equal(sync_now(), 1);
     pass_later(1);
@@ -982,14 +1071,17 @@ static void test_pinned_pair_dispatched_unaware(void **state)
  * indices 0 and 1 sent to four nodes in turn, 10 s each, all with such a shard on index 0 or 1 (4
  * bounces), and a shard job sent to two GPUs with one such shard of two. The daemon reads GresUsed: the
  * job goes to the one node without, at once; a shard job with no such GPU left waits, and explain and
- * the metrics say why. */
+ * the metrics say why. Nodes of two GPUs here, so that a two-GPU job needs a node's both (a whole-GPU
+ * job is pinned anew wherever it restarts). */
 static void test_leftover_shards_avoided(void **state)
 {
     (void)state;
+    fs_reset();
+    fs_add_node("n0", 32, 2);
     for (int n = 1; n <= 3; n++) {
         char name[8];
         snprintf(name, sizeof name, "n%d", n);
-        fs_add_node(name, 32, 4);
+        fs_add_node(name, 32, 2);
         if (n < 3) fs_set_phantom(name, 0, 1);
     }
     fs_set_phantom("n0", 0, 1);
@@ -1233,6 +1325,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refused_start_gpus_go_to_next_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pin_busy_held, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pin_busy_moves_to_free_index, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_repin_whole_gpu_job, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_repin_survives_rebuild, setup, teardown),
         cmocka_unit_test_setup_teardown(test_requeue_then_restage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slurmctld_errors, setup, teardown),
         cmocka_unit_test(test_requeue_of_ended_job),

@@ -1,4 +1,6 @@
-/* import.h: reading published GPU-cluster traces (Helios, Acme, Philly, Alibaba PAI 2020) into jobs and quotas. */
+/* import.h: reading published GPU-cluster traces (Helios, Acme, Philly, Alibaba PAI 2020, Alibaba GPU 2023) into
+ * jobs and quotas, and, where the trace has them, GPU types: the nodes' types from its node list and the types
+ * each job may run on. */
 #ifndef DS_IMPORT_H
 #define DS_IMPORT_H
 
@@ -31,6 +33,7 @@ typedef enum {
     DS_DROP_STATE,        /* state not in --states */
     DS_DROP_SHORT,        /* below --min-duration */
     DS_DROP_WINDOW,       /* submitted outside --from/--to or --busiest-days */
+    DS_DROP_GTYPE,        /* asks for GPU types no node of the node list has, or more GPUs than their nodes hold */
     DS_DROP_N
 } ds_imp_drop_t;
 
@@ -44,8 +47,21 @@ typedef struct ds_imp_job {
     int64_t num_id;   /* the trace's id when it is an integer */
     uint8_t has_num_id;
     uint8_t state;    /* ds_imp_state_t */
+    uint32_t gmask;   /* node types (ds_import_t.gt) it may run on, 0 any; DS_IMP_NO_TYPE none of the node list's */
     long line;        /* line of the job in its file, keeps the file's order among equal submits */
 } ds_imp_job_t;
+
+#define DS_IMP_NO_TYPE (1u << 31)
+
+/* One GPU type of a node list: its nodes and their shape as the simulator models a type (docs/heterogeneous.md:
+ * every node of it with the most GPUs and the fewest CPUs and MiB among them). */
+typedef struct ds_imp_gtype {
+    char name[DS_GTYPE_NAME];
+    int32_t nodes, gpus, cpus;  /* cpus 0: not in the node list */
+    int64_t mem_mib;            /* 0: not in the node list */
+    int64_t total_gpus;         /* GPUs of its nodes as listed (nodes x gpus when all are alike) */
+    int32_t smaller;            /* nodes with fewer GPUs than the type's most */
+} ds_imp_gtype_t;
 
 /* Where a reader found a kept job's GPUs, CPUs and duration (a column, or what it derived them from), for the
  * messages of ds_imp_keep; NULL when the format has no such field. */
@@ -87,6 +103,15 @@ typedef struct ds_import {
     int64_t win_from, win_to;    /* submission window of the result, [from, to) */
     int64_t origin;              /* start of the day of the first submission: written submit = submit - origin */
     int clock_is_unix;           /* times were dates (Unix clock) rather than plain seconds */
+    /* GPU types: the node list's (ngt > 0 once one was read: jobs.csv then has gpu_type, tenants.csv per-type
+     * quotas, and cluster.csv the node types); without one the types jobs ask for are only counted */
+    ds_imp_gtype_t gt[DS_MAX_GPU_TYPES];
+    int32_t ngt;
+    const char *nodes_src;       /* the node list's file */
+    int64_t cpu_nodes;           /* nodes of the list without GPUs, left out */
+    int64_t typed_jobs;          /* kept jobs that ask for particular types */
+    int64_t types_not_kept;      /* jobs whose type request was dropped for want of a node list */
+    int32_t *tquota;             /* per-type quotas (ds_import_type_quotas), NULL without types */
 } ds_import_t;
 
 void ds_import_opts_default(ds_import_opts_t *o);
@@ -131,11 +156,36 @@ int ds_imp_tenant(ds_import_t *im, ds_imp_job_t *j, const char *name, const char
 int ds_imp_tenant_name(const char *name, char *buf, size_t size, const char *path, long line, const char *col,
                        ds_error_t *err);
 
+/* GPU types (import_types.c). A job's type request as the trace writes it -- one type or several joined by '|'
+ * ("V100M16|V100M32"); empty, "nan" or "any" for any type -- into its mask over the node list's types (0 any,
+ * DS_IMP_NO_TYPE when the list has none of them; matched case-insensitively); without a node list 0, counted.
+ * A name with other characters than letters, digits and -_. is an error naming path, line and col. */
+int ds_imp_gtype_mask(ds_import_t *im, const char *spec, const char *path, long line, const char *col, uint32_t *mask,
+                      ds_error_t *err);
+/* Adds one node of the node list: a GPU type name (checked as above), its GPUs (0: a CPU node, counted and left
+ * out), CPUs and MiB (0: unknown). More than DS_MAX_GPU_TYPES types is an error naming path and line. */
+int ds_imp_add_node(ds_import_t *im, const char *type, int64_t gpus, int64_t cpus, int64_t mem_mib, const char *path,
+                    long line, const char *col, ds_error_t *err);
+/* Whether a job of gpus GPUs fits a node type of its mask (one node, or whole nodes of the type). */
+int ds_imp_type_fits(const ds_import_t *im, uint32_t mask, int32_t gpus);
+/* Per-type quotas (im->tquota, ntenants x ngt, row-major; ds_import_quotas calls it when a node list gave
+ * types): each tenant's quota split over the types in proportion to its GPU-time on them (a job that may run on
+ * several types counts on each in proportion to their GPUs; a tenant without jobs by the types' GPUs), largest
+ * remainders so that they sum to its quota; then, as untyped quotas are, raised so that each job fits the
+ * quota of one of its types (partitioned mode runs it there), the tenant's quota becoming their sum. */
+void ds_import_type_quotas(ds_import_t *im);
+/* The node lists: Alibaba GPU 2023's openb_node_list_*.csv (sn,cpu_milli,memory_mib,gpu,model) and Alibaba PAI
+ * 2020's headerless pai_machine_spec.csv (machine,gpu_type,cap_cpu,cap_mem,cap_gpu). Read before the jobs. */
+int ds_import_nodes_alibaba(ds_import_t *im, const char *path, ds_error_t *err);
+int ds_import_nodes_pai(ds_import_t *im, const char *path, ds_error_t *err);
+
 /* The readers; paths as on the command line. */
 int ds_import_helios(ds_import_t *im, const ds_import_opts_t *o, const char *path, int acme, ds_error_t *err);
 int ds_import_philly(ds_import_t *im, const ds_import_opts_t *o, const char *path, ds_error_t *err);
 int ds_import_pai(ds_import_t *im, const ds_import_opts_t *o, const char *job_path, const char *task_path,
                   const char *group_path, ds_error_t *err);
+/* Alibaba GPU 2023 (cluster-trace-gpu-v2023): openb_pod_list_*.csv; tenants are the pods' QoS classes. */
+int ds_import_alibaba(ds_import_t *im, const ds_import_opts_t *o, const char *pod_path, ds_error_t *err);
 /* Reads tenant sizes: Helios cluster_gpu_number.csv (date,vc...,total: GPUs per day; the row of the window's
  * first day is used) or a tenant file as 'simulate --vc-config' takes it. Fills im->quota. */
 int ds_import_read_sizes(ds_import_t *im, const ds_import_opts_t *o, const char *path, ds_error_t *err);

@@ -28,13 +28,19 @@ typedef struct ds_sim_config {
      * signalled, before it leaves them; no other job starts there and it cannot restart before. It resumes
      * from its last checkpoint as of its end. 0: it leaves at once. */
     int64_t grace;
+    /* With a grace: every victim writes a checkpoint on the signal, taking this many s (its progress as of
+     * the signal: nothing is rolled back; the save's GPU-time is lost), then leaves its GPUs. -1 (default):
+     * it does not, and resumes from its last periodic checkpoint; a save longer than the grace does not
+     * finish (the same). */
+    int64_t grace_save;
     int check_invariants;        /* run ds_engine_check after every scheduling pass */
     int keep_series;             /* record the per-cycle time series */
     int keep_events;             /* record every decision (ds_sim_event_t; --out's events.csv) */
     /* The restart rules of the live Slurm cluster deepshared drives (src/sim/restarts.h; 0: off, as the
      * reference simulators): a requeued job restarts only on the GPU indices of its first start, of any
-     * node (Slurm 22.05 keeps the GPU types of a job's first dispatch), and not within requeue_settle
-     * seconds of its requeue (slurmd refuses a start that soon). */
+     * node (1: every job; 2: one-GPU jobs only, deepshared's shard jobs, which Slurm 22.05 starts only on
+     * the index of their first shard), and not within requeue_settle seconds of its requeue (slurmd
+     * refuses a start that soon). */
     int restart_pinned;
     int64_t requeue_settle;
     /* Called after every scheduling pass once its decisions are applied (NULL: none), read-only: the CLI's

@@ -113,6 +113,8 @@ const char *ds_trace_dataset_name(const ds_trace_t *t, const ds_job_t *j);
 /* Reads the node types of a heterogeneous cluster (docs/heterogeneous.md): "gpu_type,nodes,gpus_per_node,
  * cpus_per_node,mem_mib,gmem_mib,weight" (only gpu_type required). Call before the tenants. */
 int ds_trace_read_cluster(ds_trace_t *t, const char *path, ds_error_t *err);
+/* Whether the n bytes at s make a GPU type name: 1 to DS_GTYPE_NAME - 1 letters, digits, '-', '_' or '.'. */
+int ds_gtype_name_ok(const char *s, size_t n);
 /* Adds a node type named in a file or option, checking the name (letters, digits, -_.; not 'any'), duplicates and
  * DS_MAX_GPU_TYPES; its index, or -1 with err naming path, line and field. */
 int32_t ds_trace_new_gtype(ds_trace_t *t, const char *name, const char *path, long line, const char *field, ds_error_t *err);

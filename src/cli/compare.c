@@ -51,7 +51,7 @@ static void help(FILE *f)
             "                      simulations (--gpus-per-node, --pool-nodes), with their --cycle and --window\n"
             "\n"
             "Workload (--trace, --vc-config, --estimates, --coloc, --predictor, --seed, --synth-*), cluster (--mode, --k,\n"
-            "--gpus-per-node, --cpus-per-node, --pool-nodes, --no-cpu-check, --ckpt-default, --grace, --restart-pinned, --requeue-settle, --cycle,\n"
+            "--gpus-per-node, --cpus-per-node, --pool-nodes, --no-cpu-check, --ckpt-default, --grace, --grace-save, --restart-pinned, --requeue-settle, --cycle,\n"
             "--window, --check-invariants) and policy\n"
             "parameters (--NAME VALUE, --config FILE) are those of 'deepshare simulate --help'.\n"
             "\n"

@@ -24,7 +24,12 @@ static void help(FILE *f)
             "  acme trace_seren.csv          Shanghai AI Lab Acme (Seren, Kalos); tenants are users\n"
             "  philly cluster_job_log        Microsoft Philly (msr-fiddle/philly-traces, JSON); tenants are VCs\n"
             "  pai pai_job_table.csv pai_task_table.csv [pai_group_tag_table.csv]\n"
-            "                                Alibaba PAI GPU trace 2020 (headerless CSVs); tenants are users\n"
+            "                                Alibaba PAI GPU trace 2020 (headerless CSVs); tenants are users.\n"
+            "                                With --machines pai_machine_spec.csv each job keeps the GPU type of\n"
+            "                                its largest task (gpu_type)\n"
+            "  alibaba openb_pod_list_*.csv openb_node_list_*.csv\n"
+            "                                Alibaba GPU trace 2023 (cluster-trace-gpu-v2023): pods (num_gpu,\n"
+            "                                gpu_spec, qos) and the nodes' GPU types (model); tenants are QoS classes\n"
             "  gavel SPEEDS.json [PAIRS.json]\n"
             "                                Gavel's throughput tables (MIT): writes DIR/speeds.csv (each workload's\n"
             "                                throughput alone per GPU type, from SPEEDS.json, for --speeds) and\n"
@@ -41,8 +46,9 @@ static void help(FILE *f)
             "                         the GPU-hours divided by X and by the window, in whole nodes, and at least\n"
             "                         its largest job in whole nodes\n"
             "  --gpus-per-node N      node size for quotas (8)\n"
+            "  --machines FILE        pai: pai_machine_spec.csv, the machines' GPU types: jobs keep their type\n"
             "  --tenant-by FIELD      what a tenant is: helios vc|user, acme user|type, philly vc|user,\n"
-            "                         pai user|group|gpu-type (group needs pai_group_tag_table.csv)\n"
+            "                         pai user|group|gpu-type (group needs pai_group_tag_table.csv), alibaba qos\n"
             "  --philly-duration M    sum (default): a job's attempts add up; last: only its last attempt\n"
             "  --from T, --to T       keep jobs submitted at --from or later and before --to; T is a date\n"
             "                         'YYYY-MM-DD[ HH:MM:SS]' (UTC) or seconds on the trace's clock (PAI)\n"
@@ -56,6 +62,12 @@ static void help(FILE *f)
             "Only GPU jobs are imported: the generic format and the simulator model GPU jobs, so CPU-only jobs are\n"
             "always dropped (and counted). Jobs that never ran or had not finished when the trace ends are dropped\n"
             "too. Submit times are written relative to midnight (UTC) of the window's first day.\n"
+            "\n"
+            "GPU types: where a node list gives them (alibaba; pai with --machines), DIR/cluster.csv has the node types\n"
+            "(nodes, GPUs, CPUs, MiB per node of each; a type's nodes modelled alike, with the most GPUs), jobs.csv a\n"
+            "gpu_type column (the types a job may run on, '|'-joined; empty: any) and tenants.csv per-type quotas\n"
+            "(quota_<type>: each tenant's quota split by its GPU-time on each type). Simulate with --cluster\n"
+            "DIR/cluster.csv. A job asking for types no node has, or more GPUs than their nodes hold, is dropped.\n"
             "\n"
             "exit status: 0 written; 1 an input could not be read or is malformed, or no job is left; 2 bad usage.\n");
 }
@@ -99,7 +111,7 @@ static int parse_time_opt(const char *opt, const char *s, int64_t *out, int *dat
 
 static const char *const tenant_fields[][4] = {
     {"helios", "vc", "user", NULL}, {"acme", "user", "type", NULL},
-    {"philly", "vc", "user", NULL}, {"pai", "user", "group", "gpu-type"},
+    {"philly", "vc", "user", NULL}, {"pai", "user", "group", "gpu-type"}, {"alibaba", "qos", NULL, NULL},
 };
 
 static void summary(const ds_import_t *im, const ds_import_opts_t *o, const char *fmt, const char *sizes,
@@ -144,6 +156,23 @@ static void summary(const ds_import_t *im, const ds_import_opts_t *o, const char
         printf("CPUs:         jobs ask for up to %lld CPUs per node, more than simulate's default %d: simulate with\n"
                "              --cpus-per-node %lld (or --no-cpu-check)\n",
                (long long)need, sc.engine.cpus_per_node, (long long)need);
+    if (im->ngt) {
+        printf("GPU types:    from %s (%lld nodes without GPUs left out); %lld jobs ask for particular types\n",
+               im->nodes_src, (long long)im->cpu_nodes, (long long)im->typed_jobs);
+        for (int32_t k = 0; k < im->ngt; k++) {
+            const ds_imp_gtype_t *g = &im->gt[k];
+            printf("              %s: %d nodes x %d GPUs", g->name, g->nodes, g->gpus);
+            if (g->smaller) printf(" (%d nodes have fewer: %lld GPUs listed, modelled as %lld)", g->smaller,
+                                   (long long)g->total_gpus, (long long)g->nodes * g->gpus);
+            printf("\n");
+        }
+        printf("wrote %s/jobs.csv, %s/tenants.csv and %s/cluster.csv (simulate --cluster %s/cluster.csv)\n", out, out,
+               out, out);
+        return;
+    }
+    if (im->types_not_kept)
+        printf("GPU types:    %lld jobs ask for a GPU type, not kept without the machines' types (--machines)\n",
+               (long long)im->types_not_kept);
     printf("wrote %s/jobs.csv and %s/tenants.csv\n", out, out);
 }
 
@@ -185,7 +214,7 @@ int ds_cmd_import(int argc, char **argv)
 {
     ds_import_opts_t o;
     ds_import_opts_default(&o);
-    const char *fmt = NULL, *inputs[4] = {0}, *out = NULL, *sizes = NULL;
+    const char *fmt = NULL, *inputs[4] = {0}, *out = NULL, *sizes = NULL, *machines = NULL;
     int ninputs = 0, dated = 0;
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--", 2) != 0 && strcmp(argv[i], "-h") != 0) {
@@ -213,6 +242,7 @@ int ds_cmd_import(int argc, char **argv)
         int64_t v;
         if (!strcmp(name, "out")) out = val;
         else if (!strcmp(name, "vc-sizes") || !strcmp(name, "quotas")) sizes = val;
+        else if (!strcmp(name, "machines")) machines = val;
         else if (!strcmp(name, "load")) {
             if (ds_parse_f64("--load", val, 0.01, 100, &o.load)) return 2;
         } else if (!strcmp(name, "gpus-per-node")) {
@@ -244,21 +274,27 @@ int ds_cmd_import(int argc, char **argv)
         }
     }
     if (!fmt) {
-        fprintf(stderr, "deepshare import: which format? helios, acme, philly or pai (see --help)\n");
+        fprintf(stderr, "deepshare import: which format? helios, acme, philly, pai or alibaba (see --help)\n");
         return 2;
     }
     if (!strcmp(fmt, "gavel")) return import_gavel(ninputs, inputs, out);
     int f = -1;
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 5; k++)
         if (!strcmp(fmt, tenant_fields[k][0])) f = k;
     if (f < 0) {
-        fprintf(stderr, "deepshare import: unknown format '%s' (helios, acme, philly or pai)\n", fmt);
+        fprintf(stderr, "deepshare import: unknown format '%s' (helios, acme, philly, pai or alibaba)\n", fmt);
         return 2;
     }
-    int want_min = f == 3 ? 2 : 1, want_max = f == 3 ? 3 : 1;
+    int want_min = f == 3 || f == 4 ? 2 : 1, want_max = f == 3 ? 3 : f == 4 ? 2 : 1;
     if (ninputs < want_min || ninputs > want_max) {
         fprintf(stderr, "deepshare import: %s takes %s (see --help)\n", fmt,
-                f == 3 ? "pai_job_table.csv pai_task_table.csv [pai_group_tag_table.csv]" : "one input file");
+                f == 3   ? "pai_job_table.csv pai_task_table.csv [pai_group_tag_table.csv]"
+                : f == 4 ? "openb_pod_list_*.csv openb_node_list_*.csv"
+                         : "one input file");
+        return 2;
+    }
+    if (machines && f != 3) {
+        fprintf(stderr, "deepshare import: --machines is pai's machine list (alibaba's node list is its second input)\n");
         return 2;
     }
     if (!out) {
@@ -270,8 +306,8 @@ int ds_cmd_import(int argc, char **argv)
         for (int k = 1; k < 4 && tenant_fields[f][k]; k++) ok |= !strcmp(o.tenant_by, tenant_fields[f][k]);
         if (!ok) {
             fprintf(stderr, "deepshare import: option --tenant-by: '%s' is not one of %s%s%s%s%s for %s\n", o.tenant_by,
-                    tenant_fields[f][1], ", ", tenant_fields[f][2], tenant_fields[f][3] ? ", " : "",
-                    tenant_fields[f][3] ? tenant_fields[f][3] : "", fmt);
+                    tenant_fields[f][1], tenant_fields[f][2] ? ", " : "", tenant_fields[f][2] ? tenant_fields[f][2] : "",
+                    tenant_fields[f][3] ? ", " : "", tenant_fields[f][3] ? tenant_fields[f][3] : "", fmt);
             return 2;
         }
     }
@@ -286,7 +322,13 @@ int ds_cmd_import(int argc, char **argv)
     int rc;
     if (f == 0 || f == 1) rc = ds_import_helios(&im, &o, inputs[0], f == 1, &err);
     else if (f == 2) rc = ds_import_philly(&im, &o, inputs[0], &err);
-    else rc = ds_import_pai(&im, &o, inputs[0], inputs[1], inputs[2], &err);
+    else if (f == 3) {
+        rc = machines ? ds_import_nodes_pai(&im, machines, &err) : DS_OK;
+        if (!rc) rc = ds_import_pai(&im, &o, inputs[0], inputs[1], inputs[2], &err);
+    } else {
+        rc = ds_import_nodes_alibaba(&im, inputs[1], &err);
+        if (!rc) rc = ds_import_alibaba(&im, &o, inputs[0], &err);
+    }
     if (!rc && dated && !im.clock_is_unix) {
         /* a date against a clock of plain seconds would silently select nothing or everything */
         fprintf(stderr, "deepshare import: --from/--to: %s's clock is seconds, not dates (PAI's clock is seconds "

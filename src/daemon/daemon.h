@@ -26,7 +26,8 @@ typedef struct dslot {
     double t_run_wall;      /* wall seconds the daemon first saw its current run running, 0 unknown (adopted) */
     uint8_t undo;           /* started by the engine on a colocation Slurm cannot do */
     uint8_t pass_hold;      /* its start was taken back in this pass: held until the pass ends */
-    int8_t npin;            /* GPU indices pinned at its first dispatch (Slurm 22.05 cannot re-pin) */
+    int8_t npin;            /* GPU indices pinned at its last dispatch (a shard job's for life: Slurm 22.05
+                               cannot start it on another index) */
     int8_t pin[SL_MAX_GPUS];
     double t_dispatch;      /* monotonic seconds of the last dispatch, 0 none */
     double t_seen;          /* monotonic seconds the daemon first saw the job (its queued line) */
@@ -176,6 +177,7 @@ typedef struct daemon {
     int32_t nheld;          /* pending jobs held out of the policy's view at the last pass (ds_engine_hold) */
     int64_t bounces;        /* dispatches taken back to staging (never started, or onto a held GPU) */
     int64_t shard_moves;    /* shard dispatches moved off (or onto the whole of) a GPU without shards */
+    int64_t repins;         /* dispatches of a whole-GPU job onto other GPU indices than its last (pins sent anew) */
     int64_t ended_before_requeue; /* preemptions not sent: the job had ended in Slurm (it would run again) */
     double lat_bounds[D_LAT_BUCKETS];
     int64_t lat_count[D_LAT_BUCKETS + 1];

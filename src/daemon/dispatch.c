@@ -9,6 +9,13 @@
 #include <string.h>
 #include <time.h>
 
+/* Whether a job may start only on the GPU indices of its first dispatch: a shard job. Slurm 22.05 takes a
+ * shard job's GRES cleared and typed anew (shard:gM:1) but never starts it on another index (seen on the
+ * local cluster: pending, reason Resources, on an idle node), so it restarts on its first index (of any
+ * node). A whole-GPU job's pins are cleared and sent again where the engine puts it (it then runs there),
+ * so a requeued whole-GPU job restarts on any free GPUs. */
+static int pinned_for_life(const dslot_t *sl) { return sl->npin > 0 && sl->shareable; }
+
 /* A colocation Slurm can honour: every resident of the job's GPUs runs on a shard. */
 static int coloc_ok(const daemon_t *d, int32_t j)
 {
@@ -24,7 +31,7 @@ static int coloc_ok(const daemon_t *d, int32_t j)
 }
 
 /* Moves an unshared start to n GPUs of some node that hold nothing but this job and where Slurm would
- * start it (its pinned indices when it has them); 1 when moved (node and idx updated). */
+ * start it (its indices when it is pinned for life); 1 when moved (node and idx updated). */
 static int move_where_slurm_starts(daemon_t *d, int32_t j, int32_t *node, int *idx, int n, const char *why)
 {
     ds_engine_t *e = d->e;
@@ -34,7 +41,7 @@ static int move_where_slurm_starts(daemon_t *d, int32_t j, int32_t *node, int *i
         int32_t tgt[SL_MAX_GPUS];
         int c2[SL_MAX_GPUS], k = 0;
         for (int c = 0; c < e->nodes[m].ngpus && k < n; c++) {
-            if (sl->npin) {
+            if (pinned_for_life(sl)) {
                 int pinned = 0;
                 for (int i = 0; i < sl->npin; i++) pinned |= sl->pin[i] == c;
                 if (!pinned) continue;
@@ -130,9 +137,9 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
     int32_t node = ds_engine_gpu(e, g[0])->node;
     for (int i = 0; i < n; i++) idx[i] = g[i] - e->nodes[node].gpu0;
     dslot_t *sl = &d->slot[j];
-    if (sl->npin > 0) {
-        /* Slurm 22.05 keeps the GPU types of a job's first dispatch: it can run again only on the same
-         * GPU indices (of any node). Move it there on the chosen node when those GPUs are free. */
+    if (pinned_for_life(sl)) {
+        /* a shard job can run again only on the GPU index of its first dispatch (of any node): move it
+         * there on the chosen node when that GPU is free */
         int same = sl->npin == n;
         for (int i = 0; same && i < n; i++) same = sl->pin[i] == idx[i];
         if (!same) {
@@ -158,6 +165,10 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
         }
     }
     if (!place_where_slurm_starts(d, j, &node, idx, n)) return;
+    /* a whole-GPU job pinned before and sent onto other indices now: its pins are cleared and sent anew */
+    int same = sl->npin == n;
+    for (int i = 0; same && i < n; i++) same = sl->pin[i] == idx[i];
+    int repin = sl->npin > 0 && !same && !pinned_for_life(sl);
     int be = ds_engine_job(e, j)->klass == DS_CLASS_BE;
     /* GPUs typed by model: n GPUs of the node's type, which Slurm picks (no pin) */
     const char *gtype = d->typed ? d->tname[d->node_type[node]] : NULL;
@@ -168,13 +179,13 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
         off += (size_t)snprintf(ac + off, sizeof ac - off, "%s%d", i ? "," : "", idx[i]);
     /* the fencing epoch of the leader that sent it (a deposed leader's late dispatch is told apart by it) */
     if (d->lease.epoch && off < sizeof ac) snprintf(ac + off, sizeof ac - off, " epoch=%lld", (long long)d->lease.epoch);
-    /* a GRES asked at submit must go before the pin; a typed request goes every time (22.05 would add the
-     * new one to the one left from an earlier dispatch) */
-    int clear = (sl->npin == 0 || gtype) && sj && (sj->untyped_gpus > 0 || sj->gres_gpus > 0);
+    /* a GRES asked at submit, or the pins of an earlier dispatch elsewhere, must go before the pin; a typed
+     * request goes every time: 22.05 adds a new GRES request to the one a job has */
+    int clear = repin || ((sl->npin == 0 || gtype) && sj && (sj->untyped_gpus > 0 || sj->gres_gpus > 0));
     double t0 = daemon_now_mono();
-    /* the GPU types go to Slurm once in a job's life: a second update adds to the first (22.05) */
+    /* pins the job has already (the same indices, or a shard job's for life) are not sent again */
     if (sl_dispatch(d->slot[j].id, be ? d->cfg.be_partition : d->cfg.g_partition, d->nodes[node].name, idx,
-                    sl->npin && !gtype ? 0 : n, d->slot[j].shareable, gtype, clear, sj && sj->num_tasks == 0, ac,
+                    sl->npin && !gtype && !repin ? 0 : n, d->slot[j].shareable, gtype, clear, sj && sj->num_tasks == 0, ac,
                     be ? 10000 : 20000, err, sizeof err)) {
         d->errors++;
         snprintf(d->slot[j].why, sizeof d->slot[j].why, "last dispatch failed: %.120s", err);
@@ -199,7 +210,8 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
     d->slot[j].t_decided = d->t_pass;
     if (!sl->whole) d->slot[j].why[0] = 0;
     sl->why_logged = 0;
-    if (sl->npin == 0 && !gtype) {
+    if ((sl->npin == 0 || repin) && !gtype) {
+        if (repin) d->repins++;
         sl->npin = (int8_t)n;
         for (int i = 0; i < n; i++) sl->pin[i] = (int8_t)idx[i];
     }
@@ -299,9 +311,9 @@ static void log_wait(daemon_t *d, int32_t j, const char *what)
     dlog(1, "job %u: %s, waits: %s", sl->id, what, sl->why[0] ? sl->why : "(no reason recorded)");
 }
 
-/* A pinned job (Slurm 22.05 restarts it only on the GPU indices of its first start) can start only where
- * those indices are free, or, for a one-GPU shard job, shared with one shard job: somewhere now? When
- * not, refused gets the last reason a GPU refused it (gpu_refuses), if any. */
+/* A shard job pinned for life (Slurm 22.05 restarts it only on the GPU index of its first start) can start
+ * only where that index is free, or shared with one shard job: somewhere now? When not, refused gets the
+ * last reason a GPU refused it (gpu_refuses), if any. */
 static int pins_open(daemon_t *d, int32_t j, char *refused, size_t n)
 {
     const ds_engine_t *e = d->e;
@@ -350,7 +362,7 @@ static void hold_unstartable(daemon_t *d)
             hold = 1;
             snprintf(sl->why, sizeof sl->why, "Slurm refused its dispatch %d times in a row: held out of the policy's "
                      "pass for %.0f s more", D_FAILS_HOLD, sl->t_hold_until - mono);
-        } else if (sl->npin > 0 && !pins_open(d, j, refused, sizeof refused)) {
+        } else if (pinned_for_life(sl) && !pins_open(d, j, refused, sizeof refused)) {
             hold = 1;
             if (refused[0]) snprintf(sl->why, sizeof sl->why, "%s", refused);
             else

@@ -238,6 +238,9 @@ char *daemon_metrics(daemon_t *d)
     counter(&b, "deepshare_shard_moves_total",
             "Shard dispatches kept off a GPU without shards: moved to another GPU, or given the whole GPU.",
             d->shard_moves);
+    counter(&b, "deepshare_repins_total",
+            "Dispatches of a whole-GPU job onto other GPU indices than its last dispatch's (its pins cleared and sent anew).",
+            d->repins);
     counter(&b, "deepshare_preemptions_total", "Jobs requeued by deepshared (best effort only).", d->requeues);
     head(&b, "deepshare_progress_reports_total", "counter",
          "Progress reports POSTed to /api/progress, by answer (taken, or why refused).");

@@ -1,6 +1,8 @@
 /* restarts.c: the live Slurm cluster's restart rules in the simulator -- a requeued job restarts only on the
- * GPU indices of its first start, and not within a settle time of its requeue -- carried out as deepshared
- * carries them out (hold, move, take back), so that a simulated schedule pays what a live one pays. */
+ * GPU indices of its first start (every job, pinned = 1; one-GPU jobs only, pinned = 2: deepshared's shard
+ * jobs, since it sends a whole-GPU job's pins anew), and not within a settle time of its requeue -- carried
+ * out as deepshared carries them out (hold, move, take back), so that a simulated schedule pays what a live
+ * one pays. */
 #include "restarts.h"
 
 #include "deepshare/common.h"
@@ -161,8 +163,9 @@ int32_t sim_restarts_check(sim_restarts_t *r, ds_engine_t *e, int64_t now)
         int ok = !settling(r, j, now);
         if (ok && r->pinned) {
             if (r->npin[j] == 0) {
-                /* its first start: the indices Slurm will keep (a job over R_MAX_PIN GPUs stays unpinned) */
-                if (s->nplaced <= R_MAX_PIN) {
+                /* its first start: the indices Slurm will keep (a job over R_MAX_PIN GPUs stays unpinned;
+                 * with pinned = 2 only a one-GPU job, deepshared's shard job, is pinned for life) */
+                if (s->nplaced <= R_MAX_PIN && (r->pinned == 1 || s->nplaced == 1)) {
                     int16_t idx[R_MAX_PIN];
                     int32_t n = indices_of(e, j, idx);
                     if (r->npool + n > r->cappool) {

@@ -7,8 +7,10 @@
 
 #include <stdint.h>
 
-/* Slurm 22.05 keeps a job's GPU types (deepshared's one type per GPU index) from its first dispatch, so a
- * requeued job restarts only on the GPU indices of its first start, of any node (pinned); and a start
+/* Slurm 22.05 starts a shard job only on the GPU index (deepshared's one type per GPU index) of its first
+ * dispatch, so a requeued one restarts only there, of any node (pinned = 2: one-GPU jobs only, as deepshared
+ * since it sends a whole-GPU job's pins anew at each dispatch; pinned = 1: every job, as deepshared did
+ * before, pinning every job once in its life); and a start
  * within settle seconds of a requeue would be refused, so the job waits that long. The driver holds what
  * cannot start (ds_engine_hold), moves a start onto its pinned indices, and takes back what it cannot
  * move: what deepshared does (src/daemon/dispatch.c). */

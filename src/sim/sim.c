@@ -19,6 +19,14 @@ void ds_sim_config_default(ds_sim_config_t *c)
     c->noise_sigma = 0.05;
     c->seed = 1;
     c->keep_series = 1;
+    c->grace_save = -1;
+}
+
+/* How long a victim signalled at a grace holds its GPUs: its save when it finishes in the grace, else the
+ * whole grace. */
+static int64_t grace_hold_for(const ds_sim_config_t *c)
+{
+    return c->grace_save >= 0 && c->grace_save <= c->grace ? c->grace_save : c->grace;
 }
 
 typedef struct ev {
@@ -248,7 +256,7 @@ static int32_t take_back(sim_t *s, int64_t t)
         int32_t j = dec[i].job;
         if (dec[i].type == DS_DEC_START) s->fresh[j] = 1;
         if (dec[i].type != DS_DEC_PREEMPT || s->fresh[j] || s->tstart[j] >= t) continue;
-        int64_t end = t + s->cfg->grace;
+        int64_t end = t + grace_hold_for(s->cfg);
         for (int32_t k = 0; k < s->trace->jobs[j].gpus; k++) {
             int32_t g = s->jg[e->jgpu_off[j] + k];
             s->gpu_until[g] = DS_MAX(s->gpu_until[g], end);
@@ -303,20 +311,24 @@ static void apply(sim_t *s, ds_sim_result_t *res, int64_t now)
         } else if (d->type == DS_DEC_PREEMPT) {
             /* With a grace the victim runs on, signalled, on its GPUs until `end` (no other job starts there,
              * take_back); a run that began in this very pass leaves at once. */
-            int64_t end = s->cfg->grace > 0 && s->tstart[j] < now ? now + s->cfg->grace : now; /* (take_back) */
-            advance(s, j, end);
+            int graced = s->cfg->grace > 0 && s->tstart[j] < now;
+            int64_t end = graced ? now + grace_hold_for(s->cfg) : now; /* (take_back) */
+            /* A victim that saves on the signal keeps its progress as of the signal and makes none while it
+             * writes: its GPUs are held for the save, nothing is rolled back */
+            int saves = graced && s->cfg->grace_save >= 0 && s->cfg->grace_save <= s->cfg->grace;
+            advance(s, j, saves ? now : end);
             /* It resumes from its last checkpoint: with an interval c it checkpointed every c s of this run,
              * so the work of the last (run mod c) s is done again (pro rata: the run's rate may have varied);
              * with none known, progress is kept whole, as in the reference simulators. */
             int64_t c = ds_engine_ckpt_interval(e, j), run = end - s->tstart[j];
             double done = DS_MAX(0.0, s->left_start[j] - s->left[j]);
-            double lost = c > 0 && run > 0 ? done * (double)(run % c) / (double)run : 0.0;
+            double lost = c > 0 && run > 0 && !saves ? done * (double)(run % c) / (double)run : 0.0;
             int32_t oh = ds_engine_restart_overhead(e, j);
             if (s->left[j] <= 0) lost = 0, oh = 0; /* its work ended in the grace: nothing to do again */
-            double g = (double)s->trace->jobs[j].gpus;
+            double g = (double)s->trace->jobs[j].gpus, held = saves ? (double)(end - now) : 0.0;
             s->left[j] += lost + oh;
             res->rollback_gpu_hours += lost * g / 3600.0;
-            res->lost_gpu_hours += (lost + oh) * g / 3600.0;
+            res->lost_gpu_hours += (lost + oh + held) * g / 3600.0;
             s->ver[j]++; /* cancels its completion */
         }
     }

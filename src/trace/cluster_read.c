@@ -9,19 +9,19 @@
 
 /* A type name is what a job's gpu_type column and a tenant file's quota_<type> header carry: letters,
  * digits and -_. only, so that it survives CSV headers, Slurm GRES strings and JSON unchanged. */
-static int name_ok(const char *s)
+int ds_gtype_name_ok(const char *s, size_t n)
 {
-    if (!*s || strlen(s) >= DS_GTYPE_NAME) return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '-' ||
-              *s == '_' || *s == '.'))
+    if (n == 0 || n >= DS_GTYPE_NAME) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+              s[i] == '-' || s[i] == '_' || s[i] == '.'))
             return 0;
     return 1;
 }
 
 int32_t ds_trace_new_gtype(ds_trace_t *t, const char *name, const char *path, long line, const char *field, ds_error_t *err)
 {
-    if (!name_ok(name)) {
+    if (!ds_gtype_name_ok(name, strlen(name))) {
         ds_error_set(err, path, line, field, "'%s' is not a GPU type name (1-%d letters, digits, '-', '_' or '.')", name,
                      DS_GTYPE_NAME - 1);
         return -1;

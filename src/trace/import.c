@@ -26,6 +26,7 @@ void ds_import_free(ds_import_t *im)
 {
     free(im->jobs);
     free(im->quota);
+    free(im->tquota);
     free(im->active);
     ds_strtab_free(&im->tenants);
     ds_strtab_free(&im->users);
@@ -63,7 +64,8 @@ int ds_imp_state_parse(const char *s)
 const char *ds_imp_drop_name(int d)
 {
     static const char *const n[DS_DROP_N] = {"CPU-only", "never ran or unfinished", "state not in --states",
-                                             "shorter than --min-duration", "outside the time window"};
+                                             "shorter than --min-duration", "outside the time window",
+                                             "GPU types no node of the node list has (or more GPUs than their nodes hold)"};
     return d >= 0 && d < DS_DROP_N ? n[d] : "?";
 }
 
@@ -114,6 +116,7 @@ int ds_imp_keep(ds_import_t *im, const ds_import_opts_t *o, const ds_imp_job_t *
     if (j->gpus <= 0) why = DS_DROP_CPU_ONLY;
     else if (!(o->states & (1u << j->state))) why = DS_DROP_STATE;
     else if (j->duration < o->min_duration) why = DS_DROP_SHORT;
+    else if (!ds_imp_type_fits(im, j->gmask, j->gpus)) why = DS_DROP_GTYPE;
     if (why >= 0) {
         im->dropped[why]++;
         return 0;
@@ -142,6 +145,7 @@ int ds_imp_keep(ds_import_t *im, const ds_import_opts_t *o, const ds_imp_job_t *
         return DS_EINVAL;
     }
     *ds_import_add(im) = *j;
+    im->typed_jobs += j->gmask != 0;
     return 1;
 }
 
@@ -353,6 +357,7 @@ int ds_import_quotas(ds_import_t *im, const ds_import_opts_t *o, ds_error_t *err
     }
     free(maxg);
     free(gsec);
+    if (im->ngt) ds_import_type_quotas(im);
     /* simulate's tenant limits, named at the first job of the tenant beyond them */
     int32_t count = 0;
     for (int32_t t = 0; t < n; t++) count += im->active[t];

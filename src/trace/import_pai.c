@@ -18,6 +18,7 @@ typedef struct pai_job {
     double gpu_pct, cpu_pct, top_gpu;
     int64_t tstart, tend;
     int32_t gpu_type;         /* index into pai_t.types of its largest task's GPU type, -1 none yet */
+    long type_line;           /* that task's line in pai_task_table */
 } pai_job_t;
 
 typedef struct pai {
@@ -142,6 +143,7 @@ static int task_row(ds_import_t *im, pai_t *p, const ds_csv_t *c, ds_error_t *er
     if (inst * gpu > pj->top_gpu || pj->gpu_type < 0 || !p->types.s[pj->gpu_type][0]) {
         if (inst * gpu > pj->top_gpu) pj->top_gpu = inst * gpu;
         pj->gpu_type = ds_strtab_intern(&p->types, c->fields[9]);
+        pj->type_line = c->line;
     }
     if (!has_s || !has_e) pj->unfinished = 1;
     else {
@@ -236,7 +238,11 @@ int ds_import_pai(ds_import_t *im, const ds_import_opts_t *o, const char *job_pa
         static const ds_imp_cols_t cols = {"plan_gpu (inst_num x plan_gpu of its tasks)",
                                            "plan_cpu (inst_num x plan_cpu of its tasks)",
                                            "end_time (first task start to last task end)"};
-        int r = ds_imp_tenant(im, &j, tn, job_path, pj->line, by, err);
+        /* the GPU type of its largest task: kept as the type it asks for where a machine list gives the types */
+        int r = pj->gpu_type >= 0 ? ds_imp_gtype_mask(im, p.types.s[pj->gpu_type], task_path, pj->type_line, "gpu_type",
+                                                      &j.gmask, err)
+                                  : DS_OK;
+        if (!r) r = ds_imp_tenant(im, &j, tn, job_path, pj->line, by, err);
         if (!r) r = ds_imp_keep(im, o, &j, job_path, &cols, err);
         if (r < 0 && (rc = ds_imp_bad_row(im, o, r, err))) break;
     }

@@ -43,12 +43,16 @@ static inline void fz_import_rest(ds_import_t *im, const ds_import_opts_t *o, in
     if (rc == DS_OK && sizes) rc = ds_import_read_sizes(im, o, sizes, &err);
     if (rc == DS_OK) rc = ds_import_quotas(im, o, &err);
     if (rc == DS_OK && ds_import_write(im, o, fz_dir(), &err) == DS_OK) {
-        char tn[256], jb[256];
+        char tn[256], jb[256], cl[256];
         snprintf(tn, sizeof tn, "%s/tenants.csv", fz_dir());
         snprintf(jb, sizeof jb, "%s/jobs.csv", fz_dir());
+        snprintf(cl, sizeof cl, "%s/cluster.csv", fz_dir());
         ds_trace_t t;
         ds_trace_init(&t);
-        if (ds_trace_read_tenants(&t, tn, o->gpus_per_node, &err) || ds_trace_read_jobs(&t, jb, &err)) abort();
+        /* a node list's types: cluster.csv first, as 'simulate --cluster' reads it */
+        if ((im->ngt && ds_trace_read_cluster(&t, cl, &err)) || ds_trace_read_tenants(&t, tn, o->gpus_per_node, &err) ||
+            ds_trace_read_jobs(&t, jb, &err))
+            abort();
         /* small clusters only: the engine allocates every GPU (the CPU check is the summary's advice) */
         if (ds_trace_total_quota(&t) <= 65536) {
             for (int mode = 0; mode < 2; mode++) {

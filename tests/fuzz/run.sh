@@ -12,7 +12,7 @@ build=${DS_FUZZ_BUILD:-"$root/build-fuzz"}
 command -v clang >/dev/null || { echo "run.sh: clang is needed (bash scripts/deps.sh installs it)" >&2; exit 1; }
 CC=clang cmake -S "$root" -B "$build" -DDS_FUZZ=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j"${DS_FUZZ_JOBS:-2}" >/dev/null
-targets=(tenants jobs estimates lucid coloc model config dconfig journal cluster speeds gavel comment helios philly pai observed usage)
+targets=(tenants jobs estimates lucid coloc model config dconfig journal cluster speeds gavel comment helios philly pai alibaba observed usage)
 # inputs go through a scratch file per target: keep it in memory where the box allows
 [ -z "${TMPDIR:-}" ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}

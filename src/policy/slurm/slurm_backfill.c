@@ -178,16 +178,17 @@ static slm_key_t eff_key(slm_state_t *s, int mode, int32_t g, int32_t n)
     return k;
 }
 
-/* Earliest start of a single-node job of g GPUs: the best unreserved node (one tree query), then every
- * reserved node with its reservations in the way. Writes the node. */
-static int64_t start_single(slm_state_t *s, int32_t p, int32_t g, int64_t L, int mode, int64_t now, int32_t *node)
+/* Earliest start of a single-node job of g GPUs on nodes [lo, hi): the best unreserved node (one tree
+ * query), then every reserved node with its reservations in the way. Writes the node. */
+static int64_t start_single(slm_state_t *s, int32_t p, int32_t g, int64_t L, int mode, int64_t now, int32_t lo,
+                            int32_t hi, int32_t *node)
 {
-    const ds_part_t *DP = &s->e->parts[p];
-    int32_t lo = DP->node0, hi = DP->node0 + DP->nnodes;
     slm_key_t k = slm_nodes_min_unreserved(s, mode, g, lo, hi, NULL, 0);
+    int32_t r0 = 0; /* the reserved nodes from lo */
+    while (r0 < s->nrnodes && s->rnodes[r0] < lo) r0++;
     if (k.job == -1 && !mode) { /* free GPUs somewhere the engine said no to: look at each such node */
         k = SLM_KEY_NONE;
-        for (int32_t n = lo, r = 0; n < hi; n++) {
+        for (int32_t n = lo, r = r0; n < hi; n++) {
             if (r < s->nrnodes && s->rnodes[r] == n) {
                 r++;
                 continue;
@@ -199,7 +200,7 @@ static int64_t start_single(slm_state_t *s, int32_t p, int32_t g, int64_t L, int
     int64_t best = -1;
     *node = -1;
     if (k.job != INT32_MAX) best = batch_start(s, p, k, mode, now), *node = k.node;
-    for (int32_t i = 0; i < s->nrnodes; i++) {
+    for (int32_t i = r0; i < s->nrnodes && s->rnodes[i] < hi; i++) {
         int32_t n = s->rnodes[i];
         slm_key_t x = eff_key(s, mode, g, n);
         if (x.job == INT32_MAX || (best >= 0 && x.end > best)) continue; /* its start is at least its key's end */
@@ -247,13 +248,13 @@ static void sort_i64(int64_t *v, int32_t n)
     }
 }
 
-/* Earliest start of a job over whole nodes: the usable unreserved nodes by their "wholly free" keys (the
- * whole smallest, and one more or a remainder node), then reserved nodes that could make it earlier. */
+/* Earliest start of a job over whole nodes of [lo, hi): the usable unreserved nodes by their "wholly free"
+ * keys (the whole smallest, and one more or a remainder node), then reserved nodes that could make it
+ * earlier. */
 static int64_t start_multi(slm_state_t *s, int32_t p, int32_t whole, int32_t rem, int64_t L, int mode, int64_t now,
-                           int32_t *nodes, int32_t *nn)
+                           int32_t lo, int32_t hi, int32_t *nodes, int32_t *nn)
 {
-    const ds_part_t *DP = &s->e->parts[p];
-    int32_t lo = DP->node0, hi = DP->node0 + DP->nnodes, gpn = s->e->cfg.gpus_per_node;
+    int32_t gpn = s->e->cfg.gpus_per_node;
     int32_t *ex = s->skip2, nex = 0, nu = 0; /* unreserved nodes already taken as candidates */
     slm_key_t *uk = s->ukeys; /* the unreserved candidates, in key order */
     int32_t need = whole + (rem ? 1 : 0);
@@ -291,6 +292,7 @@ static int64_t start_multi(slm_state_t *s, int32_t p, int32_t whole, int32_t rem
     int32_t *rl = s->skip, nrl = 0; /* the reserved nodes with a will-run start (rbf, rbr by this list) */
     for (int32_t i = 0; i < s->nrnodes; i++) {
         int32_t n = s->rnodes[i];
+        if (n < lo || n >= hi) continue;
         int64_t f = -1, r = -1;
         slm_key_t x = eff_key(s, mode, gpn, n);
         if (x.job != INT32_MAX && x.end < bound) {
@@ -380,12 +382,22 @@ static int plan(ds_engine_t *e, slm_state_t *s, int32_t j, int32_t p, int64_t no
         return r;
     }
     slm_nodes_flush(s, now);
-    int64_t st;
-    if (!whole) {
-        st = start_single(s, p, g, L, mode, now, &nodes[0]);
-        nn = st >= 0 ? 1 : 0;
-    } else {
-        st = start_multi(s, p, whole, rem, L, mode, now, nodes, &nn);
+    /* the node ranges it may take (one on a cluster of one GPU type): the earliest start over them, ties to
+     * the first */
+    int32_t lo[DS_MAX_GPU_TYPES], hi[DS_MAX_GPU_TYPES], nr = slm_ranges(s, j, p, whole > 0, lo, hi);
+    int64_t st = -1;
+    for (int32_t i = 0; i < nr; i++) {
+        int32_t tn[4096], tnn = 0;
+        int64_t t;
+        if (!whole) {
+            t = start_single(s, p, g, L, mode, now, lo[i], hi[i], &tn[0]);
+            tnn = t >= 0 ? 1 : 0;
+        } else {
+            t = start_multi(s, p, whole, rem, L, mode, now, lo[i], hi[i], tn, &tnn);
+        }
+        if (t < 0 || tnn == 0 || (st >= 0 && t >= st)) continue;
+        st = t, nn = tnn;
+        memcpy(nodes, tn, (size_t)tnn * sizeof *nodes);
     }
     if (st < 0 || nn == 0 || st > now + s->cfg.bf_window) return PLAN_NONE;
     if (st <= now) st = now + 1; /* it fits now only where the engine said no: the next second, at best */

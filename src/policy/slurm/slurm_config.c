@@ -64,8 +64,15 @@ static const param_t params[] = {
      "--time is in minutes; live: whole wall minutes at x60 = 3600", "time limits are rounded up to this many seconds"},
     {"slurm-grp-tres", P_BOOL, F(grp_tres), 0, 1, {"1", "0"}, "GrpTRES=gres/gpu=<quota>, AccountingStorageEnforce=limits",
      "each account may hold at most its quota of GPUs in running jobs"},
+    {"slurm-grp-tres-types", P_BOOL, F(grp_tres_types), 0, 1, {"1", "0"},
+     "GrpTRES=gres/gpu:<type>=<quota of the type>, AccountingStorageTRES=gres/gpu:<type>",
+     "several GPU types: a job naming a type may start only while its account's GPUs of that type (every job's) "
+     "stay within its quota of the type (with --slurm-grp-tres)"},
     {"slurm-route", P_BOOL, F(route), 0, 1, {"0", "1"}, "JobSubmitPlugins=lua (job_submit.lua)",
      "a job whose account's GPUs in QOS normal (pending or running, itself included) exceed the quota goes to QOS borrow"},
+    {"slurm-route-types", P_BOOL, F(route_types), 0, 1, {"1", "1"}, "job_submit.lua reading the request's GRES type",
+     "several GPU types: a job naming a type also goes to QOS borrow when the account's QOS-normal GPUs named that type "
+     "(itself included) exceed its quota of the type (with --slurm-route)"},
     {"slurm-preempt", P_BOOL, F(preempt), 0, 1, {"0", "1"}, "PreemptType=preempt/qos, PreemptMode=REQUEUE (Slurm: none, OFF)",
      "QOS normal preempts QOS borrow by requeue"},
     {"slurm-grace-time", P_I64, F(grace_time), 0, 1e7, {"0", "0"}, "GraceTime of QOS borrow (Slurm: 0)",
@@ -136,8 +143,9 @@ void slm_config_default(slm_config_t *c, int variant)
     }
 }
 
-int slm_config_set(slm_config_t *c, const char *key, const char *value, ds_error_t *err)
+int slm_config_set(void *config, const char *key, const char *value, ds_error_t *err)
 {
+    slm_config_t *c = config;
     char k[64];
     norm(k, sizeof k, key);
     for (size_t i = 0; i < NPARAMS; i++)
@@ -153,3 +161,10 @@ void slm_config_help(FILE *f, int variant)
 }
 
 void slm_config_free(void *config) { free(config); }
+
+void *slm_config_new(int variant)
+{
+    slm_config_t *c = ds_xmalloc(sizeof *c);
+    slm_config_default(c, variant);
+    return c;
+}

@@ -97,11 +97,21 @@ static int32_t pair_get(pairmap_t *m, int64_t key, int32_t *n)
     }
 }
 
-int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
+int slm_init(ds_engine_t *e, const void *config, int variant, void **state, ds_error_t *err)
 {
     const ds_trace_t *t = e->trace;
+    /* Several GPU types (slurm_types.c): the model's node trees and will-run slots are by GPUs per node, so
+     * the types must share a node size (Slurm itself has no such bound). */
+    for (int32_t ty = 0; e->ntypes > 1 && ty < e->ntypes; ty++)
+        if (ds_engine_type_gpus_per_node(e, ty) != e->cfg.gpus_per_node) {
+            ds_error_set(err, NULL, 0, NULL, "%s on several GPU types needs nodes of one size (%s nodes have %d GPUs, "
+                         "others %d)", e->ops->name, t->gtypes[ty].name, ds_engine_type_gpus_per_node(e, ty),
+                         e->cfg.gpus_per_node);
+            return DS_EINVAL;
+        }
     slm_state_t *s = ds_xcalloc(1, sizeof *s);
-    s->cfg = *(const slm_config_t *)config;
+    if (config) s->cfg = *(const slm_config_t *)config;
+    else slm_config_default(&s->cfg, variant);
     s->e = e;
     int32_t nj = t->njobs;
     size_t n = (size_t)(nj ? nj : 1);
@@ -168,6 +178,13 @@ int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
     s->ten_run = ds_xcalloc(nt, sizeof *s->ten_run);
     s->ten_normal = ds_xcalloc(nt, sizeof *s->ten_normal);
     s->ten_quota = ds_xcalloc(nt, sizeof *s->ten_quota);
+    s->typed = e->ntypes > 1;
+    if (s->typed) {
+        s->ten_run_t = ds_xcalloc(nt * (size_t)e->ntypes, sizeof *s->ten_run_t);
+        s->ten_normal_t = ds_xcalloc(nt * (size_t)e->ntypes, sizeof *s->ten_normal_t);
+        s->jtype = ds_xmalloc(n);
+        memset(s->jtype, -1, n);
+    }
     s->nparts = e->nparts;
     s->parts = ds_xcalloc((size_t)e->nparts, sizeof *s->parts);
     for (int32_t p = 0; p < e->nparts; p++) {
@@ -212,6 +229,7 @@ int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
     s->ctimes = ds_xmalloc((2 * nn + (size_t)maxg / gpn + 8) * sizeof *s->ctimes);
     s->fstarts = ds_xmalloc((nn + (size_t)maxg / gpn + 8) * sizeof *s->fstarts);
     s->pow_period = pow(slm_decay_factor(s), (double)s->cfg.calc_period);
+    slm_decay_table(s);
     s->run_gen = 1;
     s->origin = nj ? t->jobs[0].submit : 0;
     s->last_calc = s->origin;
@@ -231,6 +249,21 @@ int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
             *state = s;
             return DS_EINVAL;
         }
+    /* the same for a typed limit: a job naming a type beyond its account's GrpTRES=gres/gpu:TYPE */
+    for (int32_t j = 0; s->typed && s->cfg.grp_tres && s->cfg.grp_tres_types && j < nj; j++) {
+        int32_t ty = slm_named_type(s, j);
+        if (ty >= 0 && t->jobs[j].gpus > ds_engine_quota_t(e, t->jobs[j].tenant, ty)) {
+            ds_error_set(err, t->source, t->jobs[j].line, "gpus",
+                         "job %lld of account %s asks %d %s GPUs, more than the account's GrpTRES=gres/gpu:%s=%lld: "
+                         "Slurm would leave it pending forever (reason AssocGrpGRES); raise the quota or set "
+                         "--slurm-grp-tres-types 0",
+                         (long long)t->jobs[j].id, t->tenants[t->jobs[j].tenant].name, t->jobs[j].gpus,
+                         t->gtypes[ty].name, t->gtypes[ty].name,
+                         (long long)ds_engine_quota_t(e, t->jobs[j].tenant, ty));
+            *state = s;
+            return DS_EINVAL;
+        }
+    }
     *state = s;
     return DS_OK;
 }
@@ -274,6 +307,9 @@ void slm_fini(void *state)
     free(s->ten_run);
     free(s->ten_normal);
     free(s->ten_quota);
+    free(s->ten_run_t);
+    free(s->ten_normal_t);
+    free(s->jtype);
     free(s->cand);
     free(s->removed);
     free(s->usable);
@@ -305,6 +341,7 @@ void slm_fini(void *state)
     free(s->rbr);
     free(s->ctimes);
     free(s->fstarts);
+    free(s->pow_tab);
     free(s);
 }
 
@@ -339,7 +376,7 @@ void slm_withdraw(ds_engine_t *e, void *state, int32_t job, int64_t now)
     const ds_job_t *jb = &e->trace->jobs[job];
     s->pstamp[job]++; /* its group entry and any arrival entry are dead */
     if (s->inq[job]) slm_queue_started(s, job);
-    if (s->seen[job] && s->qos[job] == SLM_QOS_NORMAL) s->ten_normal[jb->tenant] -= jb->gpus;
+    if (s->seen[job] && s->qos[job] == SLM_QOS_NORMAL) s->ten_normal[jb->tenant] -= jb->gpus, slm_types_normal(s, job, 0);
     s->prio[job] = -1; /* a frozen priority goes with it (the frozen list only resets it) */
     s->pgen[job] = 0;  /* and the cached one: its age starts again when it arrives again */
     s->seen[job] = 0;
@@ -364,12 +401,12 @@ void slm_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t now)
             /* job_submit.lua: GPUs of the account's jobs in QOS normal, pending or running, this one included */
             int64_t q = e->tenant_quota[jb->tenant];
             s->ten_quota[jb->tenant] = q;
-            if (jb->klass == DS_CLASS_BE || s->ten_normal[jb->tenant] + jb->gpus > q) {
+            if (jb->klass == DS_CLASS_BE || s->ten_normal[jb->tenant] + jb->gpus > q || slm_types_over_quota(s, job)) {
                 s->qos[job] = SLM_QOS_BORROW;
                 s->n_routed_borrow++;
             }
         }
-        if (s->qos[job] == SLM_QOS_NORMAL) s->ten_normal[jb->tenant] += jb->gpus;
+        if (s->qos[job] == SLM_QOS_NORMAL) s->ten_normal[jb->tenant] += jb->gpus, slm_types_normal(s, job, 1);
         s->eligible[job] = s->accrue[job] = s->order_submit[job] = now;
         s->pgen[job] = 0; /* a cached priority was of an earlier arrival (a withdrawn job's) */
     } else if (e->js[job].preemptions > 0 && e->js[job].status == DS_JS_PENDING && s->stop_at[job] == -2) {
@@ -535,7 +572,7 @@ int slm_check(const ds_engine_t *e, const void *state, char *msg, size_t n)
     }
     free(run);
     free(normal);
-    return bad;
+    return bad || slm_types_check(s, msg, n);
 }
 
 int slm_stats(const ds_engine_t *e, const void *state, ds_policy_stat_t *out, int max)

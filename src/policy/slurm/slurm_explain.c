@@ -49,8 +49,17 @@ void slm_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now
         return;
     }
     int capped = c->grp_tres && s->ten_run[jb->tenant] + jb->gpus > e->tenant_quota[jb->tenant];
-    switch (capped ? SLM_W_GRPTRES : s->reason[j]) {
+    int tcapped = !capped && !slm_types_limit_ok(s, j);
+    switch (capped || tcapped ? SLM_W_GRPTRES : s->reason[j]) {
     case SLM_W_GRPTRES:
+        if (tcapped) {
+            int32_t ty = slm_named_type(s, j);
+            ds_bprintf(out, "  quota: waiting: account %s at GrpTRES gres/gpu:%s=%lld (it holds %lld %s GPUs, its jobs "
+                        "of any request counted; this job asks %d by name)\n", acct, t->gtypes[ty].name,
+                (long long)ds_engine_quota_t(e, jb->tenant, ty),
+                (long long)s->ten_run_t[(size_t)jb->tenant * (size_t)e->ntypes + (size_t)ty], t->gtypes[ty].name, jb->gpus);
+            break;
+        }
         ds_bprintf(out, "  quota: waiting: account %s at GrpTRES gres/gpu=%lld (it holds %lld GPUs; this job needs %d)\n", acct,
             (long long)e->tenant_quota[jb->tenant], (long long)s->ten_run[jb->tenant], jb->gpus);
         break;

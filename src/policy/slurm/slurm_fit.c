@@ -16,7 +16,18 @@ int64_t slm_sfree(slm_state_t *s, int32_t n)
     return s->nfree[n];
 }
 
-static int allowed(const slm_fit_t *f, int32_t n) { return !f->blocked || !f->blocked[n]; }
+static int allowed(const slm_state_t *s, const slm_fit_t *f, int32_t n)
+{
+    if (f->blocked && f->blocked[n]) return 0;
+    return !f->tmask || ((f->tmask >> s->e->nodes[n].gtype) & 1u);
+}
+
+/* A wholly free allowed node joins the counts. */
+static void count_full(const slm_state_t *s, slm_fit_t *f, int32_t n)
+{
+    f->full++;
+    if (f->typed) f->fullt[s->e->nodes[n].gtype]++;
+}
 
 void slm_fit_begin(slm_state_t *s, slm_fit_t *f, int32_t job, int32_t part, const uint8_t *blocked)
 {
@@ -33,10 +44,12 @@ void slm_fit_begin(slm_state_t *s, slm_fit_t *f, int32_t job, int32_t part, cons
     f->whole = f->need > f->gpn ? f->need / f->gpn : 0;
     f->rem = f->need > f->gpn ? f->need % f->gpn : 0;
     f->blocked = blocked;
+    f->typed = e->ntypes > 1;
+    f->tmask = f->typed ? e->trace->jobs[job].gmask : 0;
     if (f->whole) {
         const ds_part_t *P = &e->parts[part];
         for (int32_t n = P->node0; n < P->node0 + P->nnodes; n++)
-            if (allowed(f, n) && e->nodes[n].nfree == f->gpn) f->full++;
+            if (allowed(s, f, n) && e->nodes[n].nfree == f->gpn) count_full(s, f, n);
     }
 }
 
@@ -49,8 +62,8 @@ void slm_fit_free_job(slm_state_t *s, slm_fit_t *f, int32_t r)
         int32_t n = e->gpus[g[i]].node;
         int64_t before = slm_sfree(s, n);
         s->nfree[n] = before + 1;
-        if (!allowed(f, n)) continue;
-        if (f->whole && s->nfree[n] == f->gpn) f->full++;
+        if (!allowed(s, f, n)) continue;
+        if (f->whole && s->nfree[n] == f->gpn) count_full(s, f, n);
         if (before == e->nodes[n].nfree) s->touched[f->ntouched++] = n; /* first growth of this node */
     }
 }
@@ -68,15 +81,33 @@ static int32_t best_grown(slm_state_t *s, const slm_fit_t *f)
     return best;
 }
 
+/* Whether the job fits over several nodes of [lo, hi) (wholly free nodes there: full). */
+static int multi_fits(slm_state_t *s, const slm_fit_t *f, int32_t lo, int32_t hi, int32_t full)
+{
+    if (full < f->whole) return 0;
+    if (!f->rem || full > f->whole) return 1;
+    for (int32_t n = lo; n < hi; n++)
+        if (allowed(s, f, n) && slm_sfree(s, n) >= f->rem && slm_sfree(s, n) < f->gpn) return 1;
+    return 0;
+}
+
+/* The type a multi-node job fits on first (type order), -1: none (several GPU types only). */
+static int32_t multi_type(slm_state_t *s, const slm_fit_t *f)
+{
+    const ds_part_t *P = &s->e->parts[f->part];
+    for (int32_t t = 0; t < s->e->ntypes; t++)
+        if (P->tnnodes[t] > 0 && (!f->tmask || ((f->tmask >> t) & 1u)) &&
+            multi_fits(s, f, P->tnode0[t], P->tnode0[t] + P->tnnodes[t], f->fullt[t]))
+            return t;
+    return -1;
+}
+
 int slm_fit_ok(slm_state_t *s, const slm_fit_t *f)
 {
     if (!f->whole) return best_grown(s, f) >= 0;
-    if (f->full < f->whole) return 0;
-    if (!f->rem || f->full > f->whole) return 1;
+    if (f->typed) return multi_type(s, f) >= 0;
     const ds_part_t *P = &s->e->parts[f->part];
-    for (int32_t n = P->node0; n < P->node0 + P->nnodes; n++)
-        if (allowed(f, n) && slm_sfree(s, n) >= f->rem && slm_sfree(s, n) < f->gpn) return 1;
-    return 0;
+    return multi_fits(s, f, P->node0, P->node0 + P->nnodes, f->full);
 }
 
 int32_t slm_fit_nodes(slm_state_t *s, const slm_fit_t *f, int32_t *nodes)
@@ -87,15 +118,22 @@ int32_t slm_fit_nodes(slm_state_t *s, const slm_fit_t *f, int32_t *nodes)
         nodes[0] = b;
         return 1;
     }
-    /* whole free nodes in index order, the remainder on the node with the most free GPUs */
+    /* whole free nodes in index order, the remainder on the node with the most free GPUs (on the first type
+     * that fits, on several GPU types) */
     const ds_part_t *P = &s->e->parts[f->part];
+    int32_t lo = P->node0, hi = P->node0 + P->nnodes;
+    if (f->typed) {
+        int32_t t = multi_type(s, f);
+        if (t < 0) return 0;
+        lo = P->tnode0[t], hi = P->tnode0[t] + P->tnnodes[t];
+    }
     int32_t k = 0, rem_node = -1;
-    for (int32_t n = P->node0; n < P->node0 + P->nnodes && k < f->whole; n++)
-        if (allowed(f, n) && slm_sfree(s, n) == f->gpn) nodes[k++] = n;
+    for (int32_t n = lo; n < hi && k < f->whole; n++)
+        if (allowed(s, f, n) && slm_sfree(s, n) == f->gpn) nodes[k++] = n;
     if (k < f->whole) return 0;
     if (f->rem) {
-        for (int32_t n = P->node0; n < P->node0 + P->nnodes; n++) {
-            if (!allowed(f, n) || slm_sfree(s, n) < f->rem) continue;
+        for (int32_t n = lo; n < hi; n++) {
+            if (!allowed(s, f, n) || slm_sfree(s, n) < f->rem) continue;
             int used = 0;
             for (int32_t i = 0; i < k && !used; i++) used = nodes[i] == n;
             if (!used && (rem_node < 0 || slm_sfree(s, n) > slm_sfree(s, rem_node))) rem_node = n;

@@ -58,7 +58,9 @@ typedef struct slm_config {
     int64_t limit_round;
     /* limits, routing, preemption */
     int grp_tres;          /* associations carry GrpTRES=gres/gpu=<quota>, enforced */
+    int grp_tres_types;    /* several GPU types: also GrpTRES=gres/gpu:<type>=<quota of the type> */
     int route;             /* job_submit.lua: beyond the quota in QOS normal, a job goes to QOS borrow */
+    int route_types;       /* several GPU types: also beyond the quota of the type a job asks for */
     int preempt;           /* PreemptType=preempt/qos, PreemptMode=REQUEUE: normal preempts borrow */
     int64_t grace_time;    /* GraceTime of QOS borrow, s */
     int64_t exempt_time;   /* PreemptExemptTime, s (-1: off) */
@@ -69,7 +71,9 @@ typedef struct slm_config {
 } slm_config_t;
 
 void slm_config_default(slm_config_t *c, int variant);
-int slm_config_set(slm_config_t *c, const char *key, const char *value, ds_error_t *err);
+int slm_config_set(void *config, const char *key, const char *value, ds_error_t *err);
+/* A variant's defaults, allocated (config_new). */
+void *slm_config_new(int variant);
 void slm_config_help(FILE *f, int variant);
 
 /* ---- Fair Tree (slurm_fairtree.c) ---- */
@@ -210,6 +214,12 @@ typedef struct slm_state {
     int64_t *ten_run;      /* GPUs each account holds (GrpTRES counts running jobs) */
     int64_t *ten_normal;   /* GPUs of each account's jobs in QOS normal, pending or running (routing) */
     int64_t *ten_quota;    /* quota when the job_submit routing read it */
+    /* several GPU types (typed: e->ntypes > 1; slurm_types.c), per account x type: GPUs held on the type by
+     * all its running jobs (a typed TRES counts what a job was allocated), and GPUs in QOS normal of jobs
+     * that asked for the type by name (what job_submit.lua can read of a request) */
+    int typed;
+    int64_t *ten_run_t, *ten_normal_t;
+    int8_t *jtype;         /* running: the GPU type it holds, -1 */
     slm_part_t *parts;
     int32_t nparts;
     slm_group_t *groups;    /* 2 per association: [2 a + qos] */
@@ -228,6 +238,8 @@ typedef struct slm_state {
     int in_pass;
     int64_t origin, last_calc, next_calc;
     double pow_period;     /* decay factor ^ calc period */
+    double *pow_tab;       /* decay factor ^ d for d < npow_tab (slm_decay_table) */
+    int32_t npow_tab;
     int fs_stale;          /* usage changed since the tree was last ranked */
     int64_t n_routed_borrow, n_main_starts, n_bf_starts, n_resv, n_preempt, n_grp_blocks, n_bad_victims;
     int64_t n_fs_ticks, n_bf_passes, n_oversize, n_plans, n_plan_iters, n_multi;
@@ -308,6 +320,11 @@ typedef struct slm_fit {
     const uint8_t *blocked;
     int32_t full;          /* multi-node: allowed nodes wholly free */
     int32_t ntouched;      /* nodes whose free count grew (s->touched) */
+    /* several GPU types: nodes of a type the job does not take are not allowed (tmask: the types it takes,
+     * 0 any), and a multi-node job needs its nodes of one type (fullt: allowed nodes wholly free by type) */
+    int typed;
+    uint32_t tmask;
+    int32_t fullt[DS_MAX_GPU_TYPES];
 } slm_fit_t;
 
 struct slm_state;
@@ -320,7 +337,8 @@ int32_t slm_fit_nodes(struct slm_state *s, const slm_fit_t *f, int32_t *nodes);
 int64_t slm_sfree(struct slm_state *s, int32_t n);
 
 /* Entry points shared by the two ops (slurm_core.c; slm_on_finish in slurm_run.c). */
-int slm_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err);
+/* config NULL: the variant's defaults. */
+int slm_init(ds_engine_t *e, const void *config, int variant, void **state, ds_error_t *err);
 void slm_fini(void *state);
 void slm_enqueue(ds_engine_t *e, void *state, int32_t job, int64_t now);
 void slm_withdraw(ds_engine_t *e, void *state, int32_t job, int64_t now);
@@ -334,6 +352,26 @@ void slm_config_free(void *config);
 /* What the model makes of one job now, as "  topic: text\n" lines (slurm_explain.c): the explain hook. */
 void slm_explain(const ds_engine_t *e, const void *state, int32_t job, int64_t now, ds_buf_t *out);
 
+/* ---- GPU types (slurm_types.c): typed GRES and typed TRES on a cluster of several GPU types ---- */
+/* The node ranges [lo[i], hi[i]) of partition p a job may be placed on as one piece, in type order: the
+ * whole partition on a cluster of one type, or for a single-node job that takes any type (--gres=gpu:N: the
+ * select plugin looks at every node); else one range per type it takes (a job runs on one type). */
+int32_t slm_ranges(const slm_state_t *s, int32_t j, int32_t p, int multi, int32_t *lo, int32_t *hi);
+/* The one type a job names (--gres=gpu:TYPE:N), else -1 (any type, or a set: --constraint, untyped GRES). */
+int32_t slm_named_type(const slm_state_t *s, int32_t j);
+/* The job's typed TRES start (1) or end (0): the account's GPUs on its type. */
+void slm_types_run(slm_state_t *s, int32_t j, int start);
+/* The job's QOS-normal GPUs of a named type join (1) or leave (0) job_submit.lua's count. */
+void slm_types_normal(slm_state_t *s, int32_t j, int add);
+/* 1 when a typed GrpTRES (gres/gpu:TYPE) lets the job start now: only a job that names the type is held
+ * by it, and every job holding GPUs of the type counts (acct_policy: requested TRES against used TRES). */
+int slm_types_limit_ok(const slm_state_t *s, int32_t j);
+/* job_submit.lua's typed test: the account's QOS-normal GPUs of the job's named type, the job included,
+ * over the quota of that type. */
+int slm_types_over_quota(const slm_state_t *s, int32_t j);
+/* The check hook's typed part: bookkeeping against a recount (0 ok, 1 with msg). */
+int slm_types_check(const slm_state_t *s, char *msg, size_t n);
+
 /* ---- job lists with lazy removal (slurm_lists.c) ---- */
 void slm_list_push(slm_list_t *l, const uint32_t *stamp, int32_t job);
 void slm_list_compact(slm_list_t *l, const uint32_t *stamp);
@@ -345,6 +383,8 @@ void slm_list_free(slm_list_t *l);
 double slm_decay_factor(const slm_state_t *s);
 /* decay^d */
 double slm_decay_pow(const slm_state_t *s, int64_t d);
+/* Fills the table slm_decay_pow reads (once the config is set). */
+void slm_decay_table(slm_state_t *s);
 /* Usage of job j's run from charged[j] to t. */
 long double slm_run_usage(const slm_state_t *s, int32_t j, int64_t t);
 /* ---- the queue (slurm_queue.c) ---- */
@@ -405,5 +445,13 @@ static inline int slm_preemptable(const slm_state_t *s, int32_t j, int64_t now)
     if (s->cfg.exempt_time >= 0 && js->last_start + s->cfg.exempt_time > now) return 0;
     return 1;
 }
+
+/* The ops members the two variants share (slurm_quota.c, slurm_borrow.c add name, summary, props, init,
+ * config_new and config_help). */
+#define SLM_SHARED_OPS                                                                                         \
+    .fini = slm_fini, .enqueue = slm_enqueue, .withdraw = slm_withdraw, .on_finish = slm_on_finish,            \
+    .cancel_start = slm_cancel_start, .schedule = slm_schedule, .next_timer = slm_next_timer,                  \
+    .config_free = slm_config_free, .config_set = slm_config_set, .check = slm_check, .stats = slm_stats,      \
+    .pending_order = slm_pending_order, .explain = slm_explain
 
 #endif

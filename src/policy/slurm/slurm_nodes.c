@@ -47,10 +47,15 @@ void slm_nodes_dirty(slm_state_t *s, int32_t n)
     s->dirty[s->ndirty++] = n;
 }
 
+/* A leaf and its ancestors; an ancestor whose least key stays the same leaves the ones above it as they are. */
 static void put(slm_key_t *a, int32_t i, slm_key_t k)
 {
     a[i] = k;
-    for (i /= 2; i >= 1; i /= 2) a[i] = slm_key_lt(a[2 * i + 1], a[2 * i]) ? a[2 * i + 1] : a[2 * i];
+    for (i /= 2; i >= 1; i /= 2) {
+        slm_key_t m = slm_key_lt(a[2 * i + 1], a[2 * i]) ? a[2 * i + 1] : a[2 * i];
+        if (m.end == a[i].end && m.job == a[i].job && m.node == a[i].node) break;
+        a[i] = m;
+    }
 }
 
 static void set_leaf(slm_state_t *s, int32_t t, int32_t n, slm_key_t k)

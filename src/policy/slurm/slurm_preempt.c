@@ -56,6 +56,7 @@ int32_t slm_find_victims(ds_engine_t *e, slm_state_t *s, int32_t job, const uint
     for (int32_t i = 0; i < r->n; i++) {
         int32_t j = r->job[i];
         if (r->stamp[i] != s->rstamp[j] || !slm_preemptable(s, j, now)) continue;
+        if (s->typed && !ds_engine_type_ok(e, job, s->jtype[j])) continue; /* on a type the job does not take */
         if (blocked) { /* a candidate with no allowed node cannot make room */
             const int32_t *g = ds_engine_job_gpus(e, j);
             int any = 0;

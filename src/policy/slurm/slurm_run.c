@@ -69,6 +69,7 @@ static void end_run(ds_engine_t *e, slm_state_t *s, int32_t j, int64_t now)
         if (rn->n - rn->live > 64 && rn->n - rn->live > rn->live) slm_list_compact(rn, s->rstamp);
     }
     s->ten_run[jb->tenant] -= jb->gpus;
+    slm_types_run(s, j, 0);
     s->stop_at[j] = -1;
     if (s->qos[j] == SLM_QOS_BORROW) s->parts[e->js[j].part].nborrow--;
 }
@@ -77,7 +78,7 @@ void slm_on_finish(ds_engine_t *e, void *state, int32_t job, int64_t now)
 {
     slm_state_t *s = state;
     end_run(e, s, job, now);
-    if (s->qos[job] == SLM_QOS_NORMAL) s->ten_normal[e->trace->jobs[job].tenant] -= e->trace->jobs[job].gpus;
+    if (s->qos[job] == SLM_QOS_NORMAL) s->ten_normal[e->trace->jobs[job].tenant] -= e->trace->jobs[job].gpus, slm_types_normal(s, job, 0);
     const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
     if (rp && rp->observe_finish) rp->observe_finish(rp->ctx, e->trace, job, now);
     int32_t p = e->js[job].part;
@@ -114,6 +115,7 @@ void slm_start(ds_engine_t *e, slm_state_t *s, int32_t j, const int32_t *gpus, i
     s->pstamp[j]++;
     slm_queue_started(s, j);
     s->ten_run[e->trace->jobs[j].tenant] += e->trace->jobs[j].gpus;
+    slm_types_run(s, j, 1);
     s->end_est[j] = now + s->limit[j];
     s->charged[j] = now;
     s->reason[j] = SLM_W_NONE;
@@ -143,7 +145,7 @@ void slm_requeue(ds_engine_t *e, slm_state_t *s, int32_t v, int64_t now)
 int slm_limits_ok(slm_state_t *s, int32_t j)
 {
     const ds_job_t *jb = &s->e->trace->jobs[j];
-    if (s->cfg.grp_tres && s->ten_run[jb->tenant] + jb->gpus > s->e->tenant_quota[jb->tenant]) {
+    if (s->cfg.grp_tres && (s->ten_run[jb->tenant] + jb->gpus > s->e->tenant_quota[jb->tenant] || !slm_types_limit_ok(s, j))) {
         s->reason[j] = SLM_W_GRPTRES;
         s->n_grp_blocks++;
         return 0;

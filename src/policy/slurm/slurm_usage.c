@@ -19,10 +19,19 @@ double slm_decay_factor(const slm_state_t *s)
     return s->cfg.half_life > 0 ? 1.0 - 0.693 / (double)s->cfg.half_life : 1.0;
 }
 
-/* decay^d; d is the calc period for most runs, so that one is kept */
+/* decay^d; d is at most the calc period for most runs, so those are kept (the same pow, computed once) */
 double slm_decay_pow(const slm_state_t *s, int64_t d)
 {
-    return d == s->cfg.calc_period ? s->pow_period : pow(slm_decay_factor(s), (double)d);
+    if (d == s->cfg.calc_period) return s->pow_period;
+    if (d >= 0 && d < s->npow_tab) return s->pow_tab[d];
+    return pow(slm_decay_factor(s), (double)d);
+}
+
+void slm_decay_table(slm_state_t *s)
+{
+    s->npow_tab = s->cfg.calc_period < 65536 ? (int32_t)s->cfg.calc_period : 65536;
+    s->pow_tab = ds_xmalloc((size_t)(s->npow_tab ? s->npow_tab : 1) * sizeof *s->pow_tab);
+    for (int32_t d = 0; d < s->npow_tab; d++) s->pow_tab[d] = pow(slm_decay_factor(s), (double)d);
 }
 
 /* Usage of job j's run from charged[j] to t: billed x seconds x decay^seconds (decay_apply_new_usage). */
