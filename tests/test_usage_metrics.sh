@@ -46,7 +46,13 @@ prometheus --config.file="$W/prom.yml" --storage.tsdb.path="$W/tsdb" --web.liste
   > "$W/prom.log" 2>&1 &
 ppid_=$!
 url=http://127.0.0.1:$port
-for _ in $(seq 300); do curl -fs "$url/-/ready" >/dev/null 2>&1 && break; sleep 0.1; done
+# Up to 120 s: on a loaded 2-core machine (ctest -j2 beside other builds) Prometheus once took over 30 s to
+# open its TSDB; stop waiting at once if it died (a port taken, a bad block).
+for _ in $(seq 1200); do
+  curl -fs "$url/-/ready" >/dev/null 2>&1 && break
+  kill -0 "$ppid_" 2>/dev/null || break
+  sleep 0.1
+done
 curl -fs "$url/-/ready" >/dev/null || { echo "FAIL prometheus did not start: $(tail -3 "$W/prom.log")"; exit 1; }
 
 "$bin" usage --metrics "$url" --from $t0 --to $t1 --format csv > "$W/u.csv" 2> "$W/u.err"; rc=$?
