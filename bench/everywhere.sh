@@ -5,7 +5,7 @@
 # p99 queue, compliance, preemptions, overrun yields.
 #   bench/everywhere.sh [BIN] [simulate options of the variant...]
 # Environment: POLICY (default deepshare: any policy, to measure a baseline the same way), SEEDS (default "1 2 3 4"; the suite's own seed is 1), ITP_SEEDS (1-5), JOBS (parallel runs, 2),
-# WORKLOADS (default all: venus x1.5 itp itp-slice synthetic noisy large), PREDS ("model oracle"),
+# WORKLOADS (default all: venus x1.5 itp itp-slice synthetic noisy large hetero), PREDS ("model oracle"),
 # DS_DATA_DIR (../shared/data). Workloads whose files are absent are skipped with a message.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,14 +23,15 @@ declare -A args=(
   [synthetic]="--trace-estimates drop"
   [noisy]="--trace-estimates drop --synth-noisy 4"
   [large]="--trace-estimates drop --synth-large-share 0.33"
+  [hetero]="--trace-estimates drop --synth-gpu-types v100:12,p100:8,k80:4"
 )
 # Venus runs once (its schedule moves within a second across seeds); Venus x1.5 and the synthetic
 # workloads over SEEDS. ITP has no colocation, so a seed changes nothing there, but its schedule is
 # chaotic (arrivals scaled by 0.999 or 1.001 move DeepShare's and QSSF's average queue by up to 10%):
 # it runs over ITP_SEEDS, seed k scaling arrivals by the k-th of 1, 0.999, 1.001, 0.998, 1.002.
-declare -A seeded=([x1.5]=1 [synthetic]=1 [noisy]=1 [large]=1)
+declare -A seeded=([x1.5]=1 [synthetic]=1 [noisy]=1 [large]=1 [hetero]=1)
 jitter=(x 1 0.999 1.001 0.998 1.002)
-wl=${WORKLOADS:-venus x1.5 itp itp-slice synthetic noisy large}
+wl=${WORKLOADS:-venus x1.5 itp itp-slice synthetic noisy large hetero}
 out=$(mktemp); trap 'rm -f "$out"' EXIT
 {
 for w in $wl; do

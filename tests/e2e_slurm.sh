@@ -138,6 +138,7 @@ if command -v prometheus >/dev/null; then
   prometheus --config.file="$W/prometheus.yml" --storage.tsdb.path="$W/prom" \
     --web.listen-address="127.0.0.1:$pport" > "$W/prometheus.log" 2>&1 &
   ppid=$!
+  t_prom=$(date +%s)
 else
   bad "prometheus not installed (scripts/deps.sh --with-slurm installs it)"
 fi
@@ -431,6 +432,17 @@ if "$build/deepshare" usage --journal "$W/journal.csv" > "$W/usage.txt" 2> "$W/u
     && ok "usage: the journal's $nr finished jobs reported by tenant (table and JSON)" \
     || bad "usage: $nj jobs reported, the journal has $nr"
 else bad "usage: $(head -3 "$W/usage.err")"; fi
+# ... and with the run's history in Prometheus (--metrics): classes, quota, lending, QAD, preemptions
+if [ -n "${t_prom:-}" ]; then
+  if "$build/deepshare" usage --journal "$W/journal.csv" --metrics "http://127.0.0.1:$pport" --from "$t_prom" \
+       --to "$(date +%s)" --step 5 --format csv > "$W/usage-m.csv" 2> "$W/usage-m.err"; then
+    sed 's/^/    /' "$W/usage-m.csv" >&2
+    # every tenant held G GPUs in the run, and its compliance is a figure (not '-')
+    awk -F, 'NR > 1 && $1 != "all" && !($4 > 0 && $10 != "") {bad = 1} END {exit bad || NR < 3}' "$W/usage-m.csv" \
+      && ok "usage --metrics: G/BE GPU-hours, lending and QAD compliance per tenant from Prometheus ($(awk -F, '$1 == "all" {printf "G %s BE %s borrowed %s lent %s GPU-h, compliance %s, preemptions %s", $4, $5, $7, $8, $10, $11}' "$W/usage-m.csv"))" \
+      || bad "usage --metrics: a tenant without G GPU-hours or compliance: $(cat "$W/usage-m.csv")"
+  else bad "usage --metrics: $(head -3 "$W/usage-m.err")"; fi
+fi
 cp "$W/journal.csv" /tmp/ds-e2e-journal.csv 2>/dev/null
 cp "$W/deepshared.log" /tmp/ds-e2e-last.log 2>/dev/null
 if [ $fails -gt 0 ]; then log "$fails checks failed; daemon log: $W/deepshared.log"; exit 1; fi

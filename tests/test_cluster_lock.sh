@@ -7,7 +7,7 @@
 # usage: tests/test_cluster_lock.sh SOURCE_DIR
 src=${1:?usage: test_cluster_lock.sh SOURCE_DIR}
 W=$(mktemp -d)
-trap 'kill $other 2>/dev/null; rm -rf "$W"' EXIT
+trap 'rm -rf "$W"' EXIT
 export DS_SLURM_LOCK=$W/lock
 unset DS_SLURM_LOCKED
 fails=0
@@ -30,13 +30,14 @@ out=$("$src/scripts/with-cluster.sh" bash "$src/deploy/slurm/start.sh" --no-such
 [ $rc -eq 2 ] && ok "start.sh under the lock passes the check (its usage error, rc 2)" || bad "start.sh under the lock: rc $rc: $out"
 
 # another process tree holds the lock: DS_SLURM_LOCKED=1 here still is not holding it
-flock -o "$DS_SLURM_LOCK" sleep 60 &
+mkfifo "$W/release"
+flock -o "$DS_SLURM_LOCK" bash -c 'read -r _ < "$0"' "$W/release" > /dev/null 2>&1 &
 other=$!
 for _ in $(seq 50); do [ -n "$(. "$lib"; ds_cluster_lock_holders "$DS_SLURM_LOCK")" ] && break; sleep 0.1; done
 out=$(DS_SLURM_LOCKED=1 bash "$src/deploy/slurm/start.sh" --no-such-flag 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -q "held by pid $other" <<<"$out" \
   && ok "a lock held by another process (pid $other) does not count" || bad "other holder: rc $rc: $out"
-kill $other; wait $other 2>/dev/null
+echo done > "$W/release"; wait $other 2>/dev/null
 
 # the wrapper dies under its command: the command keeps DS_SLURM_LOCKED=1 but no lock
 mkfifo "$W/go"

@@ -936,6 +936,39 @@ static void test_align_ends(void **st)
     ds_trace_free(&t);
 }
 
+/* Fair division of the pool (fair-share), 24 GPUs: A (quota 8) holds 16 GPUs, 8 of them borrowed, B (quota 8) its 8
+ * and asks for 4 more at t=10; C asks for nothing. The shares: 8 each, and the 8 left split equally (fair-weight
+ * equal) or by quota (alike here): 12 and 12. Off, or ordering only (1), B's four wait for the first GPUs to free
+ * at t=1000; with reclaim (2, 3) they take four of A's borrowed GPUs at once, and A keeps its share of 12. */
+static void test_fair_share(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    char jobs[1024];
+    int n = 0;
+    for (int k = 1; k <= 16; k++) n += snprintf(jobs + n, sizeof jobs - (size_t)n, "%d A 1 0 1000; ", k);
+    for (int k = 17; k <= 24; k++) n += snprintf(jobs + n, sizeof jobs - (size_t)n, "%d B 1 0 1000; ", k);
+    for (int k = 25; k <= 28; k++) n += snprintf(jobs + n, sizeof jobs - (size_t)n, "%d B 1 10 100%s", k, k < 28 ? "; " : "");
+    tu_trace(&t, "A:8 B:8 C:8", jobs);
+    /* no GPU sharing: the trace has no footprints, and the pairs would take the GPUs this is about */
+    const char *variants[] = {"colocation=0,fair-share=0", "colocation=0,fair-share=1", "colocation=0,fair-share=2",
+                              "colocation=0,fair-share=3", "colocation=0,fair-share=3,fair-weight=equal"};
+    for (int v = 0; v < 5; v++) {
+        void *c = cfg_with(variants[v]);
+        ds_sim_result_t r;
+        run_ds(&t, c, DS_MODE_POOLED, &r);
+        int reclaim = v >= 2;
+        for (int j = 24; j < 28; j++) assert_int_equal(r.start[j], reclaim ? 10 : 1000);
+        assert_int_equal(r.preemptions, reclaim ? 4 : 0);
+        if (reclaim) assert_int_equal((int)stat_of(&r, "fair_share_reclaims"), 4);
+        /* B's own jobs ran from the start and were never victims */
+        for (int j = 16; j < 24; j++) assert_int_equal(r.start[j], 0);
+        ds_sim_result_free(&r);
+        ops()->config_free(c);
+    }
+    ds_trace_free(&t);
+}
+
 /* Workload knobs: arrival scaling keeps the first submit and the order; the noisy neighbour offers far
  * more than its quota, in the first half of each day; the large-jobs mix holds the asked share. */
 static void test_workload_knobs(void **st)
@@ -994,7 +1027,7 @@ static void test_invariants_synthetic(void **st)
                               "ablation=no-colocation", "ablation=no-borrowing", "ablation=hard-colocate",
                               "m=0.5,rho-min=0.5,monitor-threshold=admit", "m=1,work-conserving=0",
                               "g-prefix=0", "reserve-after=600,reserve-max=2", "m=0,tau-max=1",
-                              "served-g-in-qb=0"};
+                              "served-g-in-qb=0", "fair-share=3,fair-weight=equal", "fair-share=1"};
     for (int seed = 1; seed <= 4; seed++) {
         ds_synth_config_t sc;
         ds_synth_config_default(&sc);
@@ -1101,6 +1134,14 @@ static void test_explain_true_parameters(void **st)
     assert_non_null(strstr(x, "  preemption: none, best-effort work never preempts"));
     assert_non_null(strstr(x, "(under-served, theta 0.90), band 0 of width 0.1\n"));
     free(x);
+    /* fair share (A asks for 12, B for 8, 16 GPUs): A's share is its quota 2 and the 6 the quotas leave */
+    x = explain_of("m=5,fair-share=3,fair-weight=equal", 3);
+    assert_non_null(strstr(x, "  fair share: 8.0 GPUs of the pool at the last pass (up to its quota what it asks for, and a "
+                              "part of what the quotas leave by equal weight); it holds 8, asks for 12\n"));
+    assert_non_null(strstr(x, "  queue: best-effort queue, where jobs that keep their tenant within its fair share go "
+                              "first: this one does not\n"));
+    assert_non_null(strstr(x, "  preemption: none, it would take its tenant past its fair share\n"));
+    free(x);
     x = explain_of(NULL, 2);
     assert_non_null(strstr(x, "  class: runs as best effort (BE): borrowing beyond its tenant's quota"));
     free(x);
@@ -1135,6 +1176,7 @@ int main(void)
         cmocka_unit_test(test_oversize_job),
         cmocka_unit_test(test_reservation_backfill),
         cmocka_unit_test(test_align_ends),
+        cmocka_unit_test(test_fair_share),
         cmocka_unit_test(test_workload_knobs),
         cmocka_unit_test(test_invariants_synthetic),
         cmocka_unit_test(test_invariants_venus),

@@ -255,6 +255,95 @@ static void test_simulated_run_reads_back(void **st)
     tu_remove_dir(dir);
 }
 
+
+/* --metrics: Prometheus query_range answers as the reader sees them */
+static const char *matrix(char *buf, size_t n, const char *series)
+{
+    snprintf(buf, n, "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[%s]}}", series);
+    return buf;
+}
+
+static void test_prom_figures(void **st)
+{
+    (void)st;
+    ds_usage_data_t d;
+    ds_usage_init(&d);
+    ds_usage_prom_t p;
+    ds_usage_prom_init(&p);
+    ds_error_t err;
+    char b[2000];
+    /* tenant t: quota 4, 2 G GPUs at 0, 60 and 120 (120 is outside [0, 120)); the pieces of a long window
+     * share end points, so 60 comes twice; a NaN point is skipped; u has no BE series at 60: incomplete */
+    const char *gauge[DS_PROM_NGAUGES] = {"\"4\"", "\"2\"", "\"0\"", "\"1\"", "\"0.5\"", "\"0.5\""};
+    for (int f = 0; f < DS_PROM_NGAUGES; f++) {
+        char ser[900];
+        snprintf(ser, sizeof ser,
+                 "{\"metric\":{\"tenant\":\"t\"},\"values\":[[0,%s],[60,%s],[60,%s],[120,%s],[90,\"NaN\"]]},"
+                 "{\"metric\":{\"tenant\":\"u\"},\"values\":[[60,%s]%s]}",
+                 gauge[f], gauge[f], gauge[f], gauge[f], gauge[f], f == DS_PROM_BE ? "" : ",[0,\"1\"]");
+        ds_error_clear(&err);
+        matrix(b, sizeof b, ser); /* before strlen(b): argument order is unspecified */
+        int rc = ds_usage_prom_add(&p, &d, f, b, strlen(b), &err);
+        if (rc) fail_msg("%s: %s", err.msg, b);
+        assert_int_equal(ds_usage_prom_add(&p, &d, f, matrix(b, sizeof b, ser), strlen(b), &err), 0);
+    }
+    /* the counter: instance x 2 -> 5, instance y 3 -> 0 (restart) -> 1; a point outside the window ignored */
+    matrix(b, sizeof b,
+           "{\"metric\":{\"tenant\":\"t\",\"instance\":\"x\"},\"values\":[[0,\"2\"],[60,\"5\"],[60,\"5\"]]},"
+           "{\"metric\":{\"tenant\":\"t\",\"instance\":\"y\"},\"values\":[[0,\"3\"],[60,\"0\"],[120,\"1\"],[500,\"9\"]]}");
+    assert_int_equal(ds_usage_prom_add(&p, &d, DS_PROM_PREEMPTIONS, b, strlen(b), &err), 0);
+    int64_t incomplete = 0;
+    assert_int_equal(ds_usage_prom_finish(&p, &d, 60, 0, 120, &incomplete, &err), 0);
+    assert_int_equal(incomplete, 1); /* u at 0 lacks its BE point */
+    ds_usage_prom_free(&p);
+    ds_usage_report_t r;
+    ds_usage_compute(&d, 0, 120, 0, 0.95, &r);
+    const ds_usage_row_t *t = row(&r, "t");
+    assert_true(fabs(t->g_h - 2 * 2.0 / 60) < 1e-9);  /* two samples of 2 GPUs x 60 s */
+    assert_true(fabs(t->quota_h - 4 * 2.0 / 60) < 1e-9);
+    assert_true(fabs(t->under_h - 2.0 / 60) < 1e-9);   /* demand, smoothed 0.5 < 0.95 */
+    assert_true(fabs(t->compliance) < 1e-9);
+    assert_true(fabs(t->preemptions - 4) < 1e-9);     /* x: 3; y: restart (0), then 1 */
+    assert_true(fabs(row(&r, "u")->g_h - 2.0 / 60) < 1e-9); /* its sample at 60 only */
+    ds_usage_report_free(&r);
+    ds_usage_free(&d);
+}
+
+static void expect_prom_error(int field, const char *answer, const char *needle)
+{
+    ds_usage_data_t d;
+    ds_usage_init(&d);
+    ds_usage_prom_t p;
+    ds_usage_prom_init(&p);
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_int_not_equal(ds_usage_prom_add(&p, &d, field, answer, strlen(answer), &err), 0);
+    char msg[600];
+    ds_error_format(&err, msg, sizeof msg);
+    if (!strstr(msg, needle) || !strstr(msg, ds_usage_prom_metric[field])) fail_msg("'%s' lacks '%s'", msg, needle);
+    ds_usage_prom_free(&p);
+    ds_usage_free(&d);
+}
+
+static void test_prom_errors(void **st)
+{
+    (void)st;
+    char b[600];
+    expect_prom_error(DS_PROM_G, "<html>nope</html>", "not JSON");
+    expect_prom_error(DS_PROM_G, "{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"parse error\"}", "parse error");
+    expect_prom_error(DS_PROM_G, "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]}}", "matrix");
+    expect_prom_error(DS_PROM_G, "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\"}}", "array of series");
+    expect_prom_error(DS_PROM_G, matrix(b, sizeof b, "{\"metric\":{},\"values\":[[0,\"1\"]]}"), "tenant");
+    expect_prom_error(DS_PROM_G, matrix(b, sizeof b, "{\"metric\":{\"tenant\":\"\"},\"values\":[[0,\"1\"]]}"), "empty");
+    expect_prom_error(DS_PROM_G, matrix(b, sizeof b, "{\"metric\":{\"tenant\":\"a\"},\"values\":[[0,1]]}"), "points");
+    expect_prom_error(DS_PROM_G, matrix(b, sizeof b, "{\"metric\":{\"tenant\":\"a\"},\"values\":[[\"0\",\"1\"]]}"), "points");
+    expect_prom_error(DS_PROM_G, matrix(b, sizeof b, "{\"metric\":{\"tenant\":\"a\"},\"values\":[[0,\"1x\"]]}"), "points");
+    expect_prom_error(DS_PROM_G, matrix(b, sizeof b, "{\"metric\":{\"tenant\":\"a\"},\"values\":[[0,\"-1\"]]}"), "out of range");
+    expect_prom_error(DS_PROM_G, matrix(b, sizeof b, "{\"metric\":{\"tenant\":\"a\"},\"values\":[[0,\"+Inf\"]]}"), "out of range");
+    expect_prom_error(DS_PROM_SMOOTHED, matrix(b, sizeof b, "{\"metric\":{\"tenant\":\"a\"},\"values\":[[0,\"1.5\"]]}"), "out of range");
+    expect_prom_error(DS_PROM_G, matrix(b, sizeof b, "{\"metric\":{\"tenant\":\"a\"},\"values\":[[1e300,\"1\"]]}"), "points");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -263,6 +352,8 @@ int main(void)
         cmocka_unit_test(test_run_figures),
         cmocka_unit_test(test_run_errors),
         cmocka_unit_test(test_simulated_run_reads_back),
+        cmocka_unit_test(test_prom_figures),
+        cmocka_unit_test(test_prom_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

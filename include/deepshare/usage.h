@@ -48,6 +48,9 @@ typedef struct ds_usage_data {
     int64_t nsamples, capsamples;
     int64_t step;             /* seconds between samples (0: no samples) */
     int32_t *quota;           /* per tenant index: quota GPUs from a tenants file, -1 unknown (NULL: none given) */
+    double *preempted;        /* per tenant index: preemptions suffered in the window, from deepshared's counter
+                                 in Prometheus (--metrics); NULL: from the jobs */
+    int32_t npreempted;       /* tenants it covers (those known when it was read) */
 } ds_usage_data_t;
 
 void ds_usage_init(ds_usage_data_t *d);
@@ -65,6 +68,32 @@ int ds_usage_read_run(ds_usage_data_t *d, const char *dir, ds_error_t *err);
 /* The two files of a run folder, one by one (the fuzz targets read each). */
 int ds_usage_read_jobs_csv(ds_usage_data_t *d, const char *path, ds_error_t *err);
 int ds_usage_read_samples_csv(ds_usage_data_t *d, const char *path, ds_error_t *err);
+
+/* deepshared's per-tenant series in a Prometheus server that scrapes it (--metrics URL): the six gauges of a
+ * sample (quota, G, BE and pending GPUs, the reported QAD and its smoothing) and the preemption counter,
+ * each read from query_range answers (src/cli/usage_metrics.c fetches them; src/trace/usage_prom.c reads). */
+enum {
+    DS_PROM_QUOTA, DS_PROM_G, DS_PROM_BE, DS_PROM_PENDING, DS_PROM_QAD, DS_PROM_SMOOTHED,
+    DS_PROM_NGAUGES, DS_PROM_PREEMPTIONS = DS_PROM_NGAUGES, DS_PROM_NFIELDS
+};
+extern const char *const ds_usage_prom_metric[DS_PROM_NFIELDS]; /* the metric names, deepshare_tenant_... */
+struct prom_point;
+typedef struct ds_usage_prom {
+    struct prom_point *pts;   /* every point read so far */
+    int64_t npts, cap;
+    ds_strtab_t series;       /* the counter's series by label set (one per deepshared instance) */
+} ds_usage_prom_t;
+void ds_usage_prom_init(ds_usage_prom_t *p);
+void ds_usage_prom_free(ds_usage_prom_t *p);
+/* One query_range answer (JSON) for field's metric: its points kept in p, its tenants interned in d. An
+ * answer that failed, is not a matrix, has a series without a tenant label, a value out of range (GPUs < 0,
+ * QAD outside [0, 1]) or too many points is an error naming the metric and the field; NaN points are skipped. */
+int ds_usage_prom_add(ds_usage_prom_t *p, ds_usage_data_t *d, int field, const char *buf, size_t n, ds_error_t *err);
+/* Turns the points into d's samples, one per (time, tenant) in [from, to) with all six gauges (step apart;
+ * *incomplete counts those lacking one), and the counter's increases in [from, to] into d->preempted (a
+ * drop is a restart of that instance). */
+int ds_usage_prom_finish(ds_usage_prom_t *p, ds_usage_data_t *d, int64_t step, int64_t from, int64_t to,
+                         int64_t *incomplete, ds_error_t *err);
 
 /* One row of the report. NAN: the source does not say (e.g. G/BE from a journal). */
 typedef struct ds_usage_row {

@@ -8,20 +8,29 @@
 #include "deepshare/datetime.h"
 #include "deepshare/plot.h"
 #include "deepshare/usage.h"
+#include "cli/usage_metrics.h"
+
+#include <time.h>
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: deepshare usage (--journal FILE | --run DIR) [--from T] [--to T] [--by tenant|user]\n"
-               "                       [--format table|csv|json] [--output FILE] [--plot DIR] [--theta X]\n"
-               "                       [--tenants FILE [--gpus-per-node N]]\n"
+    fprintf(f, "usage: deepshare usage (--journal FILE [--metrics URL] | --metrics URL | --run DIR) [--from T] [--to T]\n"
+               "                       [--by tenant|user] [--format table|csv|json] [--output FILE] [--plot DIR]\n"
+               "                       [--theta X] [--tenants FILE [--gpus-per-node N]] [--step S] [--match LABELS]\n"
                "Per tenant (or user) over [--from, --to): jobs finished, GPU-hours held, as guaranteed (G) and as\n"
                "best effort (BE), quota GPU-hours, GPU-hours borrowed (held above quota) and lent (idle quota that\n"
                "others' borrowing used, shared pro rata), hours under-served (demand and smoothed QAD < theta), QAD\n"
                "compliance, preemptions suffered and queueing delay percentiles of the jobs finished.\n"
                "  --journal FILE   deepshared's journal of finished jobs (its 'journal' setting): jobs and GPU-hours;\n"
-               "                   it records no classes, queueing or QAD, so those columns read '-'\n"
+               "                   it records no classes, queueing or QAD, so those columns read '-' (without --metrics)\n"
+               "  --metrics URL    the Prometheus server that scrapes deepshared (e.g. http://localhost:9090): its\n"
+               "                   per-tenant series give G/BE GPU-hours, quota, borrowed, lent, under-served hours,\n"
+               "                   QAD compliance and preemptions; the journal, if given, the jobs (queueing stays '-')\n"
+               "  --step S         with --metrics: seconds between samples (60)\n"
+               "  --match LABELS   with --metrics: label matchers of deepshared's series, e.g. 'job=\"deepshared\"'\n"
                "  --run DIR        a 'deepshare simulate --out DIR' folder (jobs.csv, tenant_usage.csv): every column\n"
                "  --from, --to     'YYYY-MM-DD[ HH:MM[:SS]]' (UTC) or Unix seconds; default: the data's whole span\n"
+               "                   (--metrics alone: --from is needed, --to defaults to now)\n"
                "  --plot DIR       writes DIR/usage.dat, DIR/plots.gp and renders DIR/usage.png with gnuplot\n"
                "  --theta X        the compliance threshold of the smoothed QAD (0.95)\n"
                "  --tenants FILE   with --journal: the quotas (tenant,quota_gpus, or Venus' vc_config in nodes of\n"
@@ -58,6 +67,7 @@ int ds_cmd_usage(int argc, char **argv)
 {
     const char *journal = NULL, *run = NULL, *from_s = NULL, *to_s = NULL, *by = "tenant", *format = "table";
     const char *output = NULL, *plot = NULL, *theta_s = NULL, *tenants = NULL, *gpn_s = NULL;
+    const char *metrics = NULL, *step_s = NULL, *match = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
@@ -65,7 +75,8 @@ int ds_cmd_usage(int argc, char **argv)
                            : !strcmp(a, "--to") ? &to_s : !strcmp(a, "--by") ? &by : !strcmp(a, "--format") ? &format
                            : !strcmp(a, "--output") ? &output : !strcmp(a, "--plot") ? &plot
                            : !strcmp(a, "--theta") ? &theta_s : !strcmp(a, "--tenants") ? &tenants
-                           : !strcmp(a, "--gpus-per-node") ? &gpn_s : NULL;
+                           : !strcmp(a, "--gpus-per-node") ? &gpn_s : !strcmp(a, "--metrics") ? &metrics
+                           : !strcmp(a, "--step") ? &step_s : !strcmp(a, "--match") ? &match : NULL;
         if (!dst) {
             fprintf(stderr, "deepshare usage: unknown option '%s' (see --help)\n", a);
             return 2;
@@ -76,8 +87,22 @@ int ds_cmd_usage(int argc, char **argv)
         }
         *dst = argv[++i];
     }
-    if (!journal == !run) {
-        fprintf(stderr, "deepshare usage: give one of --journal FILE or --run DIR (see --help)\n");
+    if ((journal || metrics) == !!run) {
+        fprintf(stderr, "deepshare usage: give --journal FILE and/or --metrics URL, or --run DIR (see --help)\n");
+        return 2;
+    }
+    if (!metrics && (step_s || match)) {
+        fprintf(stderr, "deepshare usage: --step and --match go with --metrics\n");
+        return 2;
+    }
+    if (metrics && !journal && !from_s) {
+        fprintf(stderr, "deepshare usage: --metrics without --journal needs --from (the window's start)\n");
+        return 2;
+    }
+    int64_t step = 60;
+    if (step_s && ds_parse_i64("--step", step_s, 1, 86400, &step)) return 2;
+    if (match && (strlen(match) > 400 || strpbrk(match, "{}"))) {
+        fprintf(stderr, "deepshare usage: --match: label matchers without braces, at most 400 bytes, e.g. 'job=\"deepshared\"'\n");
         return 2;
     }
     int by_user = !strcmp(by, "user");
@@ -98,7 +123,7 @@ int ds_cmd_usage(int argc, char **argv)
     ds_error_t err;
     ds_error_clear(&err);
     int64_t torn = 0;
-    int rc = journal ? ds_usage_read_journal(&d, journal, &torn, &err) : ds_usage_read_run(&d, run, &err);
+    int rc = journal ? ds_usage_read_journal(&d, journal, &torn, &err) : run ? ds_usage_read_run(&d, run, &err) : 0;
     if (rc) {
         ds_die_error(&err);
         ds_usage_free(&d);
@@ -121,11 +146,24 @@ int ds_cmd_usage(int argc, char **argv)
     int64_t lo, hi;
     span(&d, &lo, &hi);
     if (!from_s) from = lo;
-    if (!to_s) to = hi;
+    if (!to_s) to = journal || run ? hi : (int64_t)time(NULL);
     if (to <= from) {
         fprintf(stderr, "deepshare usage: the window is empty (--to must be after --from)\n");
         ds_usage_free(&d);
         return 2;
+    }
+    if (metrics) {
+        char msg[1200];
+        int64_t incomplete = 0;
+        if (ds_usage_read_metrics(&d, metrics, match, from, to, step, 30.0, &incomplete, msg, sizeof msg)) {
+            fprintf(stderr, "deepshare usage: %s\n", msg);
+            ds_usage_free(&d);
+            return 1;
+        }
+        snprintf(d.source, sizeof d.source, "%s", journal ? "journal+prometheus" : "prometheus");
+        if (incomplete)
+            fprintf(stderr, "deepshare usage: --metrics: %lld tenant-steps left out (a series lacked that point)\n",
+                    (long long)incomplete);
     }
     ds_usage_report_t r;
     ds_usage_compute(&d, from, to, by_user, theta, &r);
@@ -136,7 +174,8 @@ int ds_cmd_usage(int argc, char **argv)
     } else {
         if (!strcmp(format, "csv")) ds_usage_print_csv(f, &r);
         else if (!strcmp(format, "json")) ds_usage_print_json(f, &r, d.source);
-        else ds_usage_print_table(f, &r, journal ? "deepshared journal" : "simulator run");
+        else ds_usage_print_table(f, &r, metrics ? (journal ? "deepshared journal and Prometheus" : "Prometheus")
+                                              : journal ? "deepshared journal" : "simulator run");
         if (output && fclose(f)) {
             fprintf(stderr, "deepshare usage: --output: write failed on '%s'\n", output);
             rc = 1;

@@ -209,7 +209,7 @@ static int set_key(dconfig_t *c, const char *path, long line, const char *k, con
                      "catch), got '%s'", v);
         return DS_EPARSE;
     }
-    INT("lease_ttl", lease_ttl, 2, 600);
+    INT("lease_ttl", lease_ttl, 3, 600); /* etcd's shortest lease is 2 s, and a period keeps 1 s for the takeover */
     STR("lease_key", lease_key);
     STR("lease_name", lease_name);
     if (!strcmp(k, "lease_etcd")) {

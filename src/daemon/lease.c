@@ -1,8 +1,11 @@
 /* lease.c: the leader lease of deepshared in etcd, over its v3 HTTP/JSON gateway (libcurl, jansson). A standby
  * takes the leader key in a transaction that succeeds only while the key does not exist, bound to a lease
- * of ttl seconds; the leader keeps the lease alive every ttl/3 s. etcd drops the key when the lease expires,
- * whatever the old leader does (killed, paused, cut off), so a standby leads within one lease period; the
- * key's create revision, which grows with every new leader, is the fencing epoch. Why etcd and not the
+ * of ttl - 1 seconds (lease_store_ttl); the leader keeps the lease alive every quarter of that. etcd drops the
+ * key when the lease expires, whatever the old leader does (killed, paused, cut off), and the standby, which
+ * looks every 0.1 s, takes it: it leads within one period of ttl s. The key's create revision, which grows
+ * with every new leader, is the fencing epoch. Why not etcd's watch: its HTTP gateway (3.4) holds a watch's
+ * events back until the stream ends (tried: a delete seen 7 s late), so a standby polls with a plain read,
+ * which costs etcd no raft write (a failed create-if-absent transaction would, one every poll). Why etcd and not the
  * accounting MariaDB's GET_LOCK: docs/deepshared.md, Active/standby. */
 #include "daemon/lease.h"
 
@@ -30,9 +33,16 @@ int64_t lease_comment_epoch(const char *ac)
     return p ? strtoll(p + 6, NULL, 10) : 0;
 }
 
+int lease_store_ttl(int ttl) { return DS_MAX(2, ttl - 1); }
+
+double lease_poll_interval(const lease_t *l) { return DS_MIN(0.1, l->ttl / 10.0); }
+
+/* The TTL the server holds the lease for (granted: etcd may raise what was asked to its minimum). */
+static int held_ttl(const lease_t *l) { return l->granted > 0 ? l->granted : lease_store_ttl(l->ttl); }
+
 /* The margin kept before the lease could expire on the server: a renewal sent at t keeps it there until
- * t + ttl at the earliest; this instance stops writing at t + ttl - margin. */
-static double margin(const lease_t *l) { return DS_MAX(0.5, 0.2 * l->ttl); }
+ * t + TTL at the earliest; this instance stops writing at t + TTL - margin. */
+static double margin(const lease_t *l) { return DS_MAX(0.5, 0.2 * held_ttl(l)); }
 
 int lease_valid(const lease_t *l, double now) { return l->leading && now < l->valid_until; }
 
@@ -154,12 +164,17 @@ static int read_key(lease_t *l, int64_t *crev, int64_t *lid, char *val, size_t v
 static int acquire(lease_t *l, double now, char *err, size_t errn)
 {
     char body[1400], k64[200], v64[200];
+    /* a plain read first: while the key is there (nearly always), nothing is written to etcd */
+    int64_t crev, lid;
+    if (read_key(l, &crev, &lid, l->leader, sizeof l->leader, err, errn)) return -1;
+    if (crev) return 0;
     /* a lease granted for the attempt: reused while it has more than half its period left */
-    if (!l->id || now - l->t_grant > l->ttl / 2.0) {
-        snprintf(body, sizeof body, "{\"TTL\":%d}", l->ttl);
+    if (!l->id || now - l->t_grant > held_ttl(l) / 2.0) {
+        snprintf(body, sizeof body, "{\"TTL\":%d}", lease_store_ttl(l->ttl));
         json_t *j = call(l, "lease/grant", body, err, errn);
         if (!j) return -1;
         l->id = num(j, "ID");
+        l->granted = (int)DS_MAX(0, DS_MIN(num(j, "TTL"), 1 << 20));
         json_decref(j);
         l->t_grant = now;
         if (!l->id) { snprintf(err, errn, "etcd granted no lease"); return -1; }
@@ -177,7 +192,7 @@ static int acquire(lease_t *l, double now, char *err, size_t errn)
     if (won) {
         l->epoch = num(json_object_get(j, "header"), "revision");
         l->leading = 1;
-        l->valid_until = l->t_grant + l->ttl - margin(l);
+        l->valid_until = l->t_grant + held_ttl(l) - margin(l);
         l->t_renewed = l->t_grant;
         l->takeovers++;
         l->leader[0] = 0;
@@ -210,7 +225,7 @@ static int renew(lease_t *l, double now, char *err, size_t errn)
         return 0;
     }
     l->t_renewed = now;
-    l->valid_until = now + (double)DS_MIN(ttl, l->ttl) - margin(l);
+    l->valid_until = now + (double)DS_MIN(ttl, held_ttl(l)) - margin(l);
     return 1;
 }
 
@@ -241,14 +256,15 @@ int lease_tick(lease_t *l, double now, char *err, size_t errn)
     err[0] = 0;
     if (!l->url[0]) return 1;
     if (!l->leading) {
-        if (l->t_attempt > 0 && now - l->t_attempt < l->ttl / 10.0) return 0;
+        if (l->t_attempt > 0 && now - l->t_attempt < lease_poll_interval(l)) return 0;
         l->t_attempt = now;
         int rc = acquire(l, now, err, errn);
         l->store_down = rc < 0;
         return rc > 0;
     }
-    /* renew every ttl/3, and at once when the last renewal is too old (woken from a pause) */
-    if (now - l->t_renewed < l->ttl / 3.0 && now < l->valid_until) return 1;
+    /* renew every quarter of the TTL (a loop stalled up to TTL - margin - TTL/4 s keeps writing), and at
+     * once when the last renewal is too old (woken from a pause) */
+    if (now - l->t_renewed < held_ttl(l) / 4.0 && now < l->valid_until) return 1;
     int rc = renew(l, now, err, errn);
     l->store_down = rc < 0;
     if (rc == 1 || (rc < 0 && now < l->valid_until)) return 1;

@@ -11,7 +11,8 @@ typedef struct lease {
     char url[256];         /* etcd client URL, e.g. http://127.0.0.1:2379; "" = no lease (one instance) */
     char key[128];         /* the leader key */
     char holder[128];      /* this instance's name (the key's value while it leads) */
-    int ttl;               /* seconds: the lease period */
+    int ttl;               /* seconds: the lease period, the longest a standby takes to lead after the leader died */
+    int granted;           /* seconds: the TTL etcd granted the lease of the attempt (lease_store_ttl asked) */
     double timeout;        /* seconds per request to etcd */
     int64_t id;            /* etcd lease ID of the current attempt or leadership, 0 none */
     int64_t epoch;         /* the leader key's create revision while this instance leads, 0 when it does not:
@@ -29,6 +30,12 @@ typedef struct lease {
     int store_down;        /* the last request failed (logged once) */
 } lease_t;
 
+/* The TTL asked of etcd for a period of ttl seconds: one second less (at least etcd's shortest, 2 s), the
+ * second being the budget of what follows the expiry before a standby schedules: etcd revokes expired
+ * leases in rounds of 0.5 s, the standby looks every lease_poll_interval, then rebuilds and runs its pass. */
+int lease_store_ttl(int ttl);
+/* Seconds between a standby's looks at the leader key (0.1 s; ttl/10 for a shorter period). */
+double lease_poll_interval(const lease_t *l);
 /* Sets the defaults (no lease; key /deepshared/leader; ttl 5 s; holder "HOST:PID"). */
 void lease_default(lease_t *l);
 /* One step, at every loop of the daemon: a standby tries to take the lease (at most every ttl/10 s), a

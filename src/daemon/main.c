@@ -168,7 +168,7 @@ int main(int argc, char **argv)
     if (d.lease.url[0])
         dlog(0, "leader lease: etcd %s, key %s, %d s, as %s: standing by until it is ours", d.lease.url, d.lease.key,
              d.lease.ttl, d.lease.holder);
-    double t_standby = daemon_now_mono();
+    double t_standby = daemon_now_mono(), t_took = -1;
     while (!stop) {
         if (d.lease.url[0]) {
             char le[400];
@@ -182,6 +182,7 @@ int main(int argc, char **argv)
                      (long long)d.lease.epoch, daemon_now_mono() - t_standby);
                 daemon_take_lead(&d);
                 pthread_mutex_unlock(&d.lock);
+                t_took = daemon_now_mono();
                 sl_jobs_reset();
                 next_cycle = 0;
             } else if (!lead && was) {
@@ -197,7 +198,7 @@ int main(int argc, char **argv)
                     http_publish(&d, lead != was); /* a standby's state changes only when it gives up the lead */
                     pthread_mutex_unlock(&d.lock);
                 }
-                sleep_s(DS_MIN(d.cfg.poll, d.lease.ttl / 10.0));
+                sleep_s(DS_MIN(d.cfg.poll, lease_poll_interval(&d.lease)));
                 continue;
             }
         }
@@ -240,6 +241,10 @@ int main(int argc, char **argv)
             if (rc >= 0 && (changed || t0 - published >= 1.0)) {
                 http_publish(&d, changed);
                 published = t0;
+                /* where a takeover's time goes: the lease (logged above), then the rebuild and this pass */
+                if (t_took >= 0 && timer)
+                    dlog(0, "leading: first pass published %.3f s after taking the lease", daemon_now_mono() - t_took);
+                if (timer) t_took = -1;
             } else if (rc < 0) {
                 http_publish_health(0);
             }

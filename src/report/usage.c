@@ -123,6 +123,13 @@ void ds_usage_compute(const ds_usage_data_t *d, int64_t from, int64_t to, int by
         ds_usage_row_t *x = &r->rows[i];
         x->compliance = samples ? (a[i].dem ? (double)a[i].ok / (double)a[i].dem : 1.0) : NAN;
         if (!know_pre) x->preemptions = NAN;
+        /* deepshared's counter in Prometheus (--metrics): every preemption in the window, not only those of
+         * the jobs that finished in it */
+        if (d->preempted && !by_user) {
+            double sum = 0;
+            for (int32_t t = 0; t < n; t++) sum += t < d->npreempted ? d->preempted[t] : 0;
+            x->preemptions = i == tot ? sum : i < d->npreempted ? d->preempted[i] : 0;
+        }
         if (know_queue && a[i].nq) {
             ds_dist_t dd = ds_dist_of(a[i].queue, a[i].nq);
             x->q_p50 = dd.p50, x->q_p95 = dd.p95, x->q_p99 = dd.p99;

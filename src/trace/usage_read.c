@@ -21,6 +21,7 @@ void ds_usage_free(ds_usage_data_t *d)
     free(d->jobs);
     free(d->samples);
     free(d->quota);
+    free(d->preempted);
     memset(d, 0, sizeof *d);
 }
 

@@ -106,9 +106,25 @@ static void dsp_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now,
         for (int32_t k = 0; k < ng; k++)
             if (ds_engine_startable(e, s->qg[k]) && !dsp_place(e, s, s->qg[k], now))
                 dsp_resv_try(e, s, s->qg[k], now);
-        for (int32_t k = 0; k < nb; k++)
-            if (ds_engine_startable(e, s->qb[k]) && !dsp_place(e, s, s->qb[k], now))
-                dsp_resv_try(e, s, s->qb[k], now);
+        if ((s->fair_on = dsp_fair_update(e, s, part)) && (s->cfg.fair_share & DSP_FS_ORDER)) {
+            /* fair share: QB's jobs that keep their tenant within its share first, in QB's order, then the rest */
+            for (int32_t k = 0; k < nb; k++) {
+                int32_t j = s->qb[k];
+                if (!ds_engine_startable(e, j) || !dsp_fair_within(e, s, j)) continue;
+                s->fair_tried[j] = 1;
+                if (!dsp_place(e, s, j, now)) dsp_resv_try(e, s, j, now);
+            }
+            for (int32_t k = 0; k < nb; k++) {
+                int32_t j = s->qb[k];
+                if (s->fair_tried[j]) { s->fair_tried[j] = 0; continue; }
+                if (ds_engine_startable(e, j) && !dsp_place(e, s, j, now)) dsp_resv_try(e, s, j, now);
+            }
+        } else {
+            for (int32_t k = 0; k < nb; k++)
+                if (ds_engine_startable(e, s->qb[k]) && !dsp_place(e, s, s->qb[k], now))
+                    dsp_resv_try(e, s, s->qb[k], now);
+        }
+        s->fair_on = 0;
         if (s->cfg.work_conserving && s->cfg.borrowing && e->parts[part].gpus_free > 0)
             dsp_work_conserve(e, s, part, now);
     }
@@ -143,6 +159,10 @@ static int dsp_init(ds_engine_t *e, const void *config, void **state, ds_error_t
     s->seen = ds_xcalloc(nj, 1);
     s->S = ds_xcalloc((size_t)s->nt, sizeof *s->S);
     s->q_last = ds_xcalloc((size_t)s->nt, sizeof *s->q_last);
+    s->fair = ds_xcalloc((size_t)s->nt + 1, sizeof *s->fair);
+    s->fair_want = ds_xcalloc((size_t)s->nt + 1, sizeof *s->fair_want);
+    s->fair_tried = ds_xcalloc(nj, 1);
+    s->fair_for = -1;
     for (int32_t i = 0; i < s->nt; i++) s->S[i] = s->q_last[i] = 1.0;
     s->min_gmem = INT64_MAX;
     s->pend = ds_xcalloc((size_t)e->nparts, sizeof *s->pend);
@@ -217,7 +237,7 @@ static void dsp_fini(void *state)
     void *ptrs[] = {s->pred, s->seen, s->S, s->q_last, s->pend, s->ppend_gpus, s->solo, s->rpos, s->spos, s->pair,
                     s->banned, s->low, s->mon, s->admit_tau, s->order, s->qg, s->qb, s->krem, s->mon_base, s->pre_fail_cpus, s->pre_fail_mem, s->run_at, s->heap, s->cursor,
                     s->cls_pass, s->wc, s->yielded, s->ygpus, s->waits, s->wcv, s->wc_end, s->node_resv, s->resv_node, s->resv_time,
-                    s->blocked, s->align_mask, s->align_set, s->align_gpus, s->resv_fail, s->work, s->wseen, s->wtype};
+                    s->blocked, s->align_mask, s->align_set, s->align_gpus, s->resv_fail, s->work, s->wseen, s->wtype, s->fair, s->fair_want, s->fair_tried};
     dsp_resv_free(s);
     free(s->obs);
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++) free(ptrs[k]);
@@ -324,6 +344,11 @@ static int dsp_stats(const ds_engine_t *e, const void *state, ds_policy_stat_t *
     for (size_t i = 0; i < sizeof v / sizeof v[0] && k < max; i++, k++) {
         snprintf(out[k].name, sizeof out[k].name, "%s", v[i].n);
         out[k].value = (double)v[i].v;
+    }
+    /* only where the switch is on: with it off, the output is what it was before it existed */
+    if ((s->cfg.fair_share & DSP_FS_RECLAIM) && k < max) {
+        snprintf(out[k].name, sizeof out[k].name, "fair_share_reclaims");
+        out[k++].value = (double)x->fair_reclaims;
     }
     return k;
 }

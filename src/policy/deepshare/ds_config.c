@@ -42,6 +42,8 @@ void dsp_config_default(dsp_config_t *c)
     c->share_first = 1;
     c->share_first_min = 0.0;
     c->align_ends = 0;
+    c->fair_share = DSP_FS_OFF;
+    c->fair_weight = DSP_FW_QUOTA;
     c->overrun_yield = 1;
     c->served_g_in_qb = 1;
     c->prediction = c->interference_aware = c->colocation = c->borrowing = 1;
@@ -95,6 +97,7 @@ static const param_t params[] = {
     {"monitor", P_BOOL, F(monitor), 0, 1, "1", "0: never revoke a colocation"},
     {"share-first", P_BOOL, F(share_first), 0, 1, "1", "a BE job shares a GPU before taking free ones when both jobs are predicted to keep >= tau-max (0: free GPUs first)"},
     {"align-ends", P_BOOL, F(align_ends), 0, 1, "0", "a job of less than a node takes free GPUs on the fullest node whose residents are predicted to run at least as long as it, so that it delays no node's becoming wholly free; where none is, the fullest node (0: always the fullest node; off: it helps with true durations, and costs the synthetic workload ~10% with the learned ones)"},
+    {"fair-share", P_INT, F(fair_share), 0, 3, "0", "fair division of the pool (pooled): each tenant's share is what it asks for up to its quota, plus the rest water-filled by fair-weight over the tenants asking more; 1: best-effort work of tenants within their share is placed first (as KAI's queue order); 2: such work may reclaim BE GPUs of tenants above their share, leaving them at it (as KAI's over-quota reclaim); 3: both; 0: off, BE work in predicted remaining time order only"},
     {"share-first-min", P_DBL, F(share_first_min), 0, 1, "0", "share-first needs both predicted retentions at least max(this, tau-max)"},
     {"learn-retention", P_BOOL, F(learn_retention), 0, 1, "1", "admission judges a workload pair by the monitor's measurements once it has any (0: the model only)"},
     {"probe-z", P_DBL, F(probe_z), 0, 100, "3", "a workload pair the monitor has not measured yet is admitted when its predicted retention plus probe-z x the interference model's uncertainty (the forest: its trees' spread) meets the threshold, one such probe per pair at a time (0: off; the measured profile is certain)"},
@@ -145,6 +148,25 @@ int dsp_config_set(void *config, const char *key, const char *value, ds_error_t 
         ds_error_set(err, NULL, 0, quota ? "type-quota" : "type-choice", "'%s' is not %s", value,
                      quota ? "typed, effective or blind" : "assured, fastest, advantage or blind");
         return DS_EINVAL;
+    }
+    if (!strcmp(k, "conditional-remaining")) {
+        static const char *const names[] = {"none", "victims", "order", "all"};
+        for (int i = 0; i < 4; i++)
+            if (!strcmp(value, names[i])) {
+                c->cond_remaining = i;
+                return DS_OK;
+            }
+        ds_error_set(err, NULL, 0, "conditional-remaining", "'%s' is not none, victims, order or all", value);
+        return DS_EINVAL;
+    }
+    if (!strcmp(k, "fair-weight")) {
+        if (!strcmp(value, "quota")) c->fair_weight = DSP_FW_QUOTA;
+        else if (!strcmp(value, "equal")) c->fair_weight = DSP_FW_EQUAL;
+        else {
+            ds_error_set(err, NULL, 0, "fair-weight", "'%s' is not quota or equal", value);
+            return DS_EINVAL;
+        }
+        return DS_OK;
     }
     if (!strcmp(k, "monitor-threshold")) {
         if (!strcmp(value, "current")) c->monitor_threshold = DSP_MON_CURRENT;
@@ -199,6 +221,13 @@ void dsp_config_help(FILE *f)
         fprintf(f, "  --%-20s %-6s %s\n", params[i].name, params[i].def, params[i].help);
     fprintf(f, "  --%-20s %-6s %s\n", "monitor-threshold", "current",
             "threshold a retention sample is compared with: current (recomputed) or admit (at admission)");
+    fprintf(f, "  --%-20s %-6s %s\n", "conditional-remaining", "none",
+            "which decisions read the learned runtime model's remaining-time estimate conditional on what a job has "
+            "run (the median of its recent errors beyond that; docs/predictors.md): the preemption cost (victims), "
+            "the queue keys (order), all, or none (max(predicted - elapsed, 1))");
+    fprintf(f, "  --%-20s %-6s %s\n", "fair-weight", "quota",
+            "fair-share: the pool beyond the quotas is divided in proportion to quotas (quota) or equally (equal, KAI's "
+            "default over-quota weight)");
     fprintf(f, "  --%-20s %-6s %s\n", "type-quota", "typed",
             "several GPU types: a G job counts in its tenant's quota of its type (typed), in one quota of effective "
             "GPUs weighted by type speed (effective), or types are ignored (blind)");

@@ -34,6 +34,17 @@ double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t no
     return r > 1.0 ? r : 1.0;
 }
 
+double dsp_remaining_for(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now, int use)
+{
+    const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
+    /* a yielded run keeps its own rule (as long again as it has run) */
+    if ((s->cfg.cond_remaining & use) && rp && rp->beyond && !s->yielded[j]) {
+        double r = rp->beyond(rp->ctx, s->pred[j], (int64_t)dsp_elapsed(e, s, j, now));
+        if (r >= 0) return r;
+    }
+    return dsp_remaining(e, s, j, now);
+}
+
 double dsp_retention(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b, int32_t gtype)
 {
     double seen;

@@ -175,6 +175,11 @@ void dsp_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now
                "band %d of width %g\n", (long long)e->tenant_quota[t], (long long)e->tenant_g_gpus[t],
                (long long)e->tenant_be_gpus[t], (long long)e->tenant_pending_gpus[t], dsp_qad_now(e, s, t), s->S[t],
                under ? "under-served" : "served", c->theta, dsp_band(s, t), c->band);
+    if (c->fair_share && s->fair_set)
+        ds_bprintf(out, "  fair share: %.1f GPUs of the pool at the last pass (up to its quota what it asks for, and a "
+                   "part of what the quotas leave by %s weight); it holds %lld, asks for %.0f\n", s->fair[t],
+                   c->fair_weight == DSP_FW_EQUAL ? "equal" : "quota",
+                   (long long)(e->tenant_g_gpus[t] + e->tenant_be_gpus[t]), s->fair_want[t]);
     if (s->seen[j])
         ds_bprintf(out, "  prediction: %.0f s in all, %.0f s left\n", s->pred[j], dsp_remaining(e, s, j, now));
     if (js->status == DS_JS_RUNNING) {
@@ -191,10 +196,18 @@ void dsp_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now
                       "so its G class gives it no head start (served-g-in-qb)\n");
     else if (cls == DS_CLASS_G)
         ds_bputs(out, "  queue: placed before best-effort work (G queue)\n");
+    else if (cls == DS_CLASS_BE && (c->fair_share & DSP_FS_ORDER) && s->fair_set)
+        ds_bprintf(out, "  queue: best-effort queue, where jobs that keep their tenant within its fair share go first: "
+                   "this one %s\n", dsp_fair_within(e, s, j) ? "does" : "does not");
     if (ds_explain_fit(e, j, out) || !cls) return;
     if (c->colocation && e->cfg.k >= 2 && job->gpus <= s->maxg) explain_coloc(e, s, j, cls, out);
     if (!c->preemption || !c->borrowing)
         ds_bprintf(out, "  preemption: off (%s = 0)\n", !c->preemption ? "preemption" : "borrowing");
+    else if (cls != DS_CLASS_G && (c->fair_share & DSP_FS_RECLAIM) && s->fair_set && dsp_fair_within(e, s, j))
+        ds_bputs(out, "  preemption: its tenant stays within its fair share with it, so it may requeue best-effort jobs "
+                      "of tenants above theirs (each left at its share), cheapest first (fair-share 2 or 3)\n");
+    else if (cls != DS_CLASS_G && (c->fair_share & DSP_FS_RECLAIM))
+        ds_bputs(out, "  preemption: none, it would take its tenant past its fair share\n");
     else if (cls != DS_CLASS_G)
         ds_bputs(out, "  preemption: none, best-effort work never preempts\n");
     else if (under)

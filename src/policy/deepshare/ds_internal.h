@@ -28,6 +28,12 @@ enum {
     DSP_TC_ADVANTAGE = 2, /* every job by comparative advantage */
     DSP_TC_BLIND = 3      /* the engine's type-blind rule, as the research baselines */
 };
+/* Fair division of the pool (fair_share, ds_fair.c): what each tenant's share steers (bits: the BE queue's order,
+ * reclaims for best-effort work), and the weights the capacity beyond the quotas is divided by. */
+enum { DSP_FS_OFF = 0, DSP_FS_ORDER = 1, DSP_FS_RECLAIM = 2 };
+enum { DSP_FW_QUOTA = 0, DSP_FW_EQUAL = 1 };
+/* Which decisions read the runtime predictor's estimate conditional on what a job has run (cond_remaining, bits). */
+enum { DSP_CR_VICTIMS = 1, DSP_CR_ORDER = 2 };
 
 typedef struct dsp_config {
     int64_t cycle;          /* QAD and monitoring period, s (60) */
@@ -66,6 +72,11 @@ typedef struct dsp_config {
     double share_first_min; /* "enough" for that: predicted retention of both at least this and tau_max */
     int align_ends;         /* a job of less than a node takes the fullest node its residents are predicted to
                                outlast it on, before the fullest node (0) */
+    int fair_share;         /* DSP_FS_* bits: best-effort work of tenants within their fair share of the pool
+                               goes first (ORDER), may reclaim BE GPUs of tenants above theirs (RECLAIM) (OFF) */
+    int fair_weight;        /* DSP_FW_*: the capacity beyond the quotas is divided by quota, or equally (quota) */
+    int cond_remaining;     /* DSP_CR_* bits: the preemption cost (victims) and the queue keys (order) use the
+                               conditional remaining-time estimate (0: max(predicted - elapsed, 1) for both) */
     /* switches (1 = on); the ablations of docs/policy.md §8 turn them off */
     int prediction, interference_aware, colocation, borrowing, preemption, cpu_reclaim, monitor;
 } dsp_config_t;
@@ -120,6 +131,7 @@ typedef struct dsp_stats {
     int64_t rej_memory, rej_cpu, rej_retention, rej_revoked, probes;
     int64_t cpu_reclaims, cpu_shrunk_jobs;
     int64_t wc_starts, wc_gpus;     /* BE starts of the work-conserving stage */
+    int64_t fair_reclaims;          /* BE jobs preempted for a tenant below its fair share (fair_share & RECLAIM) */
     int64_t reservations, backfills; /* reservations made; starts on reserved GPUs before their start */
     int64_t g_preempted;    /* must stay 0: a G job was preempted */
 } dsp_stats_t;
@@ -158,6 +170,14 @@ typedef struct dsp {
     double *q_last;         /* Q after the last pass: the value of cycles skipped while idle */
     int s_init;
     int64_t last_cycle;
+    /* ---- ds_fair.c: each tenant's fair share of the pool this pass (fair_share), and what it asks for */
+    double *fair, *fair_want;
+    int fair_set;           /* the shares were computed at least once */
+    /* ---- ds_preempt.c / deepshare.c: the tenant a fair-share reclaim is for (-1: a G reclaim), jobs of QB this
+     * pass already tried within their share */
+    int32_t fair_for;
+    uint8_t *fair_tried;
+    int fair_on;            /* deepshare.c: the shares are computed and QB is being placed */
     /* ---- ds_order.c: pending jobs per partition, sorted by (tenant, krem, submit, id) */
     dsp_list_t *pend;
     double *krem;           /* a pending job's predicted remaining time (0 without prediction) */
@@ -228,6 +248,14 @@ void dsp_qad_cycle(ds_engine_t *e, dsp_t *s, int64_t now);
 int dsp_band(const dsp_t *s, int32_t tenant);
 int dsp_underserved(const dsp_t *s, int32_t tenant);
 
+/* ds_fair.c: the tenants' fair shares of the pool (fair_share); dsp_fair_update returns 0 when off (or the
+ * cluster has several partitions), and then the others mean nothing */
+int dsp_fair_update(const ds_engine_t *e, dsp_t *s, int32_t part);
+/* whether j's tenant stays within its fair share with j running (a G job always does) */
+int dsp_fair_within(const ds_engine_t *e, const dsp_t *s, int32_t j);
+/* GPUs tenant i holds beyond its fair share (negative: below it) */
+double dsp_fair_spare(const ds_engine_t *e, const dsp_t *s, int32_t i);
+
 /* ds_types.c: the type dimension (docs/heterogeneous.md), below the stages; calls only ds_qad.c */
 /* Whether j's tenant may hold j as G on type t beside what it holds as G now (per s->cfg.type_quota; with one
  * type, or blind: the total quota). extra: GPUs of that type (or effective GPUs) already promised this pass. */
@@ -271,6 +299,9 @@ void dsp_observed_set_probe(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b,
 
 /* ds_estimate.c: predictions */
 double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now);
+/* The same for one use (DSP_CR_*): where cond_remaining names it, the runtime predictor's estimate given what j
+ * has run (the median of its recent errors beyond that, docs/predictors.md) when it has one */
+double dsp_remaining_for(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now, int use);
 /* a's retention beside b on a GPU of type gtype (-1: no particular type) */
 double dsp_retention(const ds_engine_t *e, const dsp_t *s, int32_t a, int32_t b, int32_t gtype);
 /* What admission weighs for a at b's side: the estimate above, and (*bound) the value it must clear the
@@ -361,6 +392,9 @@ int dsp_try_colocate_min(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, doubl
 
 /* ds_preempt.c (docs/policy.md §4.1) */
 int dsp_try_preempt(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
+/* fair_share & RECLAIM: BE job j of a tenant below its fair share takes BE GPUs of tenants above theirs, each
+ * victim's tenant left at or above its share (as KAI's MaintainFairShare), cheapest set by the same cost */
+int dsp_try_fair_reclaim(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
 void dsp_preempt_memo_reset(dsp_t *s);
 
 /* ds_place.c: placement escalation of one job (docs/policy.md §4); 1 when it started */

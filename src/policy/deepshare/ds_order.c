@@ -9,7 +9,7 @@
 
 void dsp_set_key(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
 {
-    s->krem[j] = s->cfg.prediction ? dsp_remaining(e, s, j, now) : 0.0;
+    s->krem[j] = s->cfg.prediction ? dsp_remaining_for(e, s, j, now, DSP_CR_ORDER) : 0.0;
     /* several GPU types: the run time on the fastest type it may use (a key must not change while it waits) */
     if (s->type_aware && s->cfg.prediction) s->krem[j] /= dsp_best_speed(e, j);
     if (s->cfg.gpu_time_order) s->krem[j] *= e->trace->jobs[j].gpus;

@@ -100,6 +100,10 @@ static int place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, uint8_t *bloc
     if (s->cfg.preemption && e->js[j].klass == DS_CLASS_G && s->cfg.borrowing &&
         dsp_underserved(s, e->trace->jobs[j].tenant))
         return dsp_try_preempt(e, s, j, now);
+    /* fair share: a BE job its tenant's share has room for reclaims from tenants above theirs */
+    if (s->cfg.preemption && (s->cfg.fair_share & DSP_FS_RECLAIM) && e->js[j].klass == DS_CLASS_BE && s->fair_on &&
+        dsp_fair_within(e, s, j))
+        return dsp_try_fair_reclaim(e, s, j, now);
     return 0;
 }
 

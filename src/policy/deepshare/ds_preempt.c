@@ -34,7 +34,7 @@ typedef struct choice {
 static double victim_cost(const ds_engine_t *e, const dsp_t *s, int32_t v, int64_t now)
 {
     double d = DS_MIN(1.0, e->js[v].preemptions / 3.0);
-    double el = dsp_elapsed(e, s, v, now), rem = dsp_remaining(e, s, v, now);
+    double el = dsp_elapsed(e, s, v, now), rem = dsp_remaining_for(e, s, v, now, DSP_CR_VICTIMS);
     /* the share of the job a preemption throws away: all it has run unless it declares checkpoints (then the
      * part of its run since the last one, in the same units as el) */
     double risk = el, wall = (double)ds_engine_elapsed(e, v, now);
@@ -42,6 +42,34 @@ static double victim_cost(const ds_engine_t *e, const dsp_t *s, int32_t v, int64
         risk = el * (double)ds_engine_at_risk(e, v, now) / wall;
     double p = el > 0 ? risk / (el + rem) : 0.0;
     return s->cfg.alpha * d + s->cfg.beta * p;
+}
+
+/* fair-share reclaim (s->fair_for >= 0): a GPU's residents may go only when none is of the reclaiming tenant and
+ * each one's tenant stays at or above its fair share without it */
+static int fair_victims(const ds_engine_t *e, const dsp_t *s, const ds_gpu_t *gp)
+{
+    for (int32_t r = 0; r < gp->nres; r++) {
+        int32_t v = gp->res[r], ten = e->trace->jobs[v].tenant;
+        if (ten == s->fair_for || dsp_fair_spare(e, s, ten) < (double)e->trace->jobs[v].gpus - 1e-9) return 0;
+    }
+    return 1;
+}
+
+/* ...and a set of victims: every tenant it takes from left at or above its share by all it loses. */
+static int fair_set_ok(const ds_engine_t *e, const dsp_t *s, const int32_t *v, int32_t nv)
+{
+    if (s->fair_for < 0) return 1;
+    for (int32_t a = 0; a < nv; a++) {
+        int32_t ten = e->trace->jobs[v[a]].tenant, first = 1;
+        double lost = 0;
+        for (int32_t b = 0; b < nv; b++) {
+            if (e->trace->jobs[v[b]].tenant != ten) continue;
+            if (b < a) { first = 0; break; }
+            lost += e->trace->jobs[v[b]].gpus;
+        }
+        if (first && dsp_fair_spare(e, s, ten) < lost - 1e-9) return 0;
+    }
+    return 1;
 }
 
 /* The evictable units of a node: GPUs holding a G job, or a BE job inside its min-runtime, cannot be
@@ -56,7 +84,7 @@ static int32_t node_units(const ds_engine_t *e, const dsp_t *s, int32_t node, un
         int allbe = 1;
         for (int32_t r = 0; r < gp->nres; r++)
             allbe &= e->js[gp->res[r]].klass == DS_CLASS_BE && now - e->js[gp->res[r]].last_start >= s->cfg.min_runtime;
-        if (!allbe) continue;
+        if (!allbe || (s->fair_for >= 0 && !fair_victims(e, s, gp))) continue;
         int32_t rep = gp->res[0];
         for (int32_t r = 1; r < gp->nres; r++) rep = DS_MIN(rep, gp->res[r]);
         int32_t k = 0;
@@ -116,6 +144,13 @@ static void best_on_node(const ds_engine_t *e, const dsp_t *s, int32_t j, int32_
         }
         if (free0 + on < g) continue;
         if (!ds_engine_node_fits_after(e, node, j, g, cpus, mem)) continue;
+        if (s->fair_for >= 0) {
+            int32_t vv[2 * MAX_UNITS], n2 = 0;
+            for (int32_t k = 0; k < nu; k++)
+                if (mask >> k & 1)
+                    for (int32_t r = 0; r < u[k].njobs; r++) vv[n2++] = u[k].job[r];
+            if (!fair_set_ok(e, s, vv, n2)) continue;
+        }
         double f = freed > 0 ? (double)(freed - need_freed) / (double)freed : 0.0;
         cost += fw * f;
         if (!better(best, cost, nv, oldest, node)) continue;
@@ -134,6 +169,7 @@ static void evict(ds_engine_t *e, dsp_t *s, const unit_t *u, int32_t nu, int64_t
             if (e->js[v].status != DS_JS_RUNNING) continue;
             DS_ASSERT(e->js[v].klass == DS_CLASS_BE);
             s->st.preempt_reclaim++;
+            if (s->fair_for >= 0) s->st.fair_reclaims++;
             s->st.reclaimed_gpus += e->trace->jobs[v].gpus;
             ds_engine_preempt(e, v, now, DSP_R_RECLAIM);
         }
@@ -211,6 +247,22 @@ static int preempt_large_on(ds_engine_t *e, dsp_t *s, int32_t j, int32_t t, int3
         nodes[k] = n, cost[k] = c;
     }
     int ok = ne >= want;
+    if (ok && s->fair_for >= 0) {
+        /* the victims of all the nodes taken together leave every tenant at or above its share */
+        int32_t *vv = ds_xmalloc((size_t)want * 2 * MAX_UNITS * sizeof *vv), n2 = 0;
+        for (int32_t k = 0; k < want; k++) {
+            unit_t u[MAX_UNITS];
+            int32_t nu = node_units(e, s, nodes[k], u, now);
+            for (int32_t x = 0; x < nu; x++)
+                for (int32_t r = 0; r < u[x].njobs; r++) {
+                    int32_t seen = 0;
+                    for (int32_t q = 0; q < n2; q++) seen |= vv[q] == u[x].job[r];
+                    if (!seen) vv[n2++] = u[x].job[r];
+                }
+        }
+        ok = fair_set_ok(e, s, vv, n2);
+        free(vv);
+    }
     if (ok) {
         for (int32_t k = 0; k < want; k++) {
             unit_t u[MAX_UNITS];
@@ -238,6 +290,17 @@ static int preempt_large(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
         if (preempt_large_on(e, s, j, t, gpn, now)) return 1;
     }
     return 0;
+}
+
+int dsp_try_fair_reclaim(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
+{
+    int32_t gpn = e->cfg.gpus_per_node, g = e->trace->jobs[j].gpus;
+    /* the victims allowed depend on the reclaiming tenant: the G reclaims' failure memo does not apply */
+    s->fair_for = e->trace->jobs[j].tenant;
+    int ok = g <= gpn ? preempt_small(e, s, j, now) : 0;
+    if (!ok && (g > gpn || e->ntypes > 1)) ok = preempt_large(e, s, j, now);
+    s->fair_for = -1;
+    return ok;
 }
 
 void dsp_preempt_memo_reset(dsp_t *s)
