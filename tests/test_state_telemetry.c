@@ -154,6 +154,11 @@ static void pair_case(double shared_rate, double age, int cycles, int revoked_at
     sync_now();
     if (revoked_at) {
         assert_int_equal(dt_jstate(&D, 1)->status, DS_JS_RUNNING); /* the guaranteed job runs on */
+        /* alone again, its last report is still the slowed one from the pair's time: not its solo speed
+         * (the baseline keeps its 3 samples of 10: two alone, one at the cycle job 2 was placed) */
+        cycle();
+        cycle();
+        assert_true(dt_explain_has(&D, 1, "exclusive baseline 10 (3 samples alone)"));
         assert_int_equal(dt_jstate(&D, 2)->preemptions, 1);
         assert_int_equal(fs_calls(FS_REQUEUE), 1);
     } else {

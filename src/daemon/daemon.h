@@ -24,6 +24,9 @@ typedef struct dslot {
     uint8_t requeued;       /* requeued by us: move back to staging once pending */
     uint8_t seen_running;
     double t_run_wall;      /* wall seconds the daemon first saw its current run running, 0 unknown (adopted) */
+    double t_start_wall;    /* Slurm's start of its current run (epoch s, whole seconds), 0 unknown */
+    double t_alone_wall;    /* wall seconds a measure first found it alone after sharing its GPU, 0 none */
+    uint8_t tel_shared;     /* it shared its GPU at the last measure */
     uint8_t undo;           /* started by the engine on a colocation Slurm cannot do */
     uint8_t pass_hold;      /* its start was taken back in this pass: held until the pass ends */
     int8_t npin;            /* GPU indices pinned at its last dispatch (a shard job's for life: Slurm 22.05

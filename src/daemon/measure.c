@@ -20,7 +20,19 @@ void daemon_measure(daemon_t *d)
     if (!d->e) return;
     for (int32_t j = 0; j < d->nslots; j++) {
         const ds_jstate_t *s = ds_engine_job(d->e, j);
-        if (s->status == DS_JS_RUNNING && !s->shared) tel_note_alone(&d->tel, d->slot[j].id, daemon_workload(d, j), now);
+        dslot_t *sl = &d->slot[j];
+        if (s->status != DS_JS_RUNNING) continue;
+        if (s->shared) {
+            sl->tel_shared = 1;
+            continue;
+        }
+        if (sl->tel_shared) sl->tel_shared = 0, sl->t_alone_wall = now;
+        /* Only a sample from its time alone is its solo speed: the last one may be from before this run (a
+         * requeued job's file; Slurm's start, a lower bound, so its first reports count) or from while its
+         * partner still ran (its slowed rate; from the first measure that found it alone) */
+        double age = tel_age(&d->tel, sl->id, now), since = DS_MAX(sl->t_start_wall, sl->t_alone_wall);
+        if (age >= 0 && now - age < since) continue;
+        tel_note_alone(&d->tel, sl->id, daemon_workload(d, j), now);
     }
 }
 

@@ -507,6 +507,7 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
     if (j->state == SL_RUNNING && !sl->seen_running && is_ours(d, j->partition)) {
         sl->seen_running = 1;
         sl->t_run_wall = tel_now(); /* telemetry older than this is of the time before (measure.c) */
+        sl->t_start_wall = j->start > 0 ? (double)j->start : 0;
         if (j->start >= j->submit && j->restarts == 0) d->s2r_samples[d->s2r_n++ % D_SAMPLES] = (double)(j->start - j->submit);
         if (sl->t_dispatch > 0) {
             /* where a start's latency goes (docs/deepshared.md, Latency): the daemon's own steps, then Slurm's
@@ -519,7 +520,7 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
                  sl->t_dispatch - sl->t_decided, d2r);
         }
     }
-    if (j->state == SL_PENDING) sl->seen_running = 0, sl->t_run_wall = 0;
+    if (j->state == SL_PENDING) sl->seen_running = 0, sl->t_run_wall = sl->t_start_wall = sl->t_alone_wall = 0, sl->tel_shared = 0;
     int holds = holds_gpus(d, j);
     if (js->status == DS_JS_RUNNING) {
         if (!holds) {
