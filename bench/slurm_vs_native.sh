@@ -21,7 +21,7 @@
 #      rounded up to the hour), POLL (deepshared's poll, 0.05 s), REPORT_ONLY=1 (no replay: the report from
 #      OUT's replays), RUN_FROM (first run index, 1: RUN_FROM=3 RUNS=4 adds runs 3 and 4 to OUT), SIM_SEEDS (10: the
 #      simulated twins of deepshared with the live costs, docs/native-slurm.md "What the simulator models"),
-#      RESTART_PINNED (0: the twins' --restart-pinned; 1 for replays of a daemon before 2026-12-02)
+#      REPIN (deepshared's repin, 0), RESTART_PINNED (the twins' --restart-pinned: 1 - REPIN)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mkdir -p "${1:-bench-native-out}" && cd "${1:-bench-native-out}" && pwd)
@@ -30,6 +30,7 @@ compress=${COMPRESS:-60}
 runs=${RUNS:-1}
 run_from=${RUN_FROM:-1}
 poll=${POLL:-0.05}
+repin=${REPIN:-0}
 variants=${VARIANTS:-slurm-quota slurm-borrow deepshared}
 trace=${TRACE:-$root/bench/native/jobs.csv}
 tenants=${TENANTS:-$root/bench/native/tenants.csv}
@@ -71,6 +72,7 @@ replay_one() {
       echo "dispatch_timeout = 30"
       echo "slurm_conf = $SLURM_CONF"
       echo "gpu_sharing = 0"
+      echo "repin = $repin"
       echo "k = 1"
       echo "journal = $dir/journal.csv"
       echo "default_runtime = $mean"
@@ -100,7 +102,7 @@ replay_one() {
 
 if [ -z "${REPORT_ONLY:-}" ]; then
   export -f replay_one log
-  export root out build ds compress trace tenants window cycle poll
+  export root out build ds compress trace tenants window cycle poll repin
   for r in $(seq "$run_from" "$((run_from + runs - 1))"); do
     for v in $variants; do
       log "$v run $r: replaying $(($(wc -l < "$trace") - 1)) jobs, x$compress ($(date +%T))"
@@ -159,11 +161,11 @@ stat() {
     }' "${3:-$runs_csv}"
 }
 # The simulated twin of deepshared with the live cluster's costs (docs/native-slurm.md, "What the simulator
-# models"): Slurm's restart rules as deepshared meets them (--restart-pinned RESTART_PINNED, 0 by default: the
-# daemon here runs with gpu_sharing = 0, so it has no shard job, the only kind Slurm 22.05 restarts only on the
-# GPU index of its first start, and since 2026-12-02 it pins a whole-GPU job anew at each dispatch; 1 for
-# replays of the daemon before, which pinned every job for life; --requeue-settle: the daemon's 3 wall s after
-# a requeue, x COMPRESS), and,
+# models"): Slurm's restart rules as deepshared meets them (--restart-pinned RESTART_PINNED: 1, every job restarts
+# only on the GPU indices of its first start, with the daemon's repin = 0 (REPIN, the default); 0 with REPIN=1:
+# the daemon here runs with gpu_sharing = 0, so it has no shard job, the only kind Slurm 22.05 always restarts on
+# its first index, and repin pins a whole-GPU job anew at each dispatch; --requeue-settle: the daemon's 3 wall s
+# after a requeue, x COMPRESS), and,
 # one seed per twin, each job's submit lag and start latency (decision -> script start; at most 5 s, beyond that
 # a start was undone, not slow) drawn from the live deepshared runs' own, in trace seconds; the latency holds the
 # job's GPUs, so it is added to its run time. SIM_SEEDS twins (10): a mean and an interval like the live runs'.
@@ -186,7 +188,7 @@ if [ -s "$lagpool" ] && [ -s "$latpool" ]; then
       { $4 += int(lag[int(rand() * nl)] * x + 0.5); $5 += int(lat[int(rand() * nt)] * x + 0.5); print }' "$trace" > "$out/sim-costs-trace.csv"
     # deepshare-costs: lags, latencies and restart rules; deepshare-lags: lags and latencies only (what the rules add)
     for c in costs lags; do
-      rules=(--restart-pinned "${RESTART_PINNED:-0}" --requeue-settle $((3 * compress)))
+      rules=(--restart-pinned "${RESTART_PINNED:-$((1 - repin))}" --requeue-settle $((3 * compress)))
       [ "$c" = costs ] || rules=()
       "$ds" simulate --trace "$out/sim-costs-trace.csv" --vc-config "$tenants" --mode pooled --gpus-per-node 4 --pool-nodes 4 --k 1 \
         --no-cpu-check --window "$window" --cycle "$cycle" --policy deepshare "${rules[@]}" --json "$out/sim-costs.json" --quiet \

@@ -326,12 +326,11 @@ static void test_node_out_of_service(void **state)
         if (j->state == SL_RUNNING && !strcmp(j->nodes, "n1")) on_n1++;
         if (id >= 10 && j->state != SL_RUNNING) fail_msg("job %u: state %d in %s", id, j->state, j->partition);
     }
-    /* 14, 15 and job 2 run there: job 2 (a whole-GPU job pinned to index 1 at its first start, which 14 or 15
-     * holds now) is pinned anew to the GPU left (issue #26; before, it waited for index 1) */
-    assert_int_equal(on_n1, 3);
-    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
-    assert_int_equal(fs_job(2)->ngpu_idx, 1);
-    assert_int_equal(fs_job(2)->gpu_idx[0], engine_gpu(2) - 4); /* n1's GPUs are engine GPUs 4-7 */
+    /* 14 and 15 run there; job 2, which Slurm 22.05 can restart only on GPU index 1 (its pin; repin is off), is
+     * pending in the engine's queue until that index frees: not lost */
+    assert_int_equal(on_n1, 2);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_PENDING);
+    assert_string_equal(fs_job(2)->partition, "staging");
     assert_int_equal(dt_metric(&D, "deepshare_node_outages_total"), 1);
     assert_int_equal(dt_metric(&D, "deepshare_nodes_unavailable"), 0);
 }
@@ -567,7 +566,8 @@ static void test_pin_busy_moves_to_free_index(void **state)
 }
 
 /* A requeued whole-GPU job whose GPU indices of its last start are busy (issue #26: requeued best-effort
- * jobs waited for their exact indices): it is not held; it starts on the GPUs the policy gives it, its old
+ * jobs waited for their exact indices): with repin off it waits; with repin it is not held; it starts on
+ * the GPUs the policy gives it, its old
  * pins cleared first and the new ones sent (Slurm 22.05 adds a request to the job's earlier one), and the
  * engine, the fake Slurm and the admin comment agree on the new indices. */
 static void test_repin_whole_gpu_job(void **state)
@@ -576,7 +576,17 @@ static void test_repin_whole_gpu_job(void **state)
     static const int pins[] = {0, 1};
     running_on(1, "a", "prod", "G", 0);
     requeued_pinned(2, "b", 0, pins, 2);
+    /* repin off (the default): it waits for its indices, held out of the pass */
     boot("deepshare");
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_int_equal(D.nheld, 1);
+    assert_int_equal(fs_calls(FS_DISPATCH), 0);
+    assert_true(dt_explain_has(&D, 2, "pinned at its first start"));
+    daemon_teardown(&D);
+    fs_touch();
+    boot("deepshare");
+    D.cfg.repin = 1;
     assert_int_equal(sync_now(), 1);
     daemon_pass(&D, 1);
     assert_policy_ok();
@@ -614,6 +624,7 @@ static void test_repin_survives_rebuild(void **state)
     running_on(1, "a", "prod", "G", 0);
     requeued_pinned(2, "b", 0, pins, 2);
     boot("deepshare");
+    D.cfg.repin = 1;
     assert_int_equal(sync_now(), 1);
     daemon_pass(&D, 1);
     assert_int_equal(fs_run_dispatched("staging"), 1);
@@ -622,6 +633,7 @@ static void test_repin_survives_rebuild(void **state)
     daemon_teardown(&D);
     fs_touch();
     boot("deepshare");
+    D.cfg.repin = 1;
     assert_int_equal(sync_now(), 1);
     assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
     s = daemon_slot_of(&D, 2);

@@ -192,6 +192,7 @@ static int set_key(dconfig_t *c, const char *path, long line, const char *k, con
     INT("default_job_gpu_mem_mib", default_gmem_mib, 0, 1e7);
     INT("k", k, 1, 4);
     INT("gpu_sharing", gpu_sharing, 0, 1);
+    INT("repin", repin, 0, 1);
     NUM("qad_lambda", qad_lambda, 0, 1);
     NUM("qad_theta", qad_theta, 0, 1);
     INT("job_capacity", job_capacity, 16, 1e7);
@@ -580,6 +581,7 @@ void dconfig_print(FILE *f, const dconfig_t *c)
             c->staging, c->g_partition, c->be_partition);
     fprintf(f, "k = %d\ngpu_sharing = %d\ngpu_mem_mib = %d\ndefault_job_gpu_mem_mib = %d\njob_capacity = %d\n", c->k,
             c->gpu_sharing, c->gmem_mib, c->default_gmem_mib, c->job_capacity);
+    fprintf(f, "repin = %d\n", c->repin);
     fprintf(f, "qad_lambda = %g\nqad_theta = %g\n", c->qad_lambda, c->qad_theta);
     fprintf(f, "journal = %s\ndefault_runtime = %g\nmin_history = %d\n", c->journal, c->default_runtime,
             c->min_history);
