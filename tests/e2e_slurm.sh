@@ -431,6 +431,10 @@ if "$build/deepshare" usage --journal "$W/journal.csv" > "$W/usage.txt" 2> "$W/u
   [ "$nj" = "$nr" ] && [ "$nj" -gt 0 ] && grep -q '"gpu_hours"' "$W/usage.json" \
     && ok "usage: the journal's $nr finished jobs reported by tenant (table and JSON)" \
     || bad "usage: $nj jobs reported, the journal has $nr"
+  # the journal records Slurm's start and submit times, so a live cluster's queueing delays are figures
+  qall=$(awk '$1 == "all" {print $(NF-2), $(NF-1), $NF}' "$W/usage.txt")
+  case "$qall" in [0-9]*) ok "usage: queueing delay p50/p95/p99 of the journal's jobs: $qall s" ;;
+    *) bad "usage: no queueing delays from the journal: '$qall'" ;; esac
 else bad "usage: $(head -3 "$W/usage.err")"; fi
 # ... and with the run's history in Prometheus (--metrics): classes, quota, lending, QAD, preemptions
 if [ -n "${t_prom:-}" ]; then

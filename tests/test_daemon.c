@@ -128,14 +128,27 @@ static void test_journal(void **state)
     assert_int_equal(nwarn, 1);
     assert_true(hist_seen(&h, 11, 1000) && hist_seen(&h, 12, 1100) && !hist_seen(&h, 13, 0));
     char e[200];
-    assert_int_equal(hist_record(&h, 12, "a", "u", 2, 999, 1100, e, sizeof e), 0); /* already there */
+    assert_int_equal(hist_record(&h, 12, "a", "u", 2, 999, 1100, 700, 600, e, sizeof e), 0); /* already there */
     assert_int_equal(h.records, 2);
-    assert_int_equal(hist_record(&h, 14, "a", "u", 1, 50, 2100, e, sizeof e), 0);
+    /* an upgraded daemon appends 8-field records (start, submit) to its old 6-field journal */
+    assert_int_equal(hist_record(&h, 14, "a", "u", 1, 50, 2100, 2050, 2000, e, sizeof e), 0);
+    assert_int_equal(hist_record(&h, 15, "a", "u", 1, 60, 2200, 2140, 0, e, sizeof e), 0);    /* no submit */
+    assert_int_equal(hist_record(&h, 16, "a", "u", 1, 60, 2300, 2240, 9999, e, sizeof e), 0); /* after start */
+    assert_int_equal(hist_record(&h, 17, "a", "u", 1, 60, 2400, 2500, 0, e, sizeof e), -1);   /* start > end */
+    assert_non_null(strstr(e, "out of range"));
     hist_free(&h);
+    FILE *f = fopen(p, "r");
+    char buf[4096];
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[got] = '\0';
+    /* the torn record got its newline, so the first new record stands on its own line */
+    assert_non_null(strstr(buf, "13,a,u,1,4\n14,a,u,1,50,2100,2050,2000\n15,a,u,1,60,2200,2140,0\n"
+                                "16,a,u,1,60,2300,2240,0\n"));
     hist_init(&h, 1, 3600);
     assert_int_equal(hist_open(&h, p, NULL, &err), 0);
-    assert_int_equal(h.records, 3); /* the new record survived the reopen */
-    assert_true(hist_seen(&h, 14, 2100));
+    assert_int_equal(h.records, 5); /* the new records survived the reopen, beside the old ones */
+    assert_true(hist_seen(&h, 14, 2100) && hist_seen(&h, 16, 2300) && !hist_seen(&h, 17, 2400));
     hist_free(&h);
 }
 
@@ -264,24 +277,31 @@ static void test_journal_hardening(void **state)
                                                   "10,a,u,1,nan,1400\n"
                                                   "11,a,u,1,50,1500 junk\n"
                                                   "12,a,u,1,50\n"
-                                                  "13,a,u,1,60,1600\n");
+                                                  "13,a,u,1,60,1600\n"
+                                                  "14,a,u,1,60,1700,1640\n"          /* 7 fields */
+                                                  "15,a,u,1,60,1800,1900,1000\n"     /* start after end */
+                                                  "16,a,u,1,60,1900,1840,1850\n"     /* submit after start */
+                                                  "17,a,u,1,60,2000,1940,1900,5\n"   /* 9 fields */
+                                                  "18,a,u,1,60,2100,1,-1\n"          /* negative submit */
+                                                  "19,a,u,1,60,2200,2140,2100\n");
     hist_t h;
     ds_error_t err;
     hist_init(&h, 1, 3600);
     nwarn = 0;
     assert_int_equal(hist_open(&h, p, count_warn, &err), 0);
-    assert_int_equal(h.records, 3);
-    assert_int_equal(nwarn, 5);
-    assert_int_equal(h.skipped, 5);
+    assert_int_equal(h.records, 4);
+    assert_int_equal(nwarn, 10);
+    assert_int_equal(h.skipped, 10);
     assert_true(hist_seen(&h, 7, 1000) && hist_seen(&h, 7, 5000) && !hist_seen(&h, 7, 6000));
+    assert_true(hist_seen(&h, 19, 2200) && !hist_seen(&h, 15, 1800) && !hist_seen(&h, 16, 1900));
     double pr = hist_predict(&h, "a", "u");
-    assert_true(isfinite(pr) && fabs(pr - exp((log(100) + log(300) + log(60)) / 3)) < 1e-6);
+    assert_true(isfinite(pr) && fabs(pr - exp((log(100) + log(300) + log(60) + log(60)) / 4)) < 1e-6);
     char e[200];
-    assert_int_equal(hist_record(&h, 7, "a", "u", 1, 400, 9000, e, sizeof e), 0); /* third use of id 7 */
-    assert_int_equal(h.records, 4);
-    assert_int_equal(hist_record(&h, 20, "a", "u", 1, INFINITY, 9100, e, sizeof e), -1);
+    assert_int_equal(hist_record(&h, 7, "a", "u", 1, 400, 9000, 8600, 8000, e, sizeof e), 0); /* third use of 7 */
+    assert_int_equal(h.records, 5);
+    assert_int_equal(hist_record(&h, 20, "a", "u", 1, INFINITY, 9100, -1, 0, e, sizeof e), -1);
     assert_non_null(strstr(e, "out of range"));
-    assert_int_equal(h.records, 4);
+    assert_int_equal(h.records, 5);
     hist_free(&h);
 }
 

@@ -66,6 +66,38 @@ static void test_journal_figures(void **st)
     ds_usage_free(&d);
 }
 
+/* deepshared's 8-field records: GPU-hours from the wall clock (start..end) even when the journaled seconds are on
+ * the speed table's reference type, and queueing delay from Slurm's submit time; 6-field and 8-field records mix
+ * in one journal (a daemon upgraded in place), and a submit of 0 is unknown. */
+static void test_journal_wall_times(void **st)
+{
+    (void)st;
+    const char *p = tu_write_temp("journal8.csv", "slurm_job_id,tenant,user,gpus,seconds,end\n"
+                                                  "1,ta,u1,2,3600,7200\n"                 /* old record */
+                                                  "2,ta,u1,1,45720,9000,5400,5000\n"      /* V100 x12.7 */
+                                                  "3,ta,u1,1,600,9600,9000,8000\n"
+                                                  "4,tb,u2,4,60,9600,9540,0\n");          /* no submit */
+    ds_usage_data_t d;
+    ds_usage_init(&d);
+    ds_error_t err;
+    int64_t torn = -1;
+    assert_int_equal(ds_usage_read_journal(&d, p, &torn, &err), 0);
+    assert_int_equal(d.njobs, 4);
+    ds_usage_report_t r;
+    ds_usage_compute(&d, 0, 10800, 0, 0.95, &r);
+    const ds_usage_row_t *a = row(&r, "ta"), *b = row(&r, "tb");
+    assert_int_equal(a->jobs, 3);
+    /* 2 x 1 h + 1 x 1 h (3600 wall s, not 45720) + 1 x 600 s */
+    assert_true(fabs(a->gpu_h - (2.0 + 1.0 + 600.0 / 3600)) < 1e-9);
+    assert_true(fabs(b->gpu_h - 4.0 * 60 / 3600) < 1e-9);
+    /* queueing known for jobs 2 (400 s) and 3 (1000 s) only */
+    assert_false(isnan(a->q_p50));
+    assert_true(a->q_p50 >= 400 && a->q_p50 <= 1000 && fabs(a->q_p99 - 1000) < 1e-6);
+    assert_true(isnan(b->q_p50));
+    ds_usage_report_free(&r);
+    ds_usage_free(&d);
+}
+
 static void expect_journal_error(const char *text, long line, const char *field, const char *needle)
 {
     const char *p = tu_write_temp("bad_journal.csv", text);
@@ -87,8 +119,12 @@ static void test_journal_errors(void **st)
     expect_journal_error("1,ta,u1,2,-5,7200\n", 1, "seconds", "run time");
     expect_journal_error("1,ta,u1,2,inf,7200\n", 1, "seconds", "run time");
     expect_journal_error("1,ta,u1,2,5,-1\n", 1, "end", "Unix time");
-    expect_journal_error("1,ta,u1,2,5\n", 1, "", "expected 6 fields");
-    expect_journal_error("1,ta,u1,2,5,6,7\n", 1, "", "more than 6");
+    expect_journal_error("1,ta,u1,2,5\n", 1, "", "expected 6 or 8 fields");
+    expect_journal_error("1,ta,u1,2,5,6,7\n", 1, "", "expected 6 or 8 fields");
+    expect_journal_error("1,ta,u1,2,5,6,1,0,9\n", 1, "", "more than 8");
+    expect_journal_error("1,ta,u1,2,5,7200,7300,0\n", 1, "start", "at most the end");
+    expect_journal_error("1,ta,u1,2,5,7200,7000,7100\n", 1, "submit", "at most the start");
+    expect_journal_error("1,ta,u1,2,5,7200,7000,-3\n", 1, "submit", "at most the start");
     expect_journal_error("1,,u1,2,5,6\n", 1, "tenant", "empty");
     /* a torn last record is what a crash leaves: counted, not an error */
     const char *p = tu_write_temp("torn.csv", "1,ta,u1,2,3600,7200\n2,ta,u1,1,18");
@@ -348,6 +384,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_journal_figures),
+        cmocka_unit_test(test_journal_wall_times),
         cmocka_unit_test(test_journal_errors),
         cmocka_unit_test(test_run_figures),
         cmocka_unit_test(test_run_errors),

@@ -84,23 +84,25 @@ int hist_seen(const hist_t *h, uint32_t id, int64_t end) { return ds_idmap_get(&
 
 static void warn_stderr(const char *msg) { fprintf(stderr, "deepshared: %s\n", msg); }
 
-/* One journal record "id,tenant,user,gpus,seconds,end", strictly: anything else is reported, not guessed at. */
+/* One journal record "id,tenant,user,gpus,seconds,end[,start,submit]", strictly: anything else is reported,
+ * not guessed at. Journals written before start and submit were recorded hold 6-field records, and one
+ * journal may hold both kinds (a daemon upgraded in place appends to its old file). */
 static const char *parse_record(char *buf, uint32_t *id, char **tenant, char **user, double *sec, int64_t *end)
 {
     char *nl = strchr(buf, '\n');
     if (!nl) return "incomplete record (torn by a crash?)";
     *nl = '\0';
-    char *f[6];
+    char *f[8];
     int n = 0;
-    for (char *p = buf; n < 6; n++) {
+    for (char *p = buf; n < 8; n++) {
         f[n] = p;
         char *c = strchr(p, ',');
         if (!c) { n++; break; }
         *c = '\0';
         p = c + 1;
-        if (n == 5) return "more than 6 fields";
+        if (n == 7) return "more than 8 fields";
     }
-    if (n != 6) return "expected 6 fields: slurm_job_id,tenant,user,gpus,seconds,end";
+    if (n != 6 && n != 8) return "expected 6 or 8 fields: slurm_job_id,tenant,user,gpus,seconds,end[,start,submit]";
     char *e;
     errno = 0;
     unsigned long long v = strtoull(f[0], &e, 10);
@@ -115,6 +117,14 @@ static const char *parse_record(char *buf, uint32_t *id, char **tenant, char **u
     errno = 0;
     long long en = strtoll(f[5], &e, 10);
     if (errno || e == f[5] || *e || en < 0 || en > 0xffffffffLL) return "bad end time";
+    if (n == 8) {
+        errno = 0;
+        long long st = strtoll(f[6], &e, 10);
+        if (errno || e == f[6] || *e || st < 0 || st > en) return "bad start time (not a Unix time at most the end)";
+        errno = 0;
+        long long su = strtoll(f[7], &e, 10);
+        if (errno || e == f[7] || *e || su < 0 || su > st) return "bad submit time (not a Unix time at most the start)";
+    }
     *end = en;
     *tenant = f[1];
     *user = f[2];
@@ -172,7 +182,7 @@ int hist_open(hist_t *h, const char *path, void (*warn)(const char *msg), ds_err
     }
     off_t size = lseek(h->fd, 0, SEEK_END);
     if (size == 0) {
-        static const char hdr[] = "slurm_job_id,tenant,user,gpus,seconds,end\n";
+        static const char hdr[] = "slurm_job_id,tenant,user,gpus,seconds,end,start,submit\n";
         if (write(h->fd, hdr, sizeof hdr - 1) < 0) { /* reported at the first record */ }
     } else if (size > 0) {
         /* a record torn by a crash must not swallow the next one */
@@ -188,19 +198,24 @@ int hist_open(hist_t *h, const char *path, void (*warn)(const char *msg), ds_err
 }
 
 int hist_record(hist_t *h, uint32_t id, const char *tenant, const char *user, int gpus, double seconds, int64_t end,
-                char *err, size_t errn)
+                int64_t start, int64_t submit, char *err, size_t errn)
 {
-    if (!(seconds >= 0 && seconds <= HIST_MAX_SECONDS) || end < 0 || end > 0xffffffffLL) {
-        snprintf(err, errn, "%s: job %u not journaled: run time %g s or end %lld out of range", h->path, id, seconds,
-                 (long long)end);
+    if (!(seconds >= 0 && seconds <= HIST_MAX_SECONDS) || end < 0 || end > 0xffffffffLL || start > end) {
+        snprintf(err, errn, "%s: job %u not journaled: run time %g s, start %lld or end %lld out of range", h->path,
+                 id, seconds, (long long)start, (long long)end);
         return -1;
     }
+    /* a submit time Slurm did not give (0) or one after the start (a clock step) is journaled as unknown */
+    if (submit < 0 || submit > start) submit = 0;
     if (ds_idmap_put(&h->recorded, rec_key(id, end), 1) >= 0) return 0;
     hist_learn(h, tenant, user, seconds);
     h->records++;
     if (h->fd < 0) return 0;
     char line[512];
-    int n = snprintf(line, sizeof line, "%u,%s,%s,%d,%.0f,%lld\n", id, tenant, user, gpus, seconds, (long long)end);
+    int n = start < 0 ? snprintf(line, sizeof line, "%u,%s,%s,%d,%.0f,%lld\n", id, tenant, user, gpus, seconds,
+                                 (long long)end)
+                      : snprintf(line, sizeof line, "%u,%s,%s,%d,%.0f,%lld,%lld,%lld\n", id, tenant, user, gpus,
+                                 seconds, (long long)end, (long long)start, (long long)submit);
     if (write(h->fd, line, (size_t)n) != n || fsync(h->fd) != 0) {
         snprintf(err, errn, "%s: journal write failed: %s", h->path, strerror(errno));
         return -1;

@@ -44,9 +44,12 @@ double hist_predict(const hist_t *h, const char *tenant, const char *user);
 /* 1 when this job (id and end time: ids are reused) is in the journal. */
 int hist_seen(const hist_t *h, uint32_t slurm_id, int64_t end);
 /* Appends a finished job to the journal (fsync'd) and learns it; does nothing for a job already
- * recorded. Returns 0, or -1 when the write failed (err filled). */
+ * recorded. seconds is the run time the predictor learns (on the speed table's reference type when one is
+ * set); start and submit are Slurm's wall clock times of the run (Unix seconds; submit 0 when Slurm gave
+ * none), journaled so that a usage report counts GPU-hours and queueing from the wall clock; start < 0
+ * writes the older 6-field record. Returns 0, or -1 when the write failed (err filled). */
 int hist_record(hist_t *h, uint32_t slurm_id, const char *tenant, const char *user, int gpus, double seconds,
-                int64_t end, char *err, size_t errn);
+                int64_t end, int64_t start, int64_t submit, char *err, size_t errn);
 
 /* The engine-facing predictor over a trace whose tenant and user names index h. */
 void hist_predictor(ds_runtime_predictor_t *p, hist_t *h);

@@ -415,8 +415,8 @@ static void journal_finished(daemon_t *d, const sl_job_t *j)
     int32_t t = screen_tenant(d, j->account);
     if (t < 0 || !screen_ours(j)) return;
     char err[300];
-    if (hist_record(&d->hist, j->id, j->account, j->user, screen_gpus(j), journal_seconds(d, j), j->end, err,
-                    sizeof err)) {
+    if (hist_record(&d->hist, j->id, j->account, j->user, screen_gpus(j), journal_seconds(d, j), j->end, j->start,
+                    j->submit, err, sizeof err)) {
         dlog(0, "%s", err);
         d->errors++;
     }

@@ -78,20 +78,22 @@ static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
     return 0;
 }
 
-/* One journal record, split in place: NULL, or what is wrong and with which field. */
-static const char *journal_fields(char *buf, char **f, const char **field)
+/* One journal record, split in place into *nf fields (6, or 8 with the run's start and submit times as
+ * deepshared writes since it journals them): NULL, or what is wrong and with which field. */
+static const char *journal_fields(char *buf, char **f, int *nf, const char **field)
 {
     int n = 0;
     *field = NULL;
     for (char *p = buf;; n++) {
-        if (n == 6) return "more than 6 fields";
+        if (n == 8) return "more than 8 fields";
         f[n] = p;
         char *c = strchr(p, ',');
         if (!c) { n++; break; }
         *c = '\0';
         p = c + 1;
     }
-    if (n != 6) return "expected 6 fields: slurm_job_id,tenant,user,gpus,seconds,end";
+    if (n != 6 && n != 8) return "expected 6 or 8 fields: slurm_job_id,tenant,user,gpus,seconds,end[,start,submit]";
+    *nf = n;
     return NULL;
 }
 
@@ -120,12 +122,13 @@ int ds_usage_read_journal(ds_usage_data_t *d, const char *path, int64_t *torn, d
             if (last) { (*torn)++; break; } /* a crash's torn last record: the daemon skips it too */
         }
         const char *why = NULL, *field = NULL;
-        char *fl[6];
+        char *fl[8];
+        int nf = 0;
         if ((size_t)got != strlen(buf)) why = "NUL byte in record";
         else if (got > JOURNAL_MAX_LINE) why = "record longer than 600 bytes";
         else {
             buf[got - 1] = '\0';
-            why = journal_fields(buf, fl, &field);
+            why = journal_fields(buf, fl, &nf, &field);
         }
         int64_t id = 0, gpus = 0, end = 0;
         double sec = 0;
@@ -137,6 +140,10 @@ int ds_usage_read_journal(ds_usage_data_t *d, const char *path, int64_t *torn, d
             if (e == fl[4] || *e || !(sec >= 0 && sec <= 366.0 * 86400)) why = "not a run time of at most a year", field = "seconds";
         }
         if (!why && parse_int(fl[5], 0, 0xffffffffLL, &end)) why = "not a Unix time", field = "end";
+        int64_t start = -1, submit = 0;
+        if (!why && nf == 8 && parse_int(fl[6], 0, end, &start)) why = "not a Unix time at most the end", field = "start";
+        if (!why && nf == 8 && parse_int(fl[7], 0, start, &submit))
+            why = "not a Unix time at most the start (0: unknown)", field = "submit";
         if (why) {
             ds_error_set(err, path, line, field, "%s", why);
             rc = DS_EPARSE;
@@ -148,6 +155,13 @@ int ds_usage_read_journal(ds_usage_data_t *d, const char *path, int64_t *torn, d
         ds_usage_job_t j = {.id = id, .gpus = (int32_t)gpus, .end = end, .run = (int64_t)(sec + 0.5), .submit = -1,
                             .queue = -1, .preemptions = -1};
         j.start = end - j.run;
+        /* With a speed table the seconds are on the reference type (what the predictor learns), not the wall
+         * clock, so the wall start time is what GPU-hours are counted from when the record has it. The submit
+         * time is the one Slurm reported for the finished run (after a requeue, Slurm's own). */
+        if (start >= 0) {
+            j.start = start, j.run = end - start;
+            if (submit > 0) j.submit = submit, j.queue = start - submit;
+        }
         if ((rc = name_of(&d->tenants, fl[1], path, line, "tenant", DS_USAGE_MAX_TENANTS, &j.tenant, err))) break;
         if ((rc = name_of(&d->users, fl[2], path, line, "user", DS_USAGE_MAX_ROWS, &j.user, err))) break;
         ds_usage_job_t *slot = new_job(d, path, line, err);
