@@ -40,15 +40,15 @@ double lease_poll_interval(const lease_t *l) { return DS_MIN(0.1, l->ttl / 10.0)
 /* The TTL the server holds the lease for (granted: etcd may raise what was asked to its minimum). */
 static int held_ttl(const lease_t *l) { return l->granted > 0 ? l->granted : lease_store_ttl(l->ttl); }
 
-/* The margin kept before the lease could expire on the server: a renewal sent at t keeps it there until
- * t + TTL at the earliest; this instance stops writing at t + TTL - margin. */
-static double margin(const lease_t *l) { return DS_MAX(0.5, 0.2 * held_ttl(l)); }
-
 int lease_valid(const lease_t *l, double now) { return l->leading && now < l->valid_until; }
 
 #ifdef DS_HAVE_CURL
 #include <curl/curl.h>
 #include <jansson.h>
+
+/* The margin kept before the lease could expire on the server: a renewal sent at t keeps it there until
+ * t + TTL at the earliest; this instance stops writing at t + TTL - margin. */
+static double margin(const lease_t *l) { return DS_MAX(0.5, 0.2 * held_ttl(l)); }
 
 static void b64(const char *s, char *out, size_t n)
 {
