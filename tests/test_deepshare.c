@@ -465,6 +465,79 @@ static void test_yield_back(void **st)
     yield_back_case(1);
 }
 
+static double pred_table(void *ctx, const ds_trace_t *t, int32_t job, int64_t now)
+{
+    (void)t, (void)now;
+    return ((const double *)ctx)[job];
+}
+
+/* Quota yield (docs/policy.md §2), nodes of 4 GPUs: A (quota 8) runs j0 (4 GPUs, predicted 1,000 s) as G on
+ * node 0, B (quota 4) j2 as G on node 1 and j3 as BE on node 2 (C's idle quota); node 3 is free. A's j1 (8
+ * GPUs, predicted head_pred) arrives at 10: 4 + 8 > 8, so it is BE, does not fit, and A, holding 4 of the 8
+ * it asks, is under-served at the cycle of 60 (S = 0.3 x 0.5 + 0.7 = 0.85). With quota-yield, j0, predicted
+ * to run longer than j1 (940 s left against 100), gives up its G class: j1 is G and reclaims one node, the
+ * cheapest: B's borrowed j3 (cost 0.3 x 60/100,000), not A's own j0 (0.3 x 60/1,000, as long again). j0 runs
+ * on as BE, B's G job is untouched. Without it, or when j1 is predicted longer than j0 (5,000 s: by A's own
+ * order j0 goes first), j1 waits for j0. */
+static void quota_yield_case(const char *kv, double head_pred, int yields)
+{
+    ds_trace_t t;
+    tu_trace(&t, "A:8 B:4 C:4", "1 A 4 0 10000; 2 A 8 10 100; 3 B 4 0 100000; 4 B 4 0 100000");
+    void *cfg = cfg_with(kv);
+    double preds[4] = {1000, head_pred, 100000, 100000};
+    ds_runtime_predictor_t rp = {.name = "test", .predict = pred_table, .ctx = preds};
+    ds_predictors_t pr = {&rp, NULL, NULL};
+    ds_engine_t *e = engine_with(&t, 4, cfg, &pr);
+    dsp_t *s = e->pstate;
+    char msg[200];
+    ds_engine_arrive(e, 0, 0);
+    ds_engine_arrive(e, 2, 0);
+    ds_engine_arrive(e, 3, 0);
+    ds_engine_schedule(e, 0, 1);
+    assert_int_equal(e->js[3].status, DS_JS_RUNNING);
+    assert_int_equal(e->js[3].klass, DS_CLASS_BE);
+    ds_engine_arrive(e, 1, 10);
+    ds_engine_schedule(e, 10, 0);
+    assert_int_equal(e->js[1].status, DS_JS_PENDING);
+    ds_engine_schedule(e, 60, 1);
+    assert_int_equal(ds_engine_check(e, msg, sizeof msg), 0);
+    assert_int_equal(ops()->check(e, e->pstate, msg, sizeof msg), 0);
+    assert_int_equal(e->js[0].status, DS_JS_RUNNING);
+    assert_int_equal(e->js[2].status, DS_JS_RUNNING);
+    assert_int_equal(e->js[2].klass, DS_CLASS_G);
+    if (yields) {
+        assert_int_equal(e->js[1].status, DS_JS_RUNNING);
+        assert_int_equal(e->js[1].klass, DS_CLASS_G);
+        assert_int_equal(e->js[0].klass, DS_CLASS_BE);
+        assert_int_equal(s->yielded[0], DSP_YIELDED);
+        assert_int_equal(s->qyield[0], 1);
+        assert_int_equal(s->st.quota_yields, 1);
+        assert_int_equal(e->js[3].status, DS_JS_PENDING); /* the borrower gave the node back */
+        ds_buf_t b = {0};
+        ops()->explain(e, e->pstate, 0, 60, &b);
+        assert_non_null(b.s);
+        assert_non_null(strstr(b.s, "quota-yield"));
+        free(b.s);
+    } else {
+        assert_int_equal(e->js[1].status, DS_JS_PENDING);
+        assert_int_equal(e->js[0].klass, DS_CLASS_G);
+        assert_int_equal(s->st.quota_yields, 0);
+        assert_int_equal(e->js[3].status, DS_JS_RUNNING);
+    }
+    assert_int_equal(s->st.g_preempted, 0);
+    ds_engine_destroy(e);
+    ops()->config_free(cfg);
+    ds_trace_free(&t);
+}
+
+static void test_quota_yield(void **st)
+{
+    (void)st;
+    quota_yield_case("quota-yield=1,colocation=0,work-conserving=0", 100, 1);
+    quota_yield_case("colocation=0,work-conserving=0", 100, 0); /* off by default */
+    quota_yield_case("quota-yield=1,colocation=0,work-conserving=0", 5000, 0);
+}
+
 static double const_rho(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)
 {
     (void)t, (void)a, (void)b;
@@ -1167,6 +1240,7 @@ int main(void)
         cmocka_unit_test(test_gpu_time_order),
         cmocka_unit_test(test_overrun_yield),
         cmocka_unit_test(test_yield_back),
+        cmocka_unit_test(test_quota_yield),
         cmocka_unit_test(test_probe_unmeasured_pair),
         cmocka_unit_test(test_prediction_never_lifts),
         cmocka_unit_test(test_served_g_in_qb),

@@ -92,6 +92,7 @@ static void dsp_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now,
         s->st.cycles++;
         if (s->cfg.monitor) dsp_monitor(e, s, now);
         dsp_demote(e, s);
+        if (s->cfg.quota_yield) dsp_quota_yield(e, s, now);
         if (s->cfg.overrun_yield) dsp_yield(e, s, now);
         dsp_promote(e, s);
     }
@@ -187,6 +188,7 @@ static int dsp_init(ds_engine_t *e, const void *config, void **state, ds_error_t
     for (size_t j = 0; j < nj; j++) s->cls_pass[j] = -1;
     s->wc = ds_xcalloc(nj, 1);
     s->yielded = ds_xcalloc(nj, 1);
+    s->qyield = ds_xcalloc(nj, 1);
     s->ygpus = ds_xcalloc((size_t)s->nt + 1, sizeof *s->ygpus);
     s->waits = ds_xcalloc((size_t)s->nt + 1, sizeof *s->waits);
     s->wcv = ds_xmalloc(nj * sizeof *s->wcv);
@@ -236,7 +238,7 @@ static void dsp_fini(void *state)
     free(s->run.v);
     void *ptrs[] = {s->pred, s->seen, s->S, s->q_last, s->pend, s->ppend_gpus, s->solo, s->rpos, s->spos, s->pair,
                     s->banned, s->low, s->mon, s->admit_tau, s->order, s->qg, s->qb, s->krem, s->mon_base, s->pre_fail_cpus, s->pre_fail_mem, s->run_at, s->heap, s->cursor,
-                    s->cls_pass, s->wc, s->yielded, s->ygpus, s->waits, s->wcv, s->wc_end, s->node_resv, s->resv_node, s->resv_time,
+                    s->cls_pass, s->wc, s->yielded, s->qyield, s->ygpus, s->waits, s->wcv, s->wc_end, s->node_resv, s->resv_node, s->resv_time,
                     s->blocked, s->align_mask, s->align_set, s->align_gpus, s->resv_fail, s->work, s->wseen, s->wtype, s->fair, s->fair_want, s->fair_tried};
     dsp_resv_free(s);
     free(s->obs);
@@ -349,6 +351,10 @@ static int dsp_stats(const ds_engine_t *e, const void *state, ds_policy_stat_t *
     if ((s->cfg.fair_share & DSP_FS_RECLAIM) && k < max) {
         snprintf(out[k].name, sizeof out[k].name, "fair_share_reclaims");
         out[k++].value = (double)x->fair_reclaims;
+    }
+    if (s->cfg.quota_yield && k < max) {
+        snprintf(out[k].name, sizeof out[k].name, "quota_yields");
+        out[k++].value = (double)x->quota_yields;
     }
     return k;
 }

@@ -281,8 +281,77 @@ void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now)
         ds_engine_set_class(e, j, DS_CLASS_BE);
         dsp_list_push(dsp_solo(s, e->js[j].part, 1, g), s->spos, j);
         s->yielded[j] = DSP_YIELDED;
+        s->qyield[j] = 0;
         s->ygpus[t->jobs[j].tenant] += g;
         s->st.yields++;
+    }
+}
+
+/* Quota yield (docs/policy.md §2). The quota serves a tenant's jobs in its own order (predicted remaining
+ * time): a running G run predicted to outlast the tenant's waiting head job stands, by that order, behind
+ * it, and while the tenant is under-served it holds quota the head needs, so the head can neither be G nor
+ * reclaim. Those runs give up their class, longest first, just enough for the head: they run on as BE (as
+ * an overrun yield's run, reclaimable, promoted back once nothing of the tenant waits). */
+static _Thread_local const ds_engine_t *qy_e;
+static _Thread_local const dsp_t *qy_s;
+static _Thread_local int64_t qy_now;
+
+static int cmp_longest(const void *x, const void *y)
+{
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    double ra = dsp_remaining(qy_e, qy_s, a, qy_now), rb = dsp_remaining(qy_e, qy_s, b, qy_now);
+    if (ra != rb) return ra > rb ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+/* Tenant i's first startable pending job its quota could hold (the head of its G order), or -1. */
+static int32_t g_head(const ds_engine_t *e, const dsp_t *s, int32_t i)
+{
+    for (int32_t p = 0; p < s->nparts; p++)
+        for (int32_t k = 0; k < s->pend[p].n; k++) {
+            int32_t j = s->pend[p].v[k];
+            if (e->trace->jobs[j].tenant == i && e->trace->jobs[j].gpus <= e->tenant_quota[i] && ds_engine_startable(e, j))
+                return j;
+        }
+    return -1;
+}
+
+void dsp_quota_yield(ds_engine_t *e, dsp_t *s, int64_t now)
+{
+    const ds_trace_t *t = e->trace;
+    /* per-type quotas would need the head's type; without borrowing there is no BE class to yield to */
+    if (!s->cfg.borrowing || s->typed) return;
+    for (int32_t i = 0; i < s->nt; i++) {
+        if (!dsp_underserved(s, i) || e->tenant_g_gpus[i] == 0) continue;
+        int32_t head = g_head(e, s, i);
+        if (head < 0) continue;
+        int64_t need = e->tenant_g_gpus[i] + t->jobs[head].gpus - e->tenant_quota[i];
+        if (need <= 0) continue;
+        double hrem = dsp_remaining(e, s, head, now);
+        int32_t n = 0;
+        int64_t avail = 0;
+        for (int32_t k = 0; k < s->run.n; k++) {
+            int32_t j = s->run.v[k];
+            if (t->jobs[j].tenant != i || e->js[j].klass != DS_CLASS_G || s->pair[j] >= 0 ||
+                !(s->yielded[j] == DSP_YIELD_NONE || s->yielded[j] == DSP_YIELD_BACK) || dsp_remaining(e, s, j, now) <= hrem)
+                continue;
+            s->order[n++] = j;
+            avail += t->jobs[j].gpus;
+        }
+        if (avail < need) continue; /* a partial yield would free quota the head still could not use */
+        qy_e = e, qy_s = s, qy_now = now;
+        qsort(s->order, (size_t)n, sizeof *s->order, cmp_longest);
+        for (int32_t k = 0; k < n && need > 0; k++) {
+            int32_t j = s->order[k], g = t->jobs[j].gpus;
+            dsp_list_remove(dsp_solo(s, e->js[j].part, 0, g), s->spos, j);
+            ds_engine_set_class(e, j, DS_CLASS_BE);
+            dsp_list_push(dsp_solo(s, e->js[j].part, 1, g), s->spos, j);
+            s->yielded[j] = DSP_YIELDED;
+            s->qyield[j] = 1;
+            s->ygpus[i] += g;
+            s->st.quota_yields++;
+            need -= g;
+        }
     }
 }
 

@@ -58,6 +58,7 @@ typedef struct dsp_config {
     int32_t w;              /* consecutive low samples before a revocation (3) */
     int gpu_time_order;     /* inside a band, order by predicted GPU-time (remaining x GPUs), not time (0) */
     int overrun_yield;      /* a G job that outlived its prediction yields its class while its tenant waits (1) */
+    int quota_yield;        /* an under-served tenant's own longer G runs yield their class to its head job (0) */
     int served_g_in_qb;     /* G jobs of served tenants (S_i >= theta) are placed in QB's order, beside
                                best-effort work; only under-served tenants' G jobs go first (1) */
     int admit_floor;        /* the model's prediction admits at rho_min; the monitor enforces the threshold (1) */
@@ -126,7 +127,7 @@ typedef struct dsp_stats {
     int64_t passes, cycles;
     int64_t preempt_reclaim, preempt_revoke, reclaimed_gpus;
     int64_t mon_missing;            /* pair-cycles without a fresh retention sample (telemetry missing or stale) */
-    int64_t lent_jobs, lent_gpus, promotions, promoted_gpus, demotions, yields, yields_back;
+    int64_t lent_jobs, lent_gpus, promotions, promoted_gpus, demotions, yields, yields_back, quota_yields;
     int64_t coloc_admitted, coloc_attempts, coloc_no_candidate;
     int64_t rej_memory, rej_cpu, rej_retention, rej_revoked, probes;
     int64_t cpu_reclaims, cpu_shrunk_jobs;
@@ -185,6 +186,7 @@ typedef struct dsp {
     int64_t *cls_pass;      /* the pass that last classified a job (its G/BE queue this pass) */
     uint8_t *yielded;       /* dsp_yield_t: nonzero once a job gave up its G class by outliving its
                                prediction (§2) */
+    uint8_t *qyield;        /* per job: its yield (yielded == DSP_YIELDED) was a quota yield, for its tenant's head job */
     int64_t *ygpus;         /* per tenant: GPUs of its running jobs that yielded (yielded == DSP_YIELDED) */
     int64_t *waits;         /* per tenant scratch: GPUs of its waiting work (dsp_waiting_gpus) */
     /* ---- ds_coloc.c and ds_monitor.c: pairs, admission and retention monitoring */
@@ -375,6 +377,10 @@ void dsp_waiting_gpus(const ds_engine_t *e, const dsp_t *s, int64_t *waits);
 /* Overrun yield: running unshared G jobs that have run longer than predicted become BE while their
  * tenant has a pending job its quota could hold. */
 void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now);
+/* Quota yield (quota_yield, docs/policy.md §2): an under-served tenant whose head job (at most its quota) is
+ * kept out of G only by its own running G jobs has those of them predicted to run longer than the head
+ * yield their class, longest first, until the head fits; nothing yields unless enough of them can. */
+void dsp_quota_yield(ds_engine_t *e, dsp_t *s, int64_t now);
 /* A lowered quota: running unshared G jobs of a tenant over its quota become BE, most recently started
  * first, until its G GPUs fit the quota again (no G job is ever preempted; BE ones may be). */
 void dsp_demote(ds_engine_t *e, dsp_t *s);
