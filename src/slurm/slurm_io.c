@@ -66,30 +66,47 @@ static long gres_count(const char *rest)
 /* Whether a TRES list ("gres:gpu:2", "gres/gpu=2") asks for GPUs. */
 static int asks_gpus(const char *tres) { return tres && (strstr(tres, "gpu:") || strstr(tres, "gpu=")); }
 
-int sl_index_type(const char *type, size_t len)
+static int name_char(char c)
 {
-    if (len < 2 || type[0] != 'g') return 0;
-    for (size_t i = 1; i < len; i++)
-        if (type[i] < '0' || type[i] > '9') return 0;
+    return c == '-' || c == '_' || c == '.' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+int sl_pin_type(const char *rest, int *idx, char *model, size_t mn)
+{
+    size_t len = strcspn(rest, ":("), g = len;
+    while (g > 0 && rest[g - 1] >= '0' && rest[g - 1] <= '9') g--;
+    /* "g" and 1 to 3 digits, alone or after "MODEL_" */
+    if (g == len || len - g > 3 || g == 0 || rest[g - 1] != 'g') return 0;
+    size_t ml = g - 1;
+    if (ml && (ml < 2 || rest[ml - 1] != '_')) return 0;
+    ml = ml ? ml - 1 : 0;
+    if (ml >= mn) return 0;
+    for (size_t i = 0; i < ml; i++)
+        if (!name_char(rest[i])) return 0;
+    *idx = atoi(rest + g);
+    memcpy(model, rest, ml);
+    model[ml] = 0;
     return 1;
 }
 
-/* The model type of a GRES entry's rest "TYPE:N" (not an index type) into out (size n); 0 when it has none. */
+/* The model type of a GRES entry's rest "TYPE:N" (not a per-GPU type gN or MODEL_gN) into out (size n); 0
+ * when it has none. */
 static int model_type(const char *rest, char *out, size_t n)
 {
     const char *c = strchr(rest, ':');
     size_t len = c ? (size_t)(c - rest) : 0;
-    if (!c || !len || len >= n || sl_index_type(rest, len)) return 0;
+    int idx;
+    char m[64];
+    if (!c || !len || len >= n || sl_pin_type(rest, &idx, m, sizeof m)) return 0;
     for (size_t i = 0; i < len; i++)
-        if (!(rest[i] == '-' || rest[i] == '_' || rest[i] == '.' || (rest[i] >= '0' && rest[i] <= '9') ||
-              (rest[i] >= 'a' && rest[i] <= 'z') || (rest[i] >= 'A' && rest[i] <= 'Z')))
-            return 0;
+        if (!name_char(rest[i])) return 0;
     memcpy(out, rest, len);
     out[len] = 0;
     return 1;
 }
 
-/* Typed pins "gres:gpu:g2:1,gres:shard:g3:1" -> indices; a request typed by model "gres:gpu:v100:2" ->
+/* Typed pins "gres:gpu:g2:1,gres:shard:g3:1" (or "gres:gpu:v100_g2:1": per-GPU types with the model) ->
+ * indices; a request typed by model "gres:gpu:v100:2" ->
  * gpu_type; untyped "gres:gpu:N" -> untyped_gpus; every gpu
  * and shard entry, typed or not, counted into gres_gpus and gres_shards. */
 static void parse_tres(const char *tres, sl_job_t *j)
@@ -104,12 +121,13 @@ static void parse_tres(const char *tres, sl_job_t *j)
         if (!shard && strncmp(tok, "gpu:", 4)) continue;
         char *rest = tok + (shard ? 6 : 4);
         int idx;
+        char pm[32];
         long cnt, all = gres_count(rest);
         if (all > 0) {
             int *sum = shard ? &j->gres_shards : &j->gres_gpus;
             *sum = (int)DS_SL_MIN((long)*sum + all, 1000000L);
         }
-        if (rest[0] == 'g' && sscanf(rest, "g%d:%ld", &idx, &cnt) == 2) {
+        if (strchr(rest, ':') && sl_pin_type(rest, &idx, pm, sizeof pm)) {
             if (j->ngpu_idx < SL_MAX_GPUS) j->gpu_idx[j->ngpu_idx++] = idx;
             j->on_shard |= shard;
         } else if (!shard && model_type(rest, j->gpu_type, sizeof j->gpu_type)) {
@@ -193,6 +211,7 @@ int sl_load_jobs(sl_job_t **jobs, int *njobs, int *changed, char *err, size_t er
         j->min_nodes = s->num_nodes == NO_VAL || s->num_nodes == 0 ? 1 : (int)DS_SL_MIN(s->num_nodes, 1000000u);
         j->exclusive = s->shared == JOB_SHARED_NONE;
         j->has_features = s->features && s->features[0];
+        if (j->has_features && strlen(s->features) < sizeof j->features) copy(j->features, sizeof j->features, s->features);
         j->reason = s->state_reason;
         j->wait_begin = s->state_reason == WAIT_TIME;
         j->wait_dep = s->state_reason == WAIT_DEPENDENCY || (s->dependency && strstr(s->dependency, "(unfulfilled)"));
@@ -221,14 +240,20 @@ static int scan_gres(const char *gres, int *shards, sl_node_t *nd)
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *paren = strchr(tok, '(');
         if (paren) *paren = 0;
-        int idx, cnt;
-        if (!strncmp(tok, "shard:g", 7) && sscanf(tok + 7, "%d:%d", &idx, &cnt) == 2 && idx >= 0 &&
-            idx < SL_MAX_GPUS && cnt >= 0)
-            shards[idx] = cnt;
-        if (!strncmp(tok, "gpu:", 4)) {
-            gpus += atoi(strrchr(tok, ':') + 1);
-            char ty[sizeof nd->gpu_type];
-            if (nd && model_type(tok + 4, ty, sizeof ty) && strcmp(ty, nd->gpu_type)) {
+        int idx;
+        char ty[sizeof nd->gpu_type];
+        const char *c = strrchr(tok, ':');
+        long cnt = c ? gres_count(c + 1) : -1;
+        if (!strncmp(tok, "shard:", 6) && strchr(tok + 6, ':') && sl_pin_type(tok + 6, &idx, ty, sizeof ty) &&
+            idx >= 0 && idx < SL_MAX_GPUS && cnt >= 0)
+            shards[idx] = (int)DS_SL_MIN(cnt, 1000000L);
+        if (!strncmp(tok, "gpu:", 4) && c) {
+            gpus += (int)DS_SL_MIN(cnt > 0 ? cnt : 0, 1000000L);
+            /* a model: from a per-GPU type "v100_g0" (deepshared pins them) or a model type "v100" (Slurm picks) */
+            int pin = strchr(tok + 4, ':') && sl_pin_type(tok + 4, &idx, ty, sizeof ty) && ty[0];
+            if (nd && pin) nd->model_pins = 1;
+            else if (nd && model_type(tok + 4, ty, sizeof ty)) nd->model_picks = 1;
+            if (nd && (pin || nd->model_picks) && ty[0] && strcmp(ty, nd->gpu_type)) {
                 if (!nd->types++) snprintf(nd->gpu_type, sizeof nd->gpu_type, "%s", ty);
             }
         }
@@ -319,7 +344,7 @@ static int update(job_desc_msg_t *d, char *err, size_t errn, const char *what)
 }
 
 int sl_dispatch(uint32_t id, const char *partition, const char *node, const int *idx, int n, int shard,
-                const char *gpu_type, int clear_first, int fix_tasks, const char *admin_comment, uint32_t priority,
+                const char *pin_model, const char *gpu_type, int clear_first, int fix_tasks, const char *admin_comment, uint32_t priority,
                 char *err, size_t errn)
 {
     job_desc_msg_t d;
@@ -335,7 +360,9 @@ int sl_dispatch(uint32_t id, const char *partition, const char *node, const int 
         snprintf(tres, sizeof tres, "gres:gpu:%.64s:%d", gpu_type, n);
     else
         for (int i = 0; i < n && off < sizeof tres; i++)
-            off += (size_t)snprintf(tres + off, sizeof tres - off, "%sgres:%s:g%d:1", i ? "," : "", shard ? "shard" : "gpu", idx[i]);
+            off += (size_t)snprintf(tres + off, sizeof tres - off, "%sgres:%s:%.64s%sg%d:1", i ? "," : "",
+                                    shard ? "shard" : "gpu", pin_model ? pin_model : "", pin_model && pin_model[0] ? "_" : "",
+                                    idx[i]);
     copy(part, sizeof part, partition);
     copy(nodes, sizeof nodes, node);
     copy(ac, sizeof ac, admin_comment);
