@@ -121,7 +121,7 @@ typedef struct daemon {
     int nnodes, gpn, cpn;
     int64_t mpn;
     /* GPU types: typed when the nodes' GPUs are typed by model in Slurm (Gres=gpu:v100:4; Slurm picks a
-     * job's GPUs there, so no pins and no shards); ntypes > 1 when there are several models (the engine's
+     * job's GPUs there, so no pins and no shards; or per GPU with the model, model_pins below); ntypes > 1 when there are several models (the engine's
      * node types, docs/heterogeneous.md), 0 otherwise. The nodes are sorted by type (the engine's node
      * order), node_type[i] their type; per type its nodes, GPUs per node (the most), CPUs and memory (the
      * least). */
