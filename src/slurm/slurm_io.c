@@ -1,6 +1,7 @@
 /* slurm_io.c: libslurm calls of the daemon: job and node loads copied into plain structs, and the few
  * updates that apply the engine's decisions. Everything Slurm-version specific lives here. */
 #include "slurm_io.h"
+#include "gres_parse.h"
 
 #include <pwd.h>
 #include <slurm/slurm.h>
@@ -37,106 +38,8 @@ static void seterr(char *err, size_t n, const char *what)
     snprintf(err, n, "%s: %s", what, slurm_strerror(slurm_get_errno()));
 }
 
-/* "1-3,5" -> indices */
-static void parse_idx_list(const char *s, sl_job_t *j)
-{
-    while (*s && *s != ')') {
-        char *end;
-        long a = strtol(s, &end, 10), b = a;
-        if (end == s) return;
-        s = end;
-        if (*s == '-') { b = strtol(s + 1, &end, 10); s = end; }
-        for (long i = a; i <= b && j->ngpu_idx < SL_MAX_GPUS; i++) j->gpu_idx[j->ngpu_idx++] = (int)i;
-        if (*s == ',') s++;
-        else break;
-    }
-}
-
-/* The count of one GRES entry "gpu:N", "gpu:TYPE:N" (after "gres:"), -1 when it has none. */
-static long gres_count(const char *rest)
-{
-    const char *c = strrchr(rest, ':');
-    c = c ? c + 1 : rest;
-    char *end;
-    long n = strtol(c, &end, 10);
-    if (end == c || n < 0) return -1;
-    return n;
-}
-
 /* Whether a TRES list ("gres:gpu:2", "gres/gpu=2") asks for GPUs. */
 static int asks_gpus(const char *tres) { return tres && (strstr(tres, "gpu:") || strstr(tres, "gpu=")); }
-
-static int name_char(char c)
-{
-    return c == '-' || c == '_' || c == '.' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-int sl_pin_type(const char *rest, int *idx, char *model, size_t mn)
-{
-    size_t len = strcspn(rest, ":("), g = len;
-    while (g > 0 && rest[g - 1] >= '0' && rest[g - 1] <= '9') g--;
-    /* "g" and 1 to 3 digits, alone or after "MODEL_" */
-    if (g == len || len - g > 3 || g == 0 || rest[g - 1] != 'g') return 0;
-    size_t ml = g - 1;
-    if (ml && (ml < 2 || rest[ml - 1] != '_')) return 0;
-    ml = ml ? ml - 1 : 0;
-    if (ml >= mn) return 0;
-    for (size_t i = 0; i < ml; i++)
-        if (!name_char(rest[i])) return 0;
-    *idx = atoi(rest + g);
-    memcpy(model, rest, ml);
-    model[ml] = 0;
-    return 1;
-}
-
-/* The model type of a GRES entry's rest "TYPE:N" (not a per-GPU type gN or MODEL_gN) into out (size n); 0
- * when it has none. */
-static int model_type(const char *rest, char *out, size_t n)
-{
-    const char *c = strchr(rest, ':');
-    size_t len = c ? (size_t)(c - rest) : 0;
-    int idx;
-    char m[64];
-    if (!c || !len || len >= n || sl_pin_type(rest, &idx, m, sizeof m)) return 0;
-    for (size_t i = 0; i < len; i++)
-        if (!name_char(rest[i])) return 0;
-    memcpy(out, rest, len);
-    out[len] = 0;
-    return 1;
-}
-
-/* Typed pins "gres:gpu:g2:1,gres:shard:g3:1" (or "gres:gpu:v100_g2:1": per-GPU types with the model) ->
- * indices; a request typed by model "gres:gpu:v100:2" ->
- * gpu_type; untyped "gres:gpu:N" -> untyped_gpus; every gpu
- * and shard entry, typed or not, counted into gres_gpus and gres_shards. */
-static void parse_tres(const char *tres, sl_job_t *j)
-{
-    char buf[256];
-    copy(buf, sizeof buf, tres);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (!strncmp(tok, "gres:", 5)) tok += 5;
-        else if (!strncmp(tok, "gres/", 5)) tok += 5;
-        int shard = !strncmp(tok, "shard:", 6);
-        if (!shard && strncmp(tok, "gpu:", 4)) continue;
-        char *rest = tok + (shard ? 6 : 4);
-        int idx;
-        char pm[32];
-        long cnt, all = gres_count(rest);
-        if (all > 0) {
-            int *sum = shard ? &j->gres_shards : &j->gres_gpus;
-            *sum = (int)DS_SL_MIN((long)*sum + all, 1000000L);
-        }
-        if (strchr(rest, ':') && sl_pin_type(rest, &idx, pm, sizeof pm)) {
-            if (j->ngpu_idx < SL_MAX_GPUS) j->gpu_idx[j->ngpu_idx++] = idx;
-            j->on_shard |= shard;
-        } else if (!shard && model_type(rest, j->gpu_type, sizeof j->gpu_type)) {
-            /* counted into gres_gpus above */
-        } else if (!shard && sscanf(rest, "%ld", &cnt) == 1) {
-            j->untyped_gpus = (int)cnt;
-        }
-    }
-}
 
 static int map_state(uint32_t st, uint32_t exit_code)
 {
@@ -203,7 +106,7 @@ int sl_load_jobs(sl_job_t **jobs, int *njobs, int *changed, char *err, size_t er
         copy(j->admin_comment, sizeof j->admin_comment, s->admin_comment);
         copy(j->nodes, sizeof j->nodes, s->nodes);
         copy(j->req_nodes, sizeof j->req_nodes, s->req_nodes);
-        parse_tres(j->tres_per_node, j);
+        sl_parse_tres(j->tres_per_node, j);
         j->comment_long = s->comment && strlen(s->comment) >= sizeof j->comment;
         j->other_gpus = asks_gpus(s->tres_per_job) || asks_gpus(s->tres_per_task) || asks_gpus(s->tres_per_socket);
         j->array = s->array_task_id != NO_VAL || (s->array_task_str && s->array_task_str[0]) ||
@@ -220,45 +123,13 @@ int sl_load_jobs(sl_job_t **jobs, int *njobs, int *changed, char *err, size_t er
         if (j->ngpu_idx == 0 && j->state == SL_RUNNING && s->gres_detail_cnt > 0 && s->gres_detail_str &&
             s->gres_detail_str[0]) {
             const char *p = strstr(s->gres_detail_str[0], "IDX:");
-            if (p) parse_idx_list(p + 4, j);
+            if (p) sl_parse_idx_list(p + 4, j);
         }
     }
     free(*jobs);
     *jobs = v;
     *njobs = (int)msg->record_count;
     return 0;
-}
-
-/* One GRES list of a node: the count of each typed shard entry "shard:gN:C" goes to shards[N]
- * (entries absent leave it as it was); returns the GPUs its "gpu:..." entries add up to. With nd, the
- * model type of its gpu entries goes to nd->gpu_type (nd->types: how many distinct ones). */
-static int scan_gres(const char *gres, int *shards, sl_node_t *nd)
-{
-    char buf[4096], *save = NULL;
-    int gpus = 0;
-    copy(buf, sizeof buf, gres);
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *paren = strchr(tok, '(');
-        if (paren) *paren = 0;
-        int idx;
-        char ty[sizeof nd->gpu_type];
-        const char *c = strrchr(tok, ':');
-        long cnt = c ? gres_count(c + 1) : -1;
-        if (!strncmp(tok, "shard:", 6) && strchr(tok + 6, ':') && sl_pin_type(tok + 6, &idx, ty, sizeof ty) &&
-            idx >= 0 && idx < SL_MAX_GPUS && cnt >= 0)
-            shards[idx] = (int)DS_SL_MIN(cnt, 1000000L);
-        if (!strncmp(tok, "gpu:", 4) && c) {
-            gpus += (int)DS_SL_MIN(cnt > 0 ? cnt : 0, 1000000L);
-            /* a model: from a per-GPU type "v100_g0" (deepshared pins them) or a model type "v100" (Slurm picks) */
-            int pin = strchr(tok + 4, ':') && sl_pin_type(tok + 4, &idx, ty, sizeof ty) && ty[0];
-            if (nd && pin) nd->model_pins = 1;
-            else if (nd && model_type(tok + 4, ty, sizeof ty)) nd->model_picks = 1;
-            if (nd && (pin || nd->model_picks) && ty[0] && strcmp(ty, nd->gpu_type)) {
-                if (!nd->types++) snprintf(nd->gpu_type, sizeof nd->gpu_type, "%s", ty);
-            }
-        }
-    }
-    return gpus;
 }
 
 int sl_accounts_enforced(char *err, size_t errn)
@@ -304,9 +175,9 @@ int sl_load_nodes(sl_node_t **nodes, int *nnodes, char *err, size_t errn)
                                                        : "unknown");
         /* Gres: "gpu:g0:1,...,shard:g0:2,..." or "gpu:4,shard:8" (may carry "(S:0)" socket suffixes) */
         for (int k = 0; k < SL_MAX_GPUS; k++) d->shards[k] = -1;
-        d->gpus = scan_gres(s->gres, d->shards, d);
+        d->gpus = sl_scan_gres(s->gres, d->shards, d);
         /* GresUsed: "gpu:g0:0(IDX:N/A),...,shard:g1:1(IDX:1),..." */
-        scan_gres(s->gres_used, d->shards_used, NULL);
+        sl_scan_gres(s->gres_used, d->shards_used, NULL);
     }
     slurm_free_node_info_msg(msg);
     *nodes = v;

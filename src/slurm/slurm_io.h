@@ -119,10 +119,6 @@ void sl_set_fence(int (*may_write)(void *ctx), void *ctx);
 int sl_dispatch(uint32_t id, const char *partition, const char *node, const int *idx, int n, int shard,
                 const char *pin_model, const char *gpu_type, int clear_first, int fix_tasks, const char *admin_comment, uint32_t priority,
                 char *err, size_t errn);
-/* Whether the GRES type at the start of rest (up to ':' or '(') names one GPU: "gN" (deepshared's pinning
- * types) or "MODEL_gN" (the same with the GPU's model, docs/deepshared.md "GPU sharing on nodes typed by
- * model"); 1 with its index in *idx and the model ("" for gN) in model (size mn), 0 when it names none. */
-int sl_pin_type(const char *rest, int *idx, char *model, size_t mn);
 /* 1 when slurmctld has the job running and not completing, 0 when it has not (ended, ending, pending,
  * gone), -1 with err filled when it cannot say. One RPC: a fresher view than the last sl_load_jobs. */
 int sl_job_running(uint32_t id, char *err, size_t errn);
