@@ -77,22 +77,26 @@ if grep -q 'cluster: GPU type k80: 2 nodes x 2 GPUs.*pinned per GPU' "$W/deepsha
 else bad "step 1: no per-type inventory in the log: $(grep 'cluster' "$W/deepshared.log" | head -3)"; fi
 
 # ---- 2. a typed request: rewritten at submit, run on a V100 pinned as gpu:v100_gN:1
-log "step 2: vision asks for --gres=gpu:v100:1"
+log "step 2: vision asks for --gres=gpu:k80:1, then changes it to --gres=gpu:v100:1"
 err=$(sbatch -p staging -A vision -c1 -o /dev/null --gres=gpu:v100:1 --constraint=k80 "$W/job.sh" 5 2>&1) &&
   bad "step 2: a model with another constraint was accepted: $err" ||
   { [[ $err == *"give the model once"* ]] && ok "step 2: --gres=gpu:v100:1 --constraint=k80 refused at submit: ${err%%$'\n'*}" ||
     bad "step 2: refused without the reason: $err"; }
 # held at submit, so that what Slurm keeps of the request is read before deepshared pins the job
-v1=$(submit vision 120 "model=m" --gres=gpu:v100:1 -H)
-if [ -z "$v1" ]; then bad "step 2: --gres=gpu:v100:1 not accepted"
+# (submitted for a K80, changed to a V100 while pending: the rewrite applies to a change too)
+v1=$(submit vision 120 "model=m" --gres=gpu:k80:1 -H)
+if [ -z "$v1" ]; then bad "step 2: --gres=gpu:k80:1 not accepted"
 else
+  asked0=$(scontrol show job "$v1" | grep -oE 'TresPerNode=[^ ]*|Features=[^ ]*' | sort | tr '\n' ' ')
+  scontrol update jobid="$v1" gres=gpu:v100:1
   asked=$(scontrol show job "$v1" | grep -oE 'TresPerNode=[^ ]*|Features=[^ ]*' | sort | tr '\n' ' ')
-  [ "$asked" = "Features=v100 TresPerNode=gres:gpu:1 " ] || bad "step 2: job $v1 in Slurm: '$asked' (want the model as the constraint)"
+  [ "$asked0" = "Features=k80 TresPerNode=gres:gpu:1 " ] && [ "$asked" = "Features=v100 TresPerNode=gres:gpu:1 " ] ||
+    bad "step 2: job $v1 in Slurm: '$asked0', after the change '$asked' (want the model as the constraint)"
   scontrol release "$v1"
   if wait_running 30 "$v1"; then
     nv=$(squeue -h -j "$v1" -o '%N'); gv=$(squeue -h -j "$v1" -o '%b')
     if [[ $nv =~ ^n[12]$ ]] && [[ $gv =~ gpu:v100_g[0-3]:1 ]] && [ "$(part "$v1")" = prod ]; then
-      ok "step 2: job $v1 (submitted as gpu:v100:1, in Slurm: $asked) runs guaranteed on $nv as $gv"
+      ok "step 2: job $v1 (submitted as gpu:k80:1, in Slurm: $asked0; changed to gpu:v100:1: $asked) runs guaranteed on $nv as $gv"
     else bad "step 2: job $v1 on '$nv' as '$gv' in $(part "$v1") (asked: $asked)"; fi
   else bad "step 2: job $v1 not running: $(squeue -h -j "$v1" -o '%T %P %r %b')"; fi
 fi

@@ -105,10 +105,9 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
 end
 
 function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
-   if not allowed[modify_uid] then
-      local rc = rewrite(job_desc, modify_uid)
-      if rc then return rc end
-   end
+   -- deepshared's own updates name per-GPU types (gpu:v100_g2:1), which are no MODELS: left as they are
+   local rc = rewrite(job_desc, modify_uid)
+   if rc then return rc end
    if allowed[modify_uid] then return slurm.SUCCESS end
    local p = protected_in(job_desc.partition)
    if p then return refuse(modify_uid, "partition " .. p .. " is reserved to deepshared") end
