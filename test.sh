@@ -43,6 +43,8 @@ if [ $slurm_e2e = 1 ]; then
   bash tests/e2e_telemetry.sh build-test-release || status=1
   echo "== two GPU models (V100 and K80 nodes, Gres=gpu:TYPE:N): typed requests, per-type quotas, reclaim by type" >&2
   bash tests/e2e_types.sh build-test-release || status=1
+  echo "== GPU sharing on two GPU models (per-GPU model types gpu:v100_gN:1 with shards; job_submit.lua rewrites gpu:v100:N; ~15 s)" >&2
+  bash tests/e2e_types_shared.sh build-test-release || status=1
   echo "== telemetry through Prometheus (a stand-in dcgm-exporter scraped by Debian's prometheus; ~3 min)" >&2
   bash tests/e2e_telemetry.sh build-test-release prometheus || status=1
   echo "== telemetry by HTTP POST (the jobs POST munge-signed step rates to /api/progress; ~3 min)" >&2

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # deps.sh: installs the Debian packages deepshare builds and tests with; does nothing when present.
 set -euo pipefail
-# --with-slurm adds the e2e test's packages: Slurm, munge, libmicrohttpd, libcurl (deepshared's Prometheus
-# telemetry and leader lease), curl, prometheus, etcd-server (the lease store of tests/e2e_ha.sh), and chromium
+# --with-slurm adds the e2e test's packages: Slurm (with liblua5.1-0 for its job_submit/lua plugin), munge,
+# libmicrohttpd, libcurl (deepshared's Prometheus telemetry and leader lease), curl, prometheus, etcd-server
+# (the lease store of tests/e2e_ha.sh), and chromium
 # (headless: loads the status page, checks the console and writes the screenshot).
 # file: cpack -G DEB runs it (dpkg-shlibdeps) to find the package's library dependencies.
 # clang + libclang-rt-dev: libFuzzer and its sanitizer runtimes for tests/fuzz (recommends are not installed)
 pkgs=(build-essential cmake pkg-config file libjansson-dev libcmocka-dev libxgboost-dev gnuplot-nox valgrind clang libclang-rt-dev)
-slurm_pkgs=(slurmctld slurmd slurm-client munge libmunge-dev libslurm-dev libmicrohttpd-dev libcurl4-openssl-dev curl prometheus chromium etcd-server)
+slurm_pkgs=(slurmctld slurmd slurm-client munge liblua5.1-0 libmunge-dev libslurm-dev libmicrohttpd-dev libcurl4-openssl-dev curl prometheus chromium etcd-server)
 case "${1:-}" in
   --with-slurm) pkgs+=("${slurm_pkgs[@]}") ;;
-  # the accounting database of the native-Slurm comparison (deploy/slurm/accounting.sh); lua for job_submit/lua
-  --with-accounting) pkgs+=("${slurm_pkgs[@]}" mariadb-server slurmdbd liblua5.1-0) ;;
+  # the accounting database of the native-Slurm comparison (deploy/slurm/accounting.sh)
+  --with-accounting) pkgs+=("${slurm_pkgs[@]}" mariadb-server slurmdbd) ;;
 esac
 missing=()
 for p in "${pkgs[@]}"; do

@@ -72,7 +72,25 @@ void fs_add_typed_node(const char *name, int cpus, int gpus, const char *type)
     sl_node_t *n = &nodes[nnodes - 1];
     snprintf(n->gpu_type, sizeof n->gpu_type, "%s", type);
     n->types = 1;
+    n->model_picks = 1;
     for (int k = 0; k < SL_MAX_GPUS; k++) n->shards[k] = -1;
+}
+
+void fs_add_model_pinned_node(const char *name, int cpus, int gpus, const char *model)
+{
+    fs_add_node(name, cpus, gpus);
+    sl_node_t *n = &nodes[nnodes - 1];
+    snprintf(n->gpu_type, sizeof n->gpu_type, "%s", model);
+    n->types = 1;
+    n->model_pins = 1;
+}
+
+void fs_request_model(sl_job_t *j, const char *model, int n)
+{
+    if (n > 0) fs_request_gpus(j, NULL, n);
+    snprintf(j->features, sizeof j->features, "%s", model);
+    j->has_features = 1;
+    dirty = 1;
 }
 
 void fs_request_gpus(sl_job_t *j, const char *type, int n)
@@ -208,9 +226,11 @@ void fs_pin(sl_job_t *j, const char *node, const int *idx, int n)
         shard_life[j - jobs] = (int8_t)(1 + idx[0]);
     size_t off = 0;
     j->tres_per_node[0] = 0;
+    const sl_node_t *nd = node_named(node);
+    const char *m = nd && nd->model_pins ? nd->gpu_type : "";
     for (int i = 0; i < j->ngpu_idx && off < sizeof j->tres_per_node; i++)
-        off += (size_t)snprintf(j->tres_per_node + off, sizeof j->tres_per_node - off, "%sgres:%s:g%d:1",
-                                i ? "," : "", j->on_shard ? "shard" : "gpu", j->gpu_idx[i]);
+        off += (size_t)snprintf(j->tres_per_node + off, sizeof j->tres_per_node - off, "%sgres:%s:%s%sg%d:1",
+                                i ? "," : "", j->on_shard ? "shard" : "gpu", m, m[0] ? "_" : "", j->gpu_idx[i]);
     dirty = 1;
 }
 
@@ -327,7 +347,7 @@ int sl_load_nodes(sl_node_t **out, int *n, char *err, size_t errn)
 }
 
 int sl_dispatch(uint32_t id, const char *partition, const char *node, const int *idx, int n, int shard,
-                const char *gpu_type, int clear_first, int fix_tasks, const char *admin_comment, uint32_t priority,
+                const char *pin_model, const char *gpu_type, int clear_first, int fix_tasks, const char *admin_comment, uint32_t priority,
                 char *err, size_t errn)
 {
     sl_job_t *j = update_target(FS_DISPATCH, id, err, errn);
@@ -342,8 +362,16 @@ int sl_dispatch(uint32_t id, const char *partition, const char *node, const int 
         snprintf(err, errn, "fake slurm: job %u: Requested node configuration is not available", id);
         return -1;
     }
-    if ((!gpu_type || !gpu_type[0]) && nd && nd->gpu_type[0] && n > 0) {
+    /* a pin must name the node's GPU types: gN, or MODEL_gN where the per-GPU types carry the model */
+    int pin_ok = nd && (nd->model_pins ? pin_model && !strcmp(pin_model, nd->gpu_type)
+                                       : !nd->gpu_type[0] && !(pin_model && pin_model[0]));
+    if ((!gpu_type || !gpu_type[0]) && nd && n > 0 && !pin_ok) {
         snprintf(err, errn, "fake slurm: job %u: Invalid generic resource (gres) specification", id);
+        return -1;
+    }
+    if (nd && j->has_features && strcmp(j->features, nd->gpu_type)) {
+        /* a constraint (the node's features are its model here) the node does not satisfy */
+        snprintf(err, errn, "fake slurm: job %u: Requested node configuration is not available", id);
         return -1;
     }
     snprintf(j->partition, sizeof j->partition, "%s", partition);

@@ -21,6 +21,12 @@ void fs_set_node_down(const char *node, const char *why);
 /* A node whose GPUs are typed by model (Gres=gpu:TYPE:N, as most sites configure): no shards, no index
  * types; Slurm picks the GPUs of a job dispatched there (gpu:TYPE:N), the lowest free indices first. */
 void fs_add_typed_node(const char *name, int cpus, int gpus, const char *type);
+/* A node whose GPUs are typed one per GPU with the model in the name (gpu:MODEL_g0:1,..., shard:MODEL_gN:2,
+ * Features=MODEL: deploy/slurm/variants/typed-shared); the daemon pins gpu:MODEL_gN:1 / shard:MODEL_gN:1. */
+void fs_add_model_pinned_node(const char *name, int cpus, int gpus, const char *model);
+/* What the site's job_submit.lua makes of --gres=gpu:MODEL:N: --gres=gpu:N --constraint=MODEL (n 0: only
+ * the constraint, the GPUs asked in the comment). */
+void fs_request_model(sl_job_t *j, const char *model, int n);
 /* A job submitted with --gres=gpu:TYPE:N (TYPE NULL: untyped --gres=gpu:N). */
 void fs_request_gpus(sl_job_t *j, const char *type, int n);
 /* Sets the shard count Slurm reports for GPU idx of a node (0: lost in a slurmctld restart). */

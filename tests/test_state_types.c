@@ -4,7 +4,9 @@
  * the GPUs), per-type quotas from the config, the state rebuilt from Slurm's picks after a restart, and
  * the refusals (a type no node has, a mix of typed and untyped nodes, an untyped quota), and the speed
  * table (config key speeds: the policy sees each workload's speed per type, the journal learns run times on
- * the reference type). */
+ * the reference type); and nodes whose per-GPU types carry the model (gpu:v100_g0:1, ...), where deepshared
+ * pins and shares the GPUs (gpu:v100_gN:1, shard:v100_gN:1) and reads a request typed by model from a
+ * constraint naming the model. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,6 +217,152 @@ static void test_typed_quota_and_refusals(void **state)
     assert_true(dt_explain_has(&D, 21, "running"));
 }
 
+/* Nodes whose per-GPU types carry the model (deploy/slurm/variants/typed-shared: gpu:v100_g0:1,...,
+ * shard:v100_gN:2, Features=v100): two V100 nodes of 4 GPUs, one K80 node of 2. */
+static int setup_pins(void **state)
+{
+    (void)state;
+    fs_reset();
+    fs_add_model_pinned_node("n1", 16, 4, "v100");
+    fs_add_model_pinned_node("n2", 16, 4, "v100");
+    fs_add_model_pinned_node("n3", 8, 2, "k80");
+    return 0;
+}
+
+/* The node of a dispatched job as the daemon sorted them; its model. */
+static const char *model_of(const sl_job_t *j)
+{
+    for (int i = 0; i < D.nnodes; i++)
+        if (!strcmp(D.nodes[i].name, j->req_nodes)) return D.nodes[i].gpu_type;
+    return "?";
+}
+
+/* On per-GPU model types the models are read from the type names; a request typed by model (what
+ * job_submit.lua makes of --gres=gpu:k80:2: --gres=gpu:2 --constraint=k80) runs on its model, pinned as
+ * gpu:k80_gN:1 each; per-type quotas hold (b has no K80 quota: best effort); a one-GPU job that asks in its
+ * comment goes onto a shard of its model's GPU (shard:v100_gN:1); a constraint that is no model is refused;
+ * after a restart the running jobs are adopted on the GPUs their pins name. */
+static void test_pinned_models(void **state)
+{
+    (void)state;
+    fs_request_model(fs_add_job(30, "a", "staging", ""), "k80", 1);
+    fs_request_model(fs_add_job(31, "b", "staging", ""), "k80", 1);
+    fs_request_model(fs_add_job(32, "b", "staging", ""), "v100", 3);
+    fs_request_model(fs_add_job(33, "a", "staging", "gpus=1"), "v100", 0);
+    fs_request_model(fs_add_job(34, "a", "staging", "gpus=1"), "p100", 0);
+    boot2();
+    D.cfg.gpu_sharing = 1;
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(D.typed, 1);
+    assert_int_equal(D.model_pins, 1);
+    assert_int_equal(D.ntypes, 2);
+    assert_string_equal(D.tname[0], "k80");
+    assert_string_equal(D.tname[1], "v100");
+    assert_int_equal(D.tgpn[0], 2);
+    assert_int_equal(D.tgpn[1], 4);
+    assert_int_equal(D.nodes[0].shards[1], 2);
+    daemon_pass(&D, 1);
+    check_ok();
+    const sl_job_t *j30 = fs_job(30), *j31 = fs_job(31), *j32 = fs_job(32), *j33 = fs_job(33);
+    assert_string_equal(j30->req_nodes, "n3");
+    assert_string_equal(j30->partition, "prod");
+    assert_non_null(strstr(j30->tres_per_node, "gres:gpu:k80_g"));
+    assert_string_equal(j31->req_nodes, "n3");
+    assert_string_equal(j31->partition, "batch"); /* beyond b's K80 quota (none) */
+    assert_int_equal(dt_jstate(&D, 31)->klass, DS_CLASS_BE);
+    assert_int_equal(j30->ngpu_idx + j31->ngpu_idx, 2);
+    assert_true(j30->gpu_idx[0] != j31->gpu_idx[0]);
+    assert_string_equal(model_of(j32), "v100");
+    assert_int_equal(j32->ngpu_idx, 3);
+    char want[64];
+    snprintf(want, sizeof want, "gres:gpu:v100_g%d:1", j32->gpu_idx[0]);
+    assert_non_null(strstr(j32->tres_per_node, want));
+    assert_string_equal(model_of(j33), "v100");
+    snprintf(want, sizeof want, "gres:shard:v100_g%d:1", j33->gpu_idx[0]);
+    assert_string_equal(j33->tres_per_node, want);
+    assert_int_equal(j33->on_shard, 1);
+    assert_non_null(strstr(j33->admin_comment, "gres=shard pin="));
+    /* --constraint=p100 names no model: refused, with the reason */
+    assert_int_equal(daemon_slot_of(&D, 34), -1);
+    char why[300];
+    assert_true(screen_job(&D, &D.sj[4], why, sizeof why) < 0);
+    assert_non_null(strstr(why, "--constraint: deepshared chooses the node and would not honour it (a GPU model alone"));
+    int64_t rebuilds = D.rebuilds;
+    assert_int_equal(fs_run_dispatched("staging"), 4);
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(D.rebuilds, rebuilds);
+    for (uint32_t id = 30; id <= 33; id++) assert_int_equal(dt_jstate(&D, id)->status, DS_JS_RUNNING);
+    check_ok();
+    /* deepshared restarts: the running jobs are adopted where their pins say */
+    daemon_teardown(&D);
+    boot2();
+    sl_jobs_reset();
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(D.rebuilds, 1);
+    for (uint32_t id = 30; id <= 33; id++) assert_int_equal(dt_jstate(&D, id)->status, DS_JS_RUNNING);
+    assert_int_equal(D.e->nodes[engine_node(30)].gtype, 0);
+    assert_int_equal(D.e->nodes[engine_node(32)].gtype, 1);
+    assert_int_equal(dt_jstate(&D, 32)->nplaced, 3);
+    assert_int_equal(D.slot[daemon_slot_of(&D, 33)].shareable, 1);
+    check_ok();
+}
+
+/* Colocation on per-GPU model types: with every V100 held by a shareable one-GPU job (each on its own
+ * shard:v100_gN:1) and the K80s full, one more such job for a V100 is placed on a shard of a V100 another
+ * shard job holds, so two jobs share one GPU as on index types. */
+static void test_pinned_models_shared(void **state)
+{
+    (void)state;
+    boot2();
+    D.cfg.gpu_sharing = 1;
+    D.cfg.k = 2; /* two jobs to a GPU */
+    assert_int_equal(sync_now(), 1);
+    fs_request_model(fs_add_job(40, "a", "staging", ""), "k80", 2);
+    for (uint32_t id = 41; id <= 48; id++)
+        fs_request_model(fs_add_job(id, id < 45 ? "a" : "b", "staging", "gpus=1"), "v100", 0);
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_int_equal(fs_run_dispatched("staging"), 9);
+    assert_int_equal(sync_now(), 1);
+    for (uint32_t id = 41; id <= 48; id++) {
+        assert_int_equal(fs_job(id)->on_shard, 1);
+        assert_string_equal(model_of(fs_job(id)), "v100");
+    }
+    fs_request_model(fs_add_job(49, "b", "staging", "gpus=1 class=BE"), "v100", 0);
+    assert_int_equal(sync_now(), 1);
+    for (int k = 0; k < 5 && dt_jstate(&D, 49)->status != DS_JS_RUNNING; k++) {
+        D.now += 1;
+        daemon_pass(&D, 1);
+    }
+    check_ok();
+    const sl_job_t *j = fs_job(49);
+    if (dt_jstate(&D, 49)->status != DS_JS_RUNNING) print_message("job 49: %s\n", D.slot[daemon_slot_of(&D, 49)].why);
+    assert_int_equal(dt_jstate(&D, 49)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 49)->shared, 1);
+    assert_string_equal(model_of(j), "v100");
+    char want[64];
+    snprintf(want, sizeof want, "gres:shard:v100_g%d:1", j->gpu_idx[0]);
+    assert_string_equal(j->tres_per_node, want);
+    int mates = 0;
+    for (uint32_t id = 41; id <= 48; id++)
+        mates += !strcmp(fs_job(id)->req_nodes, j->req_nodes) && fs_job(id)->gpu_idx[0] == j->gpu_idx[0];
+    assert_int_equal(mates, 1);
+    assert_int_equal(fs_run_dispatched("staging"), 1);
+    assert_int_equal(sync_now(), 1);
+    check_ok();
+}
+
+/* Nodes mixing per-GPU model types with GPUs typed by model are refused, naming both. */
+static void test_pinned_models_mixed(void **state)
+{
+    (void)state;
+    fs_add_typed_node("n4", 16, 4, "a100");
+    boot2();
+    char err[600];
+    assert_int_equal(daemon_sync(&D, 0, err, sizeof err), -1);
+    assert_non_null(strstr(err, "has per-GPU types with the model (gpu:v100_g0:1,...) while node n4 has GPUs typed by model (gpu:a100:N)"));
+}
+
 /* The configurations deepshared refuses on typed nodes, with the file, line and reason: an untyped quota
  * where there are several types, a type no node has; and Slurm nodes mixing typed and untyped GPUs. */
 static void test_typed_config_errors(void **state)
@@ -394,6 +542,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_speeds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_speeds_bad_file, setup, teardown),
         cmocka_unit_test(test_config_typed_quota),
+        cmocka_unit_test_setup_teardown(test_pinned_models, setup_pins, teardown),
+        cmocka_unit_test_setup_teardown(test_pinned_models_shared, setup_pins, teardown),
+        cmocka_unit_test_setup_teardown(test_pinned_models_mixed, setup_pins, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

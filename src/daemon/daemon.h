@@ -121,11 +121,16 @@ typedef struct daemon {
     int nnodes, gpn, cpn;
     int64_t mpn;
     /* GPU types: typed when the nodes' GPUs are typed by model in Slurm (Gres=gpu:v100:4; Slurm picks a
-     * job's GPUs there, so no pins and no shards); ntypes > 1 when there are several models (the engine's
+     * job's GPUs there, so no pins and no shards; or per GPU with the model, model_pins below); ntypes > 1 when there are several models (the engine's
      * node types, docs/heterogeneous.md), 0 otherwise. The nodes are sorted by type (the engine's node
      * order), node_type[i] their type; per type its nodes, GPUs per node (the most), CPUs and memory (the
      * least). */
     int typed, ntypes;
+    /* model_pins: the models are given as per-GPU types (gpu:v100_g0:1,..., shard:v100_gN:C): deepshared
+     * pins and shares those GPUs as index types (gpu:v100_gN:1, shard:v100_gN:1); a request typed by model
+     * comes as a constraint naming the model (the site's job_submit.lua rewrites --gres=gpu:v100:N into
+     * --gres=gpu:N --constraint=v100). Otherwise a typed cluster's GPUs are picked by Slurm. */
+    int model_pins;
     char tname[DS_MAX_GPU_TYPES][DS_GTYPE_NAME];
     int tnodes[DS_MAX_GPU_TYPES], tgpn[DS_MAX_GPU_TYPES], tcpn[DS_MAX_GPU_TYPES];
     int64_t tmpn[DS_MAX_GPU_TYPES];
@@ -248,6 +253,10 @@ int screen_ours(const sl_job_t *j);
 int screen_gpus(const sl_job_t *j);
 /* A job pending in staging: 0 when deepshared takes it, 1 when it waits for Slurm (a begin time, a
  * dependency), -1 when it is refused; why says what. */
+/* On nodes whose per-GPU types carry the model (d->model_pins), a job constrained to exactly a model's name
+ * (--constraint=v100, what the site's job_submit.lua makes of --gres=gpu:v100:N) asks for that model: its
+ * gpu_type is set and its constraint no longer counts as one deepshared would not honour. */
+void screen_model_constraints(daemon_t *d);
 int screen_job(const daemon_t *d, const sl_job_t *j, char *why, size_t n);
 /* Copies s to out with control characters, DEL and '\' escaped (\xNN): user text bound for a log or a
  * terminal. */
@@ -257,6 +266,8 @@ void screen_escape(const char *s, char *out, size_t n);
 /* Seconds between reads of the nodes' shard counts (also read every cycle and after an outage). */
 #define D_NODE_REFRESH 5.0
 /* Index of a node by name, -1 when unknown. */
+/* Whether Slurm picks the GPUs of a job on the daemon's nodes (GPUs typed by model, Gres=gpu:v100:4). */
+static inline int gpumap_slurm_picks(const daemon_t *d) { return d->typed && !d->model_pins; }
 int gpumap_node(const daemon_t *d, const char *name);
 /* The daemon's index of a GPU (node-major: node x gpn + index on the node) from the engine's. */
 int gpumap_dgpu(const daemon_t *d, int32_t engine_gpu);

@@ -174,8 +174,10 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
     for (int i = 0; same && i < n; i++) same = sl->pin[i] == idx[i];
     int repin = sl->npin > 0 && !same && !pinned_for_life(d, sl);
     int be = ds_engine_job(e, j)->klass == DS_CLASS_BE;
-    /* GPUs typed by model: n GPUs of the node's type, which Slurm picks (no pin) */
-    const char *gtype = d->typed ? d->tname[d->node_type[node]] : NULL;
+    /* GPUs typed by model: n GPUs of the node's type, which Slurm picks (no pin); per-GPU types with the
+     * model: pinned as index types with the node's model in the name */
+    const char *gtype = gpumap_slurm_picks(d) ? d->tname[d->node_type[node]] : NULL;
+    const char *pmodel = d->model_pins ? d->tname[d->node_type[node]] : NULL;
     char ac[128], err[300];
     size_t off = (size_t)snprintf(ac, sizeof ac, "deepshare class=%s gres=%s%s%s pin=", be ? "BE" : "G",
                                   sl->shareable ? "shard" : "gpu", gtype ? ":" : "", gtype ? gtype : "");
@@ -189,7 +191,7 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
     double t0 = daemon_now_mono();
     /* pins the job has already (the same indices, or a shard job's for life) are not sent again */
     if (sl_dispatch(d->slot[j].id, be ? d->cfg.be_partition : d->cfg.g_partition, d->nodes[node].name, idx,
-                    sl->npin && !gtype && !repin ? 0 : n, d->slot[j].shareable, gtype, clear, sj && sj->num_tasks == 0, ac,
+                    sl->npin && !gtype && !repin ? 0 : n, d->slot[j].shareable, pmodel, gtype, clear, sj && sj->num_tasks == 0, ac,
                     be ? 10000 : 20000, err, sizeof err)) {
         d->errors++;
         snprintf(d->slot[j].why, sizeof d->slot[j].why, "last dispatch failed: %.120s", err);

@@ -226,9 +226,16 @@ static void sort_by_type(sl_node_t *nodes, int n, const char (*names)[DS_GTYPE_N
  * err when Slurm's nodes mix GPUs typed by model with others, or a node has GPUs of two models. */
 static int node_types(daemon_t *d, sl_node_t *nodes, int n, char *err, size_t errn)
 {
-    int nt = 0, typed = 0, untyped = -1;
+    int nt = 0, typed = 0, untyped = -1, pins = -1, picks = -1;
     char names[DS_MAX_GPU_TYPES][DS_GTYPE_NAME];
     for (int i = 0; i < n; i++) {
+        if (nodes[i].model_pins && pins < 0) pins = i;
+        if (nodes[i].model_picks && picks < 0) picks = i;
+        if (nodes[i].model_pins && nodes[i].model_picks) {
+            snprintf(err, errn, "node %s has GPUs typed by model (gpu:%s:N) and per GPU (gpu:%s_gN:1): deepshared "
+                     "needs one or the other", nodes[i].name, nodes[i].gpu_type, nodes[i].gpu_type);
+            return -1;
+        }
         if (nodes[i].types > 1) {
             snprintf(err, errn, "node %s has GPUs of several models (Gres %s...): deepshared needs one GPU type per node",
                      nodes[i].name, nodes[i].gpu_type);
@@ -252,10 +259,17 @@ static int node_types(daemon_t *d, sl_node_t *nodes, int n, char *err, size_t er
                  nodes[untyped].name, names[0]);
         return -1;
     }
+    if (pins >= 0 && picks >= 0) {
+        snprintf(err, errn, "node %s has per-GPU types with the model (gpu:%s_g0:1,...) while node %s has GPUs typed "
+                 "by model (gpu:%s:N): configure every node one way (docs/deepshared.md, GPU types)", nodes[pins].name,
+                 nodes[pins].gpu_type, nodes[picks].name, nodes[picks].gpu_type);
+        return -1;
+    }
     /* by name, so the engine's type indices do not depend on Slurm's node order */
     qsort(names, (size_t)nt, sizeof names[0], (int (*)(const void *, const void *))strcmp);
     sort_by_type(nodes, n, (const char (*)[DS_GTYPE_NAME])names, nt);
     d->typed = typed;
+    d->model_pins = typed && pins >= 0;
     d->ntypes = nt > 1 ? nt : 0;
     memset(d->tnodes, 0, sizeof d->tnodes);
     memset(d->tgpn, 0, sizeof d->tgpn);
@@ -311,11 +325,14 @@ int gpumap_load_nodes(daemon_t *d, char *err, size_t errn)
     d->mpn = mpn;
     if (d->ntypes)
         for (int t = 0; t < d->ntypes; t++)
-            dlog(0, "cluster: GPU type %s: %d nodes x %d GPUs, %d CPUs, %lld MiB (Slurm picks the GPUs: gres gpu:%s:N)",
-                 d->tname[t], d->tnodes[t], d->tgpn[t], d->tcpn[t], (long long)d->tmpn[t], d->tname[t]);
+            dlog(0, "cluster: GPU type %s: %d nodes x %d GPUs, %d CPUs, %lld MiB (%s: gres %s:%s%s)", d->tname[t],
+                 d->tnodes[t], d->tgpn[t], d->tcpn[t], (long long)d->tmpn[t],
+                 d->model_pins ? "pinned per GPU" : "Slurm picks the GPUs", d->model_pins ? "gpu|shard" : "gpu",
+                 d->tname[t], d->model_pins ? "_gN:1" : ":N");
     else
         dlog(0, "cluster: %d nodes x %d GPUs, %d CPUs, %lld MiB%s%s%s", n, gpn, cpn, (long long)mpn,
-             d->typed ? " of type " : "", d->typed ? d->tname[0] : "", d->typed ? " (Slurm picks the GPUs)" : "");
+             d->typed ? " of type " : "", d->typed ? d->tname[0] : "",
+             !d->typed ? "" : d->model_pins ? " (pinned per GPU)" : " (Slurm picks the GPUs)");
     free(d->shardless);
     d->shardless = ds_xcalloc((size_t)n * (size_t)gpn, 1);
     d->nshardless = 0;

@@ -55,7 +55,7 @@ static int job_engine_gpus(const daemon_t *d, const sl_job_t *j, int32_t *out)
 {
     const char *node = j->nodes[0] ? j->nodes : j->req_nodes;
     int n = gpumap_node(d, node);
-    if (n >= 0 && d->typed && j->ngpu_idx == 0 && j->gres_gpus > 0 && j->state == SL_PENDING) {
+    if (n >= 0 && gpumap_slurm_picks(d) && j->ngpu_idx == 0 && j->gres_gpus > 0 && j->state == SL_PENDING) {
         int32_t s = daemon_slot_of(d, j->id);
         const ds_jstate_t *js = s >= 0 && s < d->nslots ? ds_engine_job(d->e, s) : NULL;
         if (js && js->status == DS_JS_RUNNING && js->nplaced == j->gres_gpus &&
@@ -178,7 +178,7 @@ static int32_t add_slot(daemon_t *d, const sl_job_t *j)
     const char *g = strstr(j->admin_comment, "gres=");
     if (g) sl->shareable = job->gpus == 1 && !strncmp(g + 5, "shard", 5);
     if (!d->cfg.gpu_sharing && !g) sl->shareable = 0;
-    if (d->typed) sl->shareable = 0; /* GPUs typed by model carry no per-GPU shards deepshared can pin */
+    if (gpumap_slurm_picks(d)) sl->shareable = 0; /* GPUs typed by model carry no per-GPU shards to pin */
     const char *pin = strstr(j->admin_comment, "pin=");
     if (pin) {
         pin += 4;
@@ -539,7 +539,7 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
             int n = job_engine_gpus(d, j, g);
             int same = n == js->nplaced;
             for (int i = 0; same && i < n; i++) same = g[i] == ds_engine_job_gpus(d->e, s)[i];
-            if (!same && d->typed && n == js->nplaced && j->state == SL_RUNNING && ds_engine_move(d->e, s, g) == DS_OK) {
+            if (!same && gpumap_slurm_picks(d) && n == js->nplaced && j->state == SL_RUNNING && ds_engine_move(d->e, s, g) == DS_OK) {
                 /* Slurm picked other GPUs of the node than the engine had (GPUs typed by model) */
                 dlog(1, "job %u: Slurm runs it on GPU %d%s of %s: moved there", j->id, j->gpu_idx[0], n > 1 ? "+" : "",
                      j->nodes);
@@ -591,6 +591,7 @@ int daemon_sync(daemon_t *d, int force, char *err, size_t errn)
     int changed = 0;
     if (force) sl_jobs_reset();
     if (sl_load_jobs(&d->sj, &d->nsj, &changed, err, errn)) return -1;
+    if (changed) screen_model_constraints(d);
     /* The nodes after the jobs, and again whenever the job list changed: a job that ended may have left
      * its shard allocated (GresUsed), which must be known before its GPU is offered to the next job. */
     if (!nodes_read && (force || changed || !d->slurm_up || daemon_now_mono() - d->t_nodes >= D_NODE_REFRESH)) {

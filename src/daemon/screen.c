@@ -130,6 +130,20 @@ int screen_gpus(const sl_job_t *j)
     return h.gpus;
 }
 
+void screen_model_constraints(daemon_t *d)
+{
+    int nt = d->ntypes ? d->ntypes : d->typed;
+    for (int i = 0; d->model_pins && i < d->nsj; i++) {
+        sl_job_t *j = &d->sj[i];
+        if (j->gpu_type[0] || !j->features[0]) continue;
+        for (int k = 0; k < nt; k++)
+            if (!strcmp(d->tname[k], j->features)) {
+                snprintf(j->gpu_type, sizeof j->gpu_type, "%s", j->features);
+                j->has_features = 0;
+            }
+    }
+}
+
 int screen_job(const daemon_t *d, const sl_job_t *j, char *w, size_t n)
 {
     char acct[64 * 4 + 1];
@@ -149,7 +163,9 @@ int screen_job(const daemon_t *d, const sl_job_t *j, char *w, size_t n)
     if (j->array) return why(w, n, "a job array: deepshared schedules single jobs (submit one job per task)");
     if (j->min_nodes > 1) return why(w, n, "asks for %d nodes: deepshared places jobs on one node", j->min_nodes);
     if (j->exclusive) return why(w, n, "--exclusive asks for whole nodes: deepshared places GPUs, not nodes (submit without it)");
-    if (j->has_features) return why(w, n, "--constraint: deepshared chooses the node and would not honour it");
+    if (j->has_features)
+        return why(w, n, "--constraint: deepshared chooses the node and would not honour it%s",
+                   d->model_pins ? " (a GPU model alone is honoured: --constraint=MODEL)" : "");
     if (j->other_gpus)
         return why(w, n, "asks for GPUs with --gpus, --gpus-per-task or --gpus-per-socket: use --gres=gpu:N or "
                    "--comment=gpus=N");

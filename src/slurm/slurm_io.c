@@ -1,6 +1,7 @@
 /* slurm_io.c: libslurm calls of the daemon: job and node loads copied into plain structs, and the few
  * updates that apply the engine's decisions. Everything Slurm-version specific lives here. */
 #include "slurm_io.h"
+#include "gres_parse.h"
 
 #include <pwd.h>
 #include <slurm/slurm.h>
@@ -37,88 +38,8 @@ static void seterr(char *err, size_t n, const char *what)
     snprintf(err, n, "%s: %s", what, slurm_strerror(slurm_get_errno()));
 }
 
-/* "1-3,5" -> indices */
-static void parse_idx_list(const char *s, sl_job_t *j)
-{
-    while (*s && *s != ')') {
-        char *end;
-        long a = strtol(s, &end, 10), b = a;
-        if (end == s) return;
-        s = end;
-        if (*s == '-') { b = strtol(s + 1, &end, 10); s = end; }
-        for (long i = a; i <= b && j->ngpu_idx < SL_MAX_GPUS; i++) j->gpu_idx[j->ngpu_idx++] = (int)i;
-        if (*s == ',') s++;
-        else break;
-    }
-}
-
-/* The count of one GRES entry "gpu:N", "gpu:TYPE:N" (after "gres:"), -1 when it has none. */
-static long gres_count(const char *rest)
-{
-    const char *c = strrchr(rest, ':');
-    c = c ? c + 1 : rest;
-    char *end;
-    long n = strtol(c, &end, 10);
-    if (end == c || n < 0) return -1;
-    return n;
-}
-
 /* Whether a TRES list ("gres:gpu:2", "gres/gpu=2") asks for GPUs. */
 static int asks_gpus(const char *tres) { return tres && (strstr(tres, "gpu:") || strstr(tres, "gpu=")); }
-
-int sl_index_type(const char *type, size_t len)
-{
-    if (len < 2 || type[0] != 'g') return 0;
-    for (size_t i = 1; i < len; i++)
-        if (type[i] < '0' || type[i] > '9') return 0;
-    return 1;
-}
-
-/* The model type of a GRES entry's rest "TYPE:N" (not an index type) into out (size n); 0 when it has none. */
-static int model_type(const char *rest, char *out, size_t n)
-{
-    const char *c = strchr(rest, ':');
-    size_t len = c ? (size_t)(c - rest) : 0;
-    if (!c || !len || len >= n || sl_index_type(rest, len)) return 0;
-    for (size_t i = 0; i < len; i++)
-        if (!(rest[i] == '-' || rest[i] == '_' || rest[i] == '.' || (rest[i] >= '0' && rest[i] <= '9') ||
-              (rest[i] >= 'a' && rest[i] <= 'z') || (rest[i] >= 'A' && rest[i] <= 'Z')))
-            return 0;
-    memcpy(out, rest, len);
-    out[len] = 0;
-    return 1;
-}
-
-/* Typed pins "gres:gpu:g2:1,gres:shard:g3:1" -> indices; a request typed by model "gres:gpu:v100:2" ->
- * gpu_type; untyped "gres:gpu:N" -> untyped_gpus; every gpu
- * and shard entry, typed or not, counted into gres_gpus and gres_shards. */
-static void parse_tres(const char *tres, sl_job_t *j)
-{
-    char buf[256];
-    copy(buf, sizeof buf, tres);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (!strncmp(tok, "gres:", 5)) tok += 5;
-        else if (!strncmp(tok, "gres/", 5)) tok += 5;
-        int shard = !strncmp(tok, "shard:", 6);
-        if (!shard && strncmp(tok, "gpu:", 4)) continue;
-        char *rest = tok + (shard ? 6 : 4);
-        int idx;
-        long cnt, all = gres_count(rest);
-        if (all > 0) {
-            int *sum = shard ? &j->gres_shards : &j->gres_gpus;
-            *sum = (int)DS_SL_MIN((long)*sum + all, 1000000L);
-        }
-        if (rest[0] == 'g' && sscanf(rest, "g%d:%ld", &idx, &cnt) == 2) {
-            if (j->ngpu_idx < SL_MAX_GPUS) j->gpu_idx[j->ngpu_idx++] = idx;
-            j->on_shard |= shard;
-        } else if (!shard && model_type(rest, j->gpu_type, sizeof j->gpu_type)) {
-            /* counted into gres_gpus above */
-        } else if (!shard && sscanf(rest, "%ld", &cnt) == 1) {
-            j->untyped_gpus = (int)cnt;
-        }
-    }
-}
 
 static int map_state(uint32_t st, uint32_t exit_code)
 {
@@ -185,7 +106,7 @@ int sl_load_jobs(sl_job_t **jobs, int *njobs, int *changed, char *err, size_t er
         copy(j->admin_comment, sizeof j->admin_comment, s->admin_comment);
         copy(j->nodes, sizeof j->nodes, s->nodes);
         copy(j->req_nodes, sizeof j->req_nodes, s->req_nodes);
-        parse_tres(j->tres_per_node, j);
+        sl_parse_tres(j->tres_per_node, j);
         j->comment_long = s->comment && strlen(s->comment) >= sizeof j->comment;
         j->other_gpus = asks_gpus(s->tres_per_job) || asks_gpus(s->tres_per_task) || asks_gpus(s->tres_per_socket);
         j->array = s->array_task_id != NO_VAL || (s->array_task_str && s->array_task_str[0]) ||
@@ -193,6 +114,7 @@ int sl_load_jobs(sl_job_t **jobs, int *njobs, int *changed, char *err, size_t er
         j->min_nodes = s->num_nodes == NO_VAL || s->num_nodes == 0 ? 1 : (int)DS_SL_MIN(s->num_nodes, 1000000u);
         j->exclusive = s->shared == JOB_SHARED_NONE;
         j->has_features = s->features && s->features[0];
+        if (j->has_features && strlen(s->features) < sizeof j->features) copy(j->features, sizeof j->features, s->features);
         j->reason = s->state_reason;
         j->wait_begin = s->state_reason == WAIT_TIME;
         j->wait_dep = s->state_reason == WAIT_DEPENDENCY || (s->dependency && strstr(s->dependency, "(unfulfilled)"));
@@ -201,39 +123,13 @@ int sl_load_jobs(sl_job_t **jobs, int *njobs, int *changed, char *err, size_t er
         if (j->ngpu_idx == 0 && j->state == SL_RUNNING && s->gres_detail_cnt > 0 && s->gres_detail_str &&
             s->gres_detail_str[0]) {
             const char *p = strstr(s->gres_detail_str[0], "IDX:");
-            if (p) parse_idx_list(p + 4, j);
+            if (p) sl_parse_idx_list(p + 4, j);
         }
     }
     free(*jobs);
     *jobs = v;
     *njobs = (int)msg->record_count;
     return 0;
-}
-
-/* One GRES list of a node: the count of each typed shard entry "shard:gN:C" goes to shards[N]
- * (entries absent leave it as it was); returns the GPUs its "gpu:..." entries add up to. With nd, the
- * model type of its gpu entries goes to nd->gpu_type (nd->types: how many distinct ones). */
-static int scan_gres(const char *gres, int *shards, sl_node_t *nd)
-{
-    char buf[4096], *save = NULL;
-    int gpus = 0;
-    copy(buf, sizeof buf, gres);
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *paren = strchr(tok, '(');
-        if (paren) *paren = 0;
-        int idx, cnt;
-        if (!strncmp(tok, "shard:g", 7) && sscanf(tok + 7, "%d:%d", &idx, &cnt) == 2 && idx >= 0 &&
-            idx < SL_MAX_GPUS && cnt >= 0)
-            shards[idx] = cnt;
-        if (!strncmp(tok, "gpu:", 4)) {
-            gpus += atoi(strrchr(tok, ':') + 1);
-            char ty[sizeof nd->gpu_type];
-            if (nd && model_type(tok + 4, ty, sizeof ty) && strcmp(ty, nd->gpu_type)) {
-                if (!nd->types++) snprintf(nd->gpu_type, sizeof nd->gpu_type, "%s", ty);
-            }
-        }
-    }
-    return gpus;
 }
 
 int sl_accounts_enforced(char *err, size_t errn)
@@ -279,9 +175,9 @@ int sl_load_nodes(sl_node_t **nodes, int *nnodes, char *err, size_t errn)
                                                        : "unknown");
         /* Gres: "gpu:g0:1,...,shard:g0:2,..." or "gpu:4,shard:8" (may carry "(S:0)" socket suffixes) */
         for (int k = 0; k < SL_MAX_GPUS; k++) d->shards[k] = -1;
-        d->gpus = scan_gres(s->gres, d->shards, d);
+        d->gpus = sl_scan_gres(s->gres, d->shards, d);
         /* GresUsed: "gpu:g0:0(IDX:N/A),...,shard:g1:1(IDX:1),..." */
-        scan_gres(s->gres_used, d->shards_used, NULL);
+        sl_scan_gres(s->gres_used, d->shards_used, NULL);
     }
     slurm_free_node_info_msg(msg);
     *nodes = v;
@@ -319,7 +215,7 @@ static int update(job_desc_msg_t *d, char *err, size_t errn, const char *what)
 }
 
 int sl_dispatch(uint32_t id, const char *partition, const char *node, const int *idx, int n, int shard,
-                const char *gpu_type, int clear_first, int fix_tasks, const char *admin_comment, uint32_t priority,
+                const char *pin_model, const char *gpu_type, int clear_first, int fix_tasks, const char *admin_comment, uint32_t priority,
                 char *err, size_t errn)
 {
     job_desc_msg_t d;
@@ -335,7 +231,9 @@ int sl_dispatch(uint32_t id, const char *partition, const char *node, const int 
         snprintf(tres, sizeof tres, "gres:gpu:%.64s:%d", gpu_type, n);
     else
         for (int i = 0; i < n && off < sizeof tres; i++)
-            off += (size_t)snprintf(tres + off, sizeof tres - off, "%sgres:%s:g%d:1", i ? "," : "", shard ? "shard" : "gpu", idx[i]);
+            off += (size_t)snprintf(tres + off, sizeof tres - off, "%sgres:%s:%.64s%sg%d:1", i ? "," : "",
+                                    shard ? "shard" : "gpu", pin_model ? pin_model : "", pin_model && pin_model[0] ? "_" : "",
+                                    idx[i]);
     copy(part, sizeof part, partition);
     copy(nodes, sizeof nodes, node);
     copy(ac, sizeof ac, admin_comment);

@@ -54,6 +54,8 @@ typedef struct sl_job {
     int min_nodes;         /* nodes asked (1 when not given) */
     int exclusive;         /* --exclusive: the whole node */
     int has_features;      /* --constraint given */
+    char features[32];     /* the constraint when shorter than this ("" otherwise): on nodes whose per-GPU
+                            * types carry the model, a model name here is a request typed by model */
     int comment_long;      /* the comment did not fit in comment[] */
     uint32_t reason;       /* Slurm's wait reason (enum job_state_reason) */
     int wait_begin;        /* waits for its begin time (--begin; Slurm's reason BeginTime) */
@@ -67,11 +69,14 @@ typedef struct sl_node {
     int cpus;
     int64_t mem_mib;
     int gpus;
-    /* the GPU model of its "gpu:TYPE:N" entries when TYPE is not an index type gN ("gpu:v100:4": "v100"):
-     * Slurm picks the GPUs of a job there, the daemon cannot pin them; "" for GPUs typed by index
-     * (gpu:g0:1,...) or untyped */
+    /* the GPU model of its gpu entries: a type that is not an index type gN ("gpu:v100:4": "v100"; Slurm
+     * picks the GPUs of a job there, the daemon cannot pin them), or the model of per-GPU types
+     * ("gpu:v100_g0:1,...": "v100"); "" for GPUs typed by index (gpu:g0:1,...) or untyped */
     char gpu_type[32];
     int types;             /* distinct model types among its gpu entries (more than 1 is refused) */
+    /* how the model is given: per-GPU types with the model ("gpu:v100_g0:1,...": model_pins, the daemon
+     * pins and shares them as index types), or a model type ("gpu:v100:4": model_picks, Slurm picks) */
+    int model_pins, model_picks;
     int pos;               /* its place in Slurm's list (the daemon sorts nodes by type, stably) */
     int up;                /* not down, drained, failing or not responding */
     char down_why[24];     /* when not up: "drained", "draining", "down", "failing", "not responding", ... */
@@ -105,16 +110,15 @@ int sl_accounts_enforced(char *err, size_t errn);
 void sl_set_fence(int (*may_write)(void *ctx), void *ctx);
 
 /* Moves a pending job to partition on node with the GPUs idx pinned (gpu:gN:1 each, or shard:gN:1
- * when shard is set; n = 0 leaves the job's GRES as it is), sets its admin comment and priority. With
+ * when shard is set; with pin_model "v100", gpu:v100_gN:1 / shard:v100_gN:1; n = 0 leaves the job's GRES as
+ * it is), sets its admin comment and priority. With
  * gpu_type (a node typed by model) it asks for n GPUs of that type instead (gpu:TYPE:n; idx unused):
  * Slurm picks them on the node.
  * clear_first drops a GRES request made at submit time first. Slurm 22.05 adds a new GRES request to
  * the job's earlier one (types and counts), so a job must be pinned once in its life. */
 int sl_dispatch(uint32_t id, const char *partition, const char *node, const int *idx, int n, int shard,
-                const char *gpu_type, int clear_first, int fix_tasks, const char *admin_comment, uint32_t priority,
+                const char *pin_model, const char *gpu_type, int clear_first, int fix_tasks, const char *admin_comment, uint32_t priority,
                 char *err, size_t errn);
-/* Whether a GRES type names a GPU index (g0, g1, ...: deepshared's pinning types) rather than a model. */
-int sl_index_type(const char *type, size_t len);
 /* 1 when slurmctld has the job running and not completing, 0 when it has not (ended, ending, pending,
  * gone), -1 with err filled when it cannot say. One RPC: a fresher view than the last sl_load_jobs. */
 int sl_job_running(uint32_t id, char *err, size_t errn);
