@@ -12,12 +12,13 @@ fails=0
 check() { if eval "$2"; then echo "PASS $1"; else echo "FAIL $1 ($2)"; fails=$((fails + 1)); fi; }
 content() { [ -f "$W/map/$1" ] && paste -sd' ' "$W/map/$1" || echo none; }
 mkdir -p "$W/bin"
-# scontrol: job 102 holds a shard of GPU 2 on n1; job 104 two GPUs on each of n[1-2]
+# scontrol (as Slurm 22.05 prints a pinned shard job, seen on the local cluster): job 102 holds a shard of
+# GPU 2 on n1; job 104 two GPUs on each of n[1-2]
 cat > "$W/bin/scontrol" <<'EOS'
 #!/bin/bash
 if [ "$1 $2" = "show hostnames" ]; then case "$3" in "n[1-2]") printf 'n1\nn2\n' ;; *) echo "$3" ;; esac; exit 0; fi
 case "$4" in
-  102) printf 'JobId=102 JobName=x\n   JOB_GRES=shard:g2:1\n     Nodes=n1 CPU_IDs=0 Mem=100 GRES=shard:g2:1(IDX:2)\n   MinCPUsNode=1\n' ;;
+  102) printf 'JobId=102 JobName=x\n   JOB_GRES=shard:1\n     Nodes=n1 CPU_IDs=0 Mem=500 GRES=shard:1(IDX:2)\n   MinCPUsNode=1\n' ;;
   104) printf 'JobId=104\n     Nodes=n0 CPU_IDs=0 Mem=1 GRES=gpu:g3:1(IDX:3)\n     Nodes=n[1-2] CPU_IDs=0-1 Mem=1 GRES=gpu:2(IDX:0-1)\n' ;;
   *) echo "slurm_load_jobs error: Invalid job id specified" >&2; exit 1 ;;
 esac

@@ -32,7 +32,7 @@ idx=${3:-${SLURM_JOB_GPUS:-}}
 case "$job" in '' | *[!0-9]*) log "no numeric job id ('$job')"; exit 0 ;; esac
 
 if [ -z "$idx" ] && [ $op = add ]; then
-  # "   Nodes=n1 CPU_IDs=0-1 Mem=100 GRES=shard:g2:1(IDX:2)": the IDX of the lines naming this node (a line
+  # "   Nodes=n1 CPU_IDs=0-1 Mem=100 GRES=shard:1(IDX:2)": the IDX of the lines naming this node (a line
   # may name several nodes, n[1-2], which scontrol show hostnames expands)
   while read -r nl gres; do
     [ -n "$gres" ] || continue
