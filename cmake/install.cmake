@@ -46,6 +46,9 @@ if(TARGET deepshared)
   set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_BINARY_DIR}/conffiles)
   install(FILES deploy/prometheus/deepshare.rules.yml deploy/prometheus/prometheus.yml
           DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+  # dcgm-exporter's HPC job mapping kept by a Slurm Prolog/Epilog, and the counters deepshared's query reads
+  install(PROGRAMS deploy/dcgm-exporter/job-map.sh DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples/dcgm-exporter)
+  install(FILES deploy/dcgm-exporter/counters.csv DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples/dcgm-exporter)
 endif()
 add_custom_target(man ALL DEPENDS ${DS_MAN_PAGES})
 

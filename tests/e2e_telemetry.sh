@@ -88,7 +88,9 @@ policy.monitor-z = $mon_z
 telemetry = $([ $source = post ] && echo progress || echo $source)
 $([ $source = progress ] && echo "progress_dir = $W/progress")
 $([ $source = post ] && echo "progress_dir = off")
-$([ $source = prometheus ] && printf 'prometheus_url = http://127.0.0.1:%s\nprometheus_query = max by (hpc_job) (DCGM_FI_PROF_SM_ACTIVE)\n' $pport)
+# prometheus: a sample shows the GPU as of up to 1.5 s before it (the stand-in's 0.5 s + the 1 s scrape; the
+# query has no window): older, it is not yet a pair's sample, nor a job's solo one after its pair broke
+$([ $source = prometheus ] && printf 'prometheus_url = http://127.0.0.1:%s\nprometheus_query = max by (hpc_job) (DCGM_FI_PROF_SM_ACTIVE)\ntelemetry_lag = 1.5\n' $pport)
 telemetry_stale = 6
 # the test cluster has no accounting: every job here is root's, charged to the account it names
 trust_accounts = yes

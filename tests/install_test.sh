@@ -18,7 +18,9 @@ if [ "$daemon" = 1 ]; then
   want+=("$prefix/sbin/deepshared" "$prefix/share/man/man8/deepshared.8" "$prefix/share/man/man5/deepshared.conf.5"
          "$etc/deepshare/deepshared.conf" "$prefix/lib/systemd/system/deepshared.service"
          "$prefix/share/doc/deepshare/examples/deepshare.rules.yml"
-         "$prefix/share/doc/deepshare/examples/prometheus.yml")
+         "$prefix/share/doc/deepshare/examples/prometheus.yml"
+         "$prefix/share/doc/deepshare/examples/dcgm-exporter/counters.csv"
+         "$prefix/share/doc/deepshare/examples/dcgm-exporter/job-map.sh")
 fi
 got=$(cd "$d" && find . -type f | sed 's|^\.||' | sort)
 exp=$(printf '%s\n' "${want[@]}" | sort)

@@ -2,7 +2,8 @@
  * in-memory Slurm of fake_slurm.c with the progress-file backend: a pair whose guaranteed job falls to 40%
  * of the step rate it had alone is revoked after w = 3 cycles (its best-effort partner requeued, the
  * guaranteed job running on); a pair at 95% is kept; a stale or missing file revokes nothing however long
- * it lasts, nor does a report from before the partner ran; explain and the metrics say what the source gives. */
+ * it lasts, nor does a report from before the partner ran; explain and the metrics say what the source gives;
+ * a Prometheus answer that still shows a broken pair is not taken as the job's solo activity. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,6 +298,79 @@ static void test_source_down(void **st)
     daemon_teardown(&D);
 }
 
+/* Prometheus: after a pair breaks, the next answer still shows the GPU as it was while both ran (the
+ * exporter's collect interval, the scrape interval, the query's window): the job's series carries the
+ * pair's activity, stamped with the answer's time, after the daemon found the job alone. It is not the
+ * job's solo activity until its span (telemetry_lag 30 s here, the query has no window) lies after the
+ * break; nor while the partner is still ending in Slurm. */
+static void test_prometheus_lagging_sample_not_solo(void **st)
+{
+    (void)st;
+    fs_reset();
+    fs_add_node("n0", 32, 1);
+    fs_add_job(1, "a", "staging", "gpus=1");
+    memset(&D, 0, sizeof D);
+    dconfig_default(&D.cfg);
+    D.cfg.journal[0] = 0;
+    D.cfg.listen_port = 0;
+    D.cfg.k = 2;
+    D.cfg.gpu_sharing = 1;
+    snprintf(D.cfg.tenants[0].name, sizeof D.cfg.tenants[0].name, "a");
+    D.cfg.tenants[0].quota = 1;
+    D.cfg.ntenants = 1;
+    char err[200];
+    assert_int_equal(tel_config_set(&D.cfg.tel, "telemetry", "prometheus", err, sizeof err), 0);
+    /* nobody listens there: each poll fails at once, the samples given below are all there is */
+    assert_int_equal(tel_config_set(&D.cfg.tel, "prometheus_url", "http://127.0.0.1:1", err, sizeof err), 0);
+    assert_int_equal(tel_config_set(&D.cfg.tel, "prometheus_query", "max by (hpc_job) (DCGM_FI_PROF_SM_ACTIVE)", err,
+                                    sizeof err), 0);
+    assert_int_equal(tel_config_set(&D.cfg.tel, "telemetry_lag", "30", err, sizeof err), 0);
+    assert_true(tel_span(&D.cfg.tel) == 30);
+    ds_error_t e;
+    ds_error_clear(&e);
+    assert_int_equal(daemon_setup(&D, &e), DS_OK);
+    cycle();
+    assert_int_equal(dt_jstate(&D, 1)->status, DS_JS_RUNNING);
+    tel_ingest(&D.tel, 1, 0.5, tel_now()); /* alone: the GPU busy at 0.5 */
+    cycle();
+    cycle();
+    assert_true(dt_explain_has(&D, 1, "exclusive baseline 0.5 (2 samples alone)"));
+    fs_add_job(2, "a", "staging", "gpus=1 class=BE");
+    fs_touch();
+    cycle(); /* measured alone once more, then job 2 placed beside it */
+    cycle();
+    sync_now();
+    assert_int_equal(dt_jstate(&D, 2)->partner, daemon_slot_of(&D, 1));
+    double t = tel_now(); /* both jobs' series: the GPU at 0.9 */
+    tel_ingest(&D.tel, 1, 0.9, t);
+    tel_ingest(&D.tel, 2, 0.9, t);
+    cycle();
+    /* the pair breaks: job 2 ends; while Slurm is still ending it, job 1 is not alone on its GPU */
+    fs_end_script(2, 0);
+    cycle();
+    assert_int_equal(dt_jstate(&D, 1)->partner, -1);
+    /* Slurm takes its time (KillWait, an epilog): as if 31 s had passed since the engine had job 1 alone,
+     * a sample whose span lies after that still shows job 2's work on the GPU */
+    D.slot[daemon_slot_of(&D, 1)].t_alone_wall -= 31;
+    tel_ingest(&D.tel, 1, 0.9, tel_now());
+    cycle();
+    assert_true(dt_explain_has(&D, 1, "exclusive baseline 0.5 (3 samples alone)"));
+    fs_job(2)->completing = 0;
+    fs_touch();
+    cycle(); /* now alone in Slurm too: the first measure that finds it so */
+    /* the next answer, after that measure, still carries the pair's 0.9 (scrape and query lag) */
+    tel_ingest(&D.tel, 1, 0.9, tel_now());
+    cycle();
+    cycle();
+    assert_true(dt_explain_has(&D, 1, "exclusive baseline 0.5 (3 samples alone)"));
+    /* once the span of a sample lies after the break, it is the job's own activity again */
+    D.slot[daemon_slot_of(&D, 1)].t_alone_wall -= 31;
+    tel_ingest(&D.tel, 1, 0.5, tel_now());
+    cycle();
+    assert_true(dt_explain_has(&D, 1, "exclusive baseline 0.5 (4 samples alone)"));
+    daemon_teardown(&D);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -307,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_source_down),
         cmocka_unit_test(test_post_reports_revoke),
         cmocka_unit_test(test_post_refused),
+        cmocka_unit_test(test_prometheus_lagging_sample_not_solo),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

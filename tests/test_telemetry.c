@@ -68,6 +68,46 @@ static void test_config(void **st)
     assert_int_equal(tel_config_set(&c, "cycle", "60", err, sizeof err), 1);
 }
 
+/* How far back a sample may describe the GPU (measure.c's solo and pair rules): the query's window plus
+ * telemetry_lag. */
+static void test_span(void **st)
+{
+    (void)st;
+    tel_config_t c;
+    tel_config_default(&c);
+    char err[256];
+    assert_true(tel_query_window("avg by (hpc_job) (avg_over_time(DCGM_FI_PROF_SM_ACTIVE[1m]))") == 60);
+    assert_true(tel_query_window("max by (hpc_job) (DCGM_FI_PROF_SM_ACTIVE)") == 0);
+    assert_true(tel_query_window("avg_over_time(x[30s]) + rate(y[1h30m])") == 5400);
+    assert_true(tel_query_window("max_over_time(avg_over_time(x[1m])[5m:30s])") == 300);
+    assert_true(tel_query_window("avg_over_time(x[2m] offset 1m)") == 180);
+    assert_true(tel_query_window("x offset -5m") == 0);        /* forward: no further back */
+    assert_true(tel_query_window("my_offset_total[500ms]") == 0.5);
+    assert_true(tel_query_window("x{gpu=~\"[0-3]\"}") == 0);  /* a regex's brackets are no window */
+    assert_true(tel_query_window("x{l=\"a\\\"[\"}[10s]") == 10);  /* an escaped quote inside the string */
+    assert_true(tel_query_window("x[5q]") == -1);
+    assert_true(tel_query_window("x[$__rate_interval]") == -1);
+    assert_int_equal(tel_config_set(&c, "prometheus_query", "avg_over_time(x[1x])", err, sizeof err), -1);
+    assert_non_null(strstr(err, "malformed duration"));
+    /* auto: 60 s of exporter and scrape lag for Prometheus, plus the default query's minute; 0 for reports */
+    assert_true(c.lag == -1);
+    c.kind = TEL_PROMETHEUS;
+    assert_true(tel_span(&c) == 120);
+    c.kind = TEL_PROGRESS;
+    assert_true(tel_span(&c) == 0);
+    assert_int_equal(tel_config_set(&c, "telemetry_lag", "-1", err, sizeof err), -1);
+    assert_non_null(strstr(err, "telemetry_lag"));
+    assert_int_equal(tel_config_set(&c, "telemetry_lag", "5s", err, sizeof err), -1);
+    assert_int_equal(tel_config_set(&c, "telemetry_lag", "2.5", err, sizeof err), 0);
+    assert_true(tel_span(&c) == 2.5);
+    c.kind = TEL_PROMETHEUS;
+    assert_int_equal(tel_config_set(&c, "prometheus_query", "max by (hpc_job) (DCGM_FI_DEV_GPU_UTIL) / 100", err,
+                                    sizeof err), 0);
+    assert_true(tel_span(&c) == 2.5);
+    assert_int_equal(tel_config_set(&c, "telemetry_lag", "auto", err, sizeof err), 0);
+    assert_true(tel_span(&c) == 60);
+}
+
 /* An instant-vector answer as Prometheus gives it for the default query over dcgm-exporter's series: one
  * per hpc_job; a GPU no job is mapped to has no hpc_job label and is skipped. */
 static const char *ANSWER =
@@ -275,6 +315,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config),
+        cmocka_unit_test(test_span),
         cmocka_unit_test(test_parse_prometheus),
         cmocka_unit_test(test_prometheus_estimator),
         cmocka_unit_test(test_progress_files),

@@ -599,6 +599,8 @@ void dconfig_print(FILE *f, const dconfig_t *c)
     fprintf(f, "telemetry = %s\nprometheus_url = %s\nprometheus_query = %s\ntelemetry_job_label = %s\n"
                "progress_dir = %s\ntelemetry_stale = %g\ntelemetry_timeout = %g\n", tel_kind_name(c->tel.kind),
             c->tel.url, c->tel.query, c->tel.job_label, c->tel.dir, c->tel.stale, c->tel.timeout);
+    if (c->tel.lag < 0) fprintf(f, "telemetry_lag = auto\n");
+    else fprintf(f, "telemetry_lag = %g\n", c->tel.lag);
     fprintf(f, "trust_accounts = %s\n", c->trust_accounts ? "yes" : "no");
     for (int i = 0; i < c->ntenants; i++) {
         const dc_tenant_t *t = &c->tenants[i];

@@ -5,6 +5,23 @@
 
 #include <math.h>
 
+/* Job j's GPUs also hold a job on its way out: a preemption victim in its grace (grace.c), or one Slurm is
+ * still ending. The engine has j alone there already; the GPU does not yet. */
+static int beside_leaver(const daemon_t *d, int32_t j)
+{
+    const int32_t *g = ds_engine_job_gpus(d->e, j);
+    int ng = d->nodes ? d->gpn * d->nnodes : 0;
+    for (int32_t k = 0; k < ds_engine_job(d->e, j)->nplaced; k++) {
+        if (g[k] < 0 || g[k] >= ng || d->gpn <= 0) continue;
+        int node = g[k] / d->gpn, idx = g[k] % d->gpn;
+        if (d->completing && d->completing[g[k]]) return 1;
+        for (int32_t i = 0; i < d->ngrace; i++)
+            for (int m = 0; d->grace[i].node == node && m < d->grace[i].n; m++)
+                if (d->grace[i].idx[m] == idx) return 1;
+    }
+    return 0;
+}
+
 void daemon_measure(daemon_t *d)
 {
     if (d->cfg.tel.kind == TEL_OFF) return;
@@ -18,20 +35,23 @@ void daemon_measure(daemon_t *d)
     else if (d->tel.poll_errors == errs && d->tel_down) dlog(0, "telemetry (%s) answers again", tel_kind_name(d->cfg.tel.kind));
     d->tel_down = d->tel.poll_errors > errs;
     if (!d->e) return;
+    double span = tel_span(&d->cfg.tel);
     for (int32_t j = 0; j < d->nslots; j++) {
         const ds_jstate_t *s = ds_engine_job(d->e, j);
         dslot_t *sl = &d->slot[j];
         if (s->status != DS_JS_RUNNING) continue;
-        if (s->shared) {
+        if (s->shared || beside_leaver(d, j)) {
             sl->tel_shared = 1;
             continue;
         }
         if (sl->tel_shared) sl->tel_shared = 0, sl->t_alone_wall = now;
-        /* Only a sample from its time alone is its solo speed: the last one may be from before this run (a
+        /* Only a sample of its time alone is its solo speed: the last one may be from before this run (a
          * requeued job's file; Slurm's start, a lower bound, so its first reports count) or from while its
-         * partner still ran (its slowed rate; from the first measure that found it alone) */
+         * partner still ran (its slowed rate, or the GPU's activity of both; from the first measure that
+         * found it alone). A sample at ts shows the GPU since ts - span (the query's window, the scrape and
+         * the exporter's lag): a Prometheus answer just after the pair broke is still the pair's. */
         double age = tel_age(&d->tel, sl->id, now), since = DS_MAX(sl->t_start_wall, sl->t_alone_wall);
-        if (age >= 0 && now - age < since) continue;
+        if (age >= 0 && now - age - span < since) continue;
         tel_note_alone(&d->tel, sl->id, daemon_workload(d, j), now);
     }
 }
@@ -52,9 +72,12 @@ double daemon_pair_estimate(const daemon_t *d, int32_t j, double wall, int *befo
     if (p < 0 || p >= d->nslots) return NAN;
     /* A sample from before both jobs ran (as the daemon saw them in Slurm) is the older job's solo speed,
      * not the pair's: read as the pair's it says "no slowdown" and resets the monitor's count of low
-     * samples. It is no sample, as a missing one. */
+     * samples. It is no sample, as a missing one. So is one whose span (tel_span: the query's window, the
+     * scrape and the exporter's lag) reaches back before the pair: part solo, it reads the older job's own
+     * activity over both baselines as a slowdown (0.5 / (0.5 + 0.5) for a job alone), which would revoke
+     * a good pair. */
     double age = tel_age(&d->tel, d->slot[j].id, wall), paired = DS_MAX(d->slot[j].t_run_wall, d->slot[p].t_run_wall);
-    if (paired > 0 && age >= 0 && wall - age < paired) {
+    if (paired > 0 && age >= 0 && wall - age - tel_span(&d->cfg.tel) < paired) {
         if (before_pair) *before_pair = 1;
         return NAN;
     }

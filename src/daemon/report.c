@@ -364,8 +364,9 @@ static void telemetry_facts(daemon_t *d, int32_t j, ds_buf_t *b)
     if (js->shared) {
         int before = 0;
         double r = daemon_pair_estimate(d, j, now, &before);
-        if (before) ds_bputs(b, "  telemetry: no retention estimate for the pair yet: the last sample is from before both "
-                                "jobs ran (a solo speed); it is neither revoked nor admitted on that\n");
+        if (before) ds_bprintf(b, "  telemetry: no retention estimate for the pair yet: the last sample is from before both "
+                                  "jobs ran, or its span (%g s: the query's window and telemetry_lag) reaches back "
+                                  "there (a solo speed); it is neither revoked nor admitted on that\n", tel_span(&d->cfg.tel));
         else if (isnan(r)) ds_bputs(b, "  telemetry: no retention estimate for the pair now (a sample or a baseline is missing or "
                                        "stale): it is neither revoked nor admitted on that\n");
         else ds_bprintf(b, "  telemetry: measured retention %.2f\n", r);

@@ -29,6 +29,8 @@ typedef struct tel_config {
     char dir[256];          /* progress: the folder jobs write their step rate into, one file per job id */
     double stale;           /* a sample older than this (s) is no sample */
     double timeout;         /* Prometheus: seconds one query may take */
+    double lag;             /* telemetry_lag: seconds a sample may trail what happened on the GPU (the
+                               exporter's collect interval + the scrape interval); -1 auto (tel_span) */
 } tel_config_t;
 
 /* One Slurm job's samples. */
@@ -66,6 +68,15 @@ void tel_config_default(tel_config_t *c);
  * progress_dir, telemetry_stale, telemetry_timeout); 0 taken, 1 not a telemetry key, -1 bad value (err). */
 int tel_config_set(tel_config_t *c, const char *key, const char *val, char *err, size_t errn);
 const char *tel_kind_name(int kind);
+/* The longest time span a PromQL query reads back from its evaluation time, in seconds: its longest range
+ * or subquery window ([1m], [5m:30s]) plus its longest offset; 0 for an instant selector. Text inside
+ * string literals (label matchers such as gpu=~"[0-3]") is skipped. -1 when a duration is malformed. */
+double tel_query_window(const char *query);
+/* How far back a sample taken at time ts may describe the GPU: it shows only what happened after
+ * ts - tel_span. Prometheus: the query's window (tel_query_window) + telemetry_lag (auto: 60 s, e.g.
+ * dcgm-exporter's default 30 s collect interval + a 30 s scrape interval); progress: telemetry_lag (auto:
+ * 0, a report is the rate at its write). */
+double tel_span(const tel_config_t *c);
 
 void tel_init(telemetry_t *t, const tel_config_t *c);
 void tel_free(telemetry_t *t);
