@@ -217,16 +217,17 @@ treq=$(requeued_at "$b1")
 # 0.5) = 0.65 for both jobs (per-GPU counters cannot tell which one is slowed). The source's lag: the
 # writer's 0.5 s (progress, post), the stand-in exporter's 0.5 s + Prometheus' 1 s scrape (prometheus).
 # Bound: the lag, then n samples one cycle apart (the first within a cycle), + 1 cycle and the 0.25 s poll
-# for a loaded machine.
-if [ $source = prometheus ]; then r_seen=0.65 lag=1.5; else r_seen=0.40 lag=0.5; fi
-read -r n_need bound < <(awk -v w=$mon_w -v t=$mon_tau -v z=$mon_z -v s0=$mon_sigma0 -v r=$r_seen -v c=$cycle -v l=$lag \
-  'BEGIN { x = (z * s0 / log(t / r))^2; n = int(x); if (n < x) n++; if (n < w) n = w; print n, l + (n + 1) * c + 0.25 }')
+# for a loaded machine. Prometheus: a pair's sample counts only once its window (telemetry_lag 1.5 s) lies
+# wholly after both jobs started, so the first sample after the pair formed may be dropped: one cycle more.
+if [ $source = prometheus ]; then r_seen=0.65 lag=1.5 extra=1; else r_seen=0.40 lag=0.5 extra=0; fi
+read -r n_need bound < <(awk -v w=$mon_w -v t=$mon_tau -v z=$mon_z -v s0=$mon_sigma0 -v r=$r_seen -v c=$cycle -v l=$lag -v x1=$extra \
+  'BEGIN { x = (z * s0 / log(t / r))^2; n = int(x); if (n < x) n++; if (n < w) n = w; print n, l + (n + 1 + x1) * c + 0.25 }')
 if [ -n "$treq" ] && [ -n "$tdeg" ]; then
   lat=$(calc "$treq - $tdeg")
   ok "degraded pair revoked: BE job $b1 requeued $lat s after its partner's first degraded report (cycle $cycle s, w = $mon_w)"
   awk -v l="$lat" -v b="$bound" 'BEGIN {exit !(l <= b)}' \
-    && ok "within the monitor's rule: measured $r_seen against tau $mon_tau needs $n_need samples; bound $bound s (source lag $lag s + $((n_need + 1)) cycles + poll)" \
-    || bad "revocation latency $lat s > $bound s ($n_need samples of $r_seen against tau $mon_tau, $((n_need + 1)) cycles, source lag $lag s, poll)"
+    && ok "within the monitor's rule: measured $r_seen against tau $mon_tau needs $n_need samples; bound $bound s (source lag $lag s + $((n_need + 1 + extra)) cycles + poll)" \
+    || bad "revocation latency $lat s > $bound s ($n_need samples of $r_seen against tau $mon_tau, $((n_need + 1 + extra)) cycles, source lag $lag s, poll)"
   echo "FIGURES revocation latency $lat s (cycle $cycle s, w $mon_w, $n_need samples needed, bound $bound s)" >&2
 else
   bad "degraded pair not revoked (degraded report at ${tdeg:-never}, requeue at ${treq:-never}); log: $(tail -5 "$W/deepshared.log")"
