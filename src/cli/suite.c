@@ -519,7 +519,12 @@ int ds_cmd_suite(int argc, char **argv)
                 snprintf(sp, sizeof sp, "%s/summary.json", odir);
                 const char *variant = run == 2 ? "+fastest" : run == 3 ? "+blind" : NULL;
                 int n = file_exists(sp) ? read_summary(sp, rows + nrows, 96 - nrows, &keep[run], variant) : -1;
-                if (n < 0) { failed = 1; continue; }
+                if (n < 0) {
+                    fprintf(stderr, "deepshare suite: %s %s: %s: %s\n", W->name, run_dir[run], sp,
+                            file_exists(sp) ? "unreadable or malformed" : "missing (the compare run wrote no summary)");
+                    failed = 1;
+                    continue;
+                }
                 nrows += n;
             }
             if (njudged < 0) njudged = nrows;
@@ -630,8 +635,12 @@ int ds_cmd_suite(int argc, char **argv)
                             workloads[w].name, workloads[w].name);
             }
         fprintf(h, "</ul>\n</body></html>\n");
-        if (fclose(h)) failed = 1;
+        if (fclose(h)) {
+            fprintf(stderr, "deepshare suite: writing %s failed: %s\n", jp, strerror(errno));
+            failed = 1;
+        }
     } else {
+        fprintf(stderr, "deepshare suite: %s: cannot write: %s\n", jp, strerror(errno));
         failed = 1;
     }
     return failed ? 1 : 0;
