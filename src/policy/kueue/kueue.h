@@ -60,14 +60,14 @@ typedef struct kq_snap {
     void *ctx;
     int within_cq, reclaim_cohort; /* the preemptor CQ's policies (every CQ has the recipe's) */
     int64_t tot_nominal, tot_usage; /* sums over the CQs, kept by the searches as usage changes */
+    /* scratch the caller sizes: at least as many entries as admitted workloads, and ncq */
+    int32_t *cur, *first, *phase, *retry; /* per CQ */
+    int64_t *cur_adm;
     /* Several flavors: the snapshot is one flavor's (nominal, usage, next() its workloads); xborrow[cq] is what
      * CQ cq borrows on the other flavors and lendable the cohort's nominal quota over all flavors, since fair
      * sharing's DRS adds borrowing per resource name across flavors. xborrow NULL: one flavor. */
     const int64_t *xborrow;
     int64_t lendable;
-    /* scratch the caller sizes: at least as many entries as admitted workloads, and ncq */
-    int32_t *cur, *first, *phase, *retry; /* per CQ */
-    int64_t *cur_adm;
 } kq_snap_t;
 
 int64_t kq_available(const kq_snap_t *s);
