@@ -42,6 +42,7 @@ static void kueue_withdraw(ds_engine_t *e, void *state, int32_t j, int64_t now)
     else pq_drop(&s->pend, j);
     if (c->sticky == j) c->sticky = -1;
     if (s->cls[j] == 0) c->gdemand -= jb->gpus;
+    if (s->resume) s->resume[j] = 0;
     s->state[j] = KQ_NONE;
 }
 
@@ -108,7 +109,12 @@ static int kueue_init_common(ds_engine_t *e, const void *config, void **state, i
     s->fq = ds_xcalloc(nt * nf, sizeof *s->fq);
     s->flv = ds_xcalloc(nj, 1);
     s->pbuf = ds_xmalloc((size_t)DS_MAX_JOB_GPUS * sizeof *s->pbuf);
-    if (s->nf > 1) kq_never_init(e, s);
+    if (s->nf > 1) {
+        kq_never_init(e, s);
+        s->resume = ds_xcalloc(nj, 1);
+        s->resume_cycle = ds_xcalloc(nj, sizeof *s->resume_cycle);
+        s->resume_gen = ds_xcalloc(nj, sizeof *s->resume_gen);
+    }
     int32_t *local = ds_xmalloc(nt * sizeof *local);
     pq_part_tenants(e, &s->pq, &s->pq_off, local);
     for (int32_t i = 0; i < s->nt; i++) {
@@ -167,7 +173,7 @@ static void kueue_fini(void *state)
     pq_fam_free(&s->pend);
     pq_fam_free(&s->adm);
     pq_fam_free(&s->unpl);
-    void *p[] = {s->fq, s->flv, s->never, s->pbuf, s->xb, s->cq, s->pq, s->pq_off, s->state, s->cls, s->act_seq, s->inadm_gen, s->hold_until, s->pre_mark, s->requeue_at, s->last_pass, s->ent,
+    void *p[] = {s->fq, s->flv, s->never, s->resume, s->resume_cycle, s->resume_gen, s->pbuf, s->xb, s->cq, s->pq, s->pq_off, s->state, s->cls, s->act_seq, s->inadm_gen, s->hold_until, s->pre_mark, s->requeue_at, s->last_pass, s->ent,
                  s->tgt, s->W, s->S0, s->usage_local, s->nominal_local, s->snap.cur, s->snap.first, s->snap.phase,
                  s->snap.retry, s->snap.cur_adm};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);

@@ -92,6 +92,7 @@ void kq_release(kueue_t *s, int32_t j, int64_t now)
         pq_drop(&s->unpl, j);
     }
     pq_drop(&s->adm, j);
+    c->rel_gen++;
     /* quota released: the cohort's inadmissible workloads are requeued, after the requeuer's batch period
      * (a delaying work queue: a request already waiting keeps its time) */
     if (s->requeue_at[c->part] == DS_TIME_NEVER) s->requeue_at[c->part] = now + s->cfg.requeue_period;

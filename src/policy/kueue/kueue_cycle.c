@@ -122,14 +122,21 @@ static void nominate(ds_engine_t *e, kueue_t *s, kq_entry_t *x)
     x->borrows = 0;
     x->mode = KQ_NOFIT;
     x->f = -1;
-    int32_t nj = e->trace->njobs;
+    x->stop_k = -1;
+    int32_t nj = e->trace->njobs, k0 = 0;
+    if (s->resume && s->resume[x->job]) {
+        /* lastAssignmentOutdated: not when recorded in the previous cycle, else when the CQ released quota since */
+        const kq_cq_t *c = &s->cq[x->cq];
+        if (s->st.cycles - s->resume_cycle[x->job] <= 1 || c->rel_gen == s->resume_gen[x->job]) k0 = s->resume[x->job];
+        s->resume[x->job] = 0;
+    }
     if (s->ntgt + (s->nf + 1) * nj > s->captgt) {
         s->captgt = 2 * (s->ntgt + (s->nf + 1) * nj);
         s->tgt = ds_xrealloc(s->tgt, (size_t)s->captgt * sizeof *s->tgt);
     }
     int32_t *base = s->tgt + s->ntgt, boff = 0, bn = 0;
     kq_gmode_t best = {KQ_PM_NOFIT, INT_MAX};
-    for (int32_t k = 0; k < s->nf; k++) {
+    for (int32_t k = k0; k < s->nf; k++) {
         int32_t f = s->forder[k];
         if (s->nf > 1) {
             if (!ds_engine_type_ok(e, x->job, f) || s->never[(size_t)x->job * (size_t)s->nf + (size_t)f]) continue;
@@ -147,7 +154,10 @@ static void nominate(ds_engine_t *e, kueue_t *s, kq_entry_t *x)
             bn = n;
             x->f = f;
         }
-        if (stop) break;
+        if (stop) {
+            x->stop_k = k;
+            break;
+        }
     }
     if (best.pm == KQ_PM_NOFIT) return;
     if (boff) memmove(base, base + boff, (size_t)bn * sizeof *base);
@@ -164,6 +174,17 @@ static void nominate(ds_engine_t *e, kueue_t *s, kq_entry_t *x)
 
 /* ---- processing (processEntry) against the cycle's snapshot W ---- */
 
+/* markSkipped: with FlavorFungibilityPreserveScanProgress (beta, on) the next cycle resumes the flavor search
+ * after the flavor where this one stopped */
+static void skipped(kueue_t *s, const kq_entry_t *x)
+{
+    s->st.skipped++;
+    if (!s->resume || x->stop_k < 0 || x->stop_k >= s->nf - 1) return;
+    s->resume[x->job] = (uint8_t)(x->stop_k + 1);
+    s->resume_cycle[x->job] = s->st.cycles;
+    s->resume_gen[x->job] = s->cq[x->cq].rel_gen;
+}
+
 static void process(ds_engine_t *e, kueue_t *s, int32_t part, kq_entry_t *x, int64_t now)
 {
     kq_cq_t *c = &s->cq[x->cq];
@@ -178,7 +199,7 @@ static void process(ds_engine_t *e, kueue_t *s, int32_t part, kq_entry_t *x, int
         return;
     }
     if (x->mode == KQ_FIT) {
-        if (g > availW) { s->st.skipped++; return; } /* no longer fits after another admission: retried */
+        if (g > availW) { skipped(s, x); return; } /* no longer fits after another admission: retried */
         W[c->local] += g;
         kq_admit(e, s, j, x->f);
         return;
@@ -186,10 +207,10 @@ static void process(ds_engine_t *e, kueue_t *s, int32_t part, kq_entry_t *x, int
     const int32_t *t = s->tgt + x->t0;
     int64_t freed = 0;
     for (int32_t i = 0; i < x->nt; i++) {
-        if (s->pre_mark[t[i]] == s->cycle_mark) { s->st.skipped++; return; } /* overlapping targets */
+        if (s->pre_mark[t[i]] == s->cycle_mark) { skipped(s, x); return; } /* overlapping targets */
         freed += e->trace->jobs[t[i]].gpus;
     }
-    if (g > availW + freed) { s->st.skipped++; return; }
+    if (g > availW + freed) { skipped(s, x); return; }
     W[c->local] += g; /* the preemptor's quota is reserved in the cycle */
     for (int32_t i = 0; i < x->nt; i++) {
         int32_t v = t[i], vt = e->trace->jobs[v].tenant, vl = s->cq[vt].local;
@@ -256,7 +277,7 @@ static int cycle(ds_engine_t *e, kueue_t *s, int32_t part, int64_t now)
     for (int32_t k = s->pq_off[part]; k < s->pq_off[part + 1]; k++) {
         kq_cq_t *c = &s->cq[s->pq[k]];
         int32_t h = cq_head(e, s, c, now);
-        if (h >= 0) s->ent[s->nent++] = (kq_entry_t){c->tenant, h, -1, 0, 0, 0, 0, 0};
+        if (h >= 0) s->ent[s->nent++] = (kq_entry_t){c->tenant, h, -1, -1, 0, 0, 0, 0, 0};
     }
     if (!s->nent) return 0;
     s->st.cycles++;

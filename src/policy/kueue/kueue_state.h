@@ -24,6 +24,7 @@ typedef struct kq_cq {
     int64_t mask_gen[2][PQ_HB], mask_seq[2][PQ_HB];
     uint32_t mask_gmask[2][PQ_HB];  /* the requested types of the head that set the mask (several flavors) */
     int32_t sticky;                /* the preemptor workload kept at the head (BestEffortFIFO), -1 */
+    int64_t rel_gen;               /* AllocatableResourceGeneration: counts its workloads that released quota */
     int32_t cur[2];                /* head cursors in its two pending lists, and the lists' epochs */
     uint32_t cur_epoch[2];
 } kq_cq_t;
@@ -47,6 +48,7 @@ typedef struct kq_fq {
 typedef struct kq_entry {
     int32_t cq, job;               /* cq: the tenant */
     int32_t f;                     /* the flavor assigned (a GPU type); for NoFit the first the workload may use */
+    int32_t stop_k;                /* where in the flavor list the search stopped early, -1 when it tried them all */
     int mode, borrows;
     int32_t t0, nt;                /* its preemption targets in s->tgt */
     int done;
@@ -69,6 +71,10 @@ typedef struct kueue {
     kq_fq_t *fq;                   /* per CQ (tenant) x flavor */
     uint8_t *flv;                  /* the flavor of an admitted or running workload */
     uint8_t *never;                /* per job x flavor: its partition's nodes of that type could never hold it */
+    /* FlavorFungibilityPreserveScanProgress: a workload skipped in a cycle after its search stopped early resumes
+     * the search at the next flavor (resume: list index, 0 = from the first), unless that is outdated */
+    uint8_t *resume;
+    int64_t *resume_cycle, *resume_gen;
     int32_t *pbuf;                 /* GPUs of one placement */
     int32_t *pq, *pq_off;          /* CQs of each cohort (partition) */
     pq_fam_t pend;                 /* pending workloads: list 2 x tenant + class, by creation */
