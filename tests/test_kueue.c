@@ -77,7 +77,7 @@ static void cohort(cohort_t *c, const int64_t *nominal, int32_t ncq, const wl_t 
     for (int32_t i = 0; i < ncq; i++) c->nominal[i] = nominal[i];
     for (int32_t i = 0; i < n; i++) c->usage[w[i].cq] += w[i].gpus;
     c->s = (kq_snap_t){ncq, c->nominal, c->usage, t_next, t_gpus, t_cq, t_cls, t_min, t_max, t_use, t_adm, &c->ctx, 1, 2, 0, 0,
-                       c->cur, c->first, c->phase, c->retry, c->cur_adm};
+                       c->cur, c->first, c->phase, c->retry, c->cur_adm, NULL, 0};
     for (int32_t i = 0; i < ncq; i++) c->s.tot_nominal += nominal[i], c->s.tot_usage += c->usage[i];
 }
 
@@ -200,6 +200,30 @@ static void test_fs_second_strategy(void **st)
     int32_t n = kq_fs_targets(&c.s, 0, 8, 1, both, 1, out);
     expect_targets(out, n, (int32_t[]){1}, 1);
     assert_int_equal(kq_fs_targets(&c.s, 0, 8, 1, lte_only, 1, out), 0);
+}
+
+/* Fair sharing over two flavors: the snapshot is the K80 flavor's, and the DRS adds what a CQ borrows on the
+ * other flavor (fair_sharing.go sums borrowing per resource name). A (8 of 8 K80) wants 4 more: its share after
+ * counts 4 borrowed. B borrows 2 K80 (10 of 8, five workloads of 2) and 6 V100: 8 in all. C holds 6 of 8; the
+ * cohort's 24 K80 are in use. LessThanOrEqualToFinalShare: B's newest 2-GPU workload leaves B at 6 >= 4; B,
+ * now within its K80 quota, still borrows V100 and stays a target (IsBorrowing over all flavors), and its
+ * next workload leaves it at 6 again: 4 GPUs freed, A fits. With one flavor (B borrowing 2 in all) neither
+ * strategy lets A take anything. */
+static void test_fs_two_flavors(void **st)
+{
+    (void)st;
+    static const wl_t w[] = {{1, 2, 1, 1}, {1, 2, 1, 2}, {1, 2, 1, 3}, {1, 2, 1, 4}, {1, 2, 1, 5}, {0, 8, 1, 6}, {2, 6, 1, 7}};
+    cohort_t c;
+    cohort(&c, nom888, 3, w, 7);
+    int32_t out[8];
+    assert_int_equal(kq_fs_targets(&c.s, 0, 4, 1, both, 1, out), 0);
+    static const int64_t xb[3] = {0, 6, 0};
+    c.s.xborrow = xb;
+    c.s.lendable = 48;
+    assert_true(fabs(kq_drs(&c.s, 1) - 8000.0 / 48) < 1e-9);
+    int32_t n = kq_fs_targets(&c.s, 0, 4, 1, both, 1, out);
+    expect_targets(out, n, (int32_t[]){4, 3}, 2);
+    assert_int_equal(c.usage[1], 10); /* restored */
 }
 
 /* A preemptor that stays within its nominal quota preempts without any strategy (FairSharingPreemptWithinNominal):
@@ -333,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_drs),
         cmocka_unit_test(test_fs_strategies),
         cmocka_unit_test(test_fs_second_strategy),
+        cmocka_unit_test(test_fs_two_flavors),
         cmocka_unit_test(test_fs_within_nominal),
         cmocka_unit_test(test_admitted_waits_for_nodes),
         cmocka_unit_test(test_reclaim_running),

@@ -11,6 +11,7 @@
 
 #include "deepshare/policy.h"
 #include "deepshare/qad.h"
+#include "deepshare/speeds.h"
 #include "deepshare/synth.h"
 #include "policy/deepshare/ds_internal.h"
 
@@ -272,6 +273,40 @@ static void test_every_policy_withdraws(void **st)
     ds_trace_free(&t);
 }
 
+/* The same on a mixed cluster (v100, p100, k80): FIFO for the engine's per-type pending GPUs (a withdrawn job
+ * that asks for a type leaves them), the Kueue models for their own per-flavor books (an admitted workload
+ * counts in its flavor's quota until it leaves; docs/peers.md). */
+static void test_typed_withdraws(void **st)
+{
+    (void)st;
+    char path[1024];
+    const char *src = getenv("DS_SRC");
+    snprintf(path, sizeof path, "%s/data/gavel/speeds.csv", src ? src : "..");
+    ds_speeds_t sp;
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_int_equal(ds_speeds_read(&sp, path, &err), 0);
+    ds_synth_config_t sc;
+    ds_synth_config_default(&sc);
+    sc.jobs = 500;
+    sc.tenants = 4;
+    sc.load = 1.2;
+    sc.gpu_types = "v100:4,p100:4,k80:4";
+    sc.speeds = &sp;
+    ds_trace_t t;
+    ds_trace_init(&t);
+    assert_int_equal(ds_synth_generate(&t, &sc, &err), 0);
+    assert_int_equal(t.ngtypes, 3);
+    for (const char *const *name = (const char *const[]){"fifo", "kueue", "kueue-fs", NULL}; *name; name++)
+        for (int m = 0; m < 2; m++) {
+            int nw = run_with_withdrawals(&t, ds_policy_find(*name), m ? DS_MODE_POOLED : DS_MODE_PARTITIONED, 1800);
+            fprintf(stderr, "  %-10s %-11s typed: %d withdrawals\n", *name, m ? "pooled" : "partitioned", nw);
+            assert_true(nw >= 10);
+        }
+    ds_trace_free(&t);
+    ds_speeds_free(&sp);
+}
+
 /* A job that waits behind a full cluster is withdrawn by hand: it is gone from the policy's queue and the
  * job behind it takes the GPUs it would have had. */
 static void test_withdraw_frees_the_head(void **st)
@@ -385,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_every_policy_has_withdraw),
         cmocka_unit_test(test_withdraw_frees_the_head),
         cmocka_unit_test(test_every_policy_withdraws),
+        cmocka_unit_test(test_typed_withdraws),
         cmocka_unit_test(test_deepshare_qad_bit_identical),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

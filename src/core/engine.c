@@ -713,6 +713,7 @@ void ds_engine_withdraw(ds_engine_t *e, int32_t j, int64_t now)
     e->parts[s->part].npending--;
     e->parts[s->part].dirty = 1;
     e->tenant_pending_gpus[e->trace->jobs[j].tenant] -= e->trace->jobs[j].gpus;
+    pend_typed(e, j, -1); /* and its type's pending GPUs (typed clusters), as a start takes them */
     e->ops->withdraw(e, e->pstate, j, now);
 }
 

@@ -27,12 +27,7 @@ static void kueue_enqueue(ds_engine_t *e, void *state, int32_t j, int64_t now)
 static void kueue_cancel_start(ds_engine_t *e, void *state, int32_t j, int64_t now)
 {
     (void)now;
-    kueue_t *s = state;
-    const ds_job_t *jb = &e->trace->jobs[j];
-    /* the driver could not start it: still admitted, back to waiting for nodes */
-    s->state[j] = KQ_ADMITTED;
-    s->cq[jb->tenant].unplaced += jb->gpus;
-    pq_put(&s->unpl, e->js[j].part, j, s->adm.key[j]);
+    kq_unplace(e, state, j); /* the driver could not start it: still admitted, back to waiting for nodes */
 }
 
 /* A deleted workload: out of its queue, or, when it was admitted and waited for nodes, its quota released
@@ -47,6 +42,7 @@ static void kueue_withdraw(ds_engine_t *e, void *state, int32_t j, int64_t now)
     else pq_drop(&s->pend, j);
     if (c->sticky == j) c->sticky = -1;
     if (s->cls[j] == 0) c->gdemand -= jb->gpus;
+    if (s->resume) s->resume[j] = 0;
     s->state[j] = KQ_NONE;
 }
 
@@ -57,11 +53,7 @@ static void kueue_adopt(ds_engine_t *e, void *state, int32_t j, int64_t now)
     const ds_job_t *jb = &e->trace->jobs[j];
     s->cls[j] = e->js[j].klass == DS_CLASS_BE ? 1 : 0;
     if (s->cls[j] == 0) s->cq[jb->tenant].gdemand += jb->gpus;
-    pq_put(&s->adm, 2 * jb->tenant + s->cls[j], j, ++s->seq);
-    s->cq[jb->tenant].usage += jb->gpus;
-    s->cq[jb->tenant].ahist[s->cls[j]][pq_hb(jb->gpus)]++;
-    s->cq[jb->tenant].ause[s->cls[j]] += jb->gpus;
-    s->state[j] = KQ_RUNNING;
+    kq_adopt(e, s, j);
 }
 
 static void kueue_on_finish(ds_engine_t *e, void *state, int32_t j, int64_t now)
@@ -90,12 +82,22 @@ static int64_t kueue_next_timer(const ds_engine_t *e, const void *state, int64_t
     return t;
 }
 
-static int kueue_init_common(ds_engine_t *e, const void *config, void **state, int fair_sharing)
+int kq_flavors_init(const ds_engine_t *e, const kueue_config_t *c, int32_t *forder, ds_error_t *err);
+void kq_never_init(const ds_engine_t *e, kueue_t *s);
+
+static int kueue_init_common(ds_engine_t *e, const void *config, void **state, int fair_sharing, ds_error_t *err)
 {
+    kueue_config_t cfg;
+    if (config) cfg = *(const kueue_config_t *)config;
+    else kueue_config_default(&cfg, fair_sharing);
+    int32_t forder[DS_MAX_GPU_TYPES];
+    int rc = kq_flavors_init(e, &cfg, forder, err);
+    if (rc) return rc;
     kueue_t *s = ds_xcalloc(1, sizeof *s);
-    if (config) s->cfg = *(const kueue_config_t *)config;
-    else kueue_config_default(&s->cfg, fair_sharing);
+    s->cfg = cfg;
     s->cfg.fair_sharing = fair_sharing;
+    s->nf = e->ntypes;
+    memcpy(s->forder, forder, sizeof forder);
     const ds_trace_t *t = e->trace;
     s->t = t;
     s->nt = t->ntenants;
@@ -103,6 +105,16 @@ static int kueue_init_common(ds_engine_t *e, const void *config, void **state, i
     s->gpn = e->cfg.gpus_per_node;
     size_t nj = (size_t)(t->njobs ? t->njobs : 1), nt = (size_t)(s->nt ? s->nt : 1);
     s->cq = ds_xcalloc(nt, sizeof *s->cq);
+    size_t nf = (size_t)s->nf;
+    s->fq = ds_xcalloc(nt * nf, sizeof *s->fq);
+    s->flv = ds_xcalloc(nj, 1);
+    s->pbuf = ds_xmalloc((size_t)DS_MAX_JOB_GPUS * sizeof *s->pbuf);
+    if (s->nf > 1) {
+        kq_never_init(e, s);
+        s->resume = ds_xcalloc(nj, 1);
+        s->resume_cycle = ds_xcalloc(nj, sizeof *s->resume_cycle);
+        s->resume_gen = ds_xcalloc(nj, sizeof *s->resume_gen);
+    }
     int32_t *local = ds_xmalloc(nt * sizeof *local);
     pq_part_tenants(e, &s->pq, &s->pq_off, local);
     for (int32_t i = 0; i < s->nt; i++) {
@@ -113,7 +125,7 @@ static int kueue_init_common(ds_engine_t *e, const void *config, void **state, i
     }
     free(local);
     pq_fam_init(&s->pend, 2 * s->nt, t->njobs);
-    pq_fam_init(&s->adm, 2 * s->nt, t->njobs);
+    pq_fam_init(&s->adm, 2 * s->nt * s->nf, t->njobs);
     pq_fam_init(&s->unpl, e->nparts, t->njobs);
     s->state = ds_xcalloc(nj, 1);
     s->cls = ds_xcalloc(nj, 1);
@@ -128,10 +140,11 @@ static int kueue_init_common(ds_engine_t *e, const void *config, void **state, i
     s->ent = ds_xmalloc(nt * sizeof *s->ent);
     s->captgt = 64;
     s->tgt = ds_xmalloc((size_t)s->captgt * sizeof *s->tgt);
-    s->W = ds_xmalloc(nt * sizeof *s->W);
-    s->S0 = ds_xmalloc(nt * sizeof *s->S0);
-    s->usage_local = ds_xmalloc(nt * sizeof *s->usage_local);
-    s->nominal_local = ds_xmalloc(nt * sizeof *s->nominal_local);
+    s->W = ds_xmalloc(nt * nf * sizeof *s->W);
+    s->S0 = ds_xmalloc(nt * nf * sizeof *s->S0);
+    s->usage_local = ds_xmalloc(nt * nf * sizeof *s->usage_local);
+    s->nominal_local = ds_xmalloc(nt * nf * sizeof *s->nominal_local);
+    s->xb = ds_xmalloc(nt * sizeof *s->xb);
     kq_snap_init(s);
     kq_snap_t *sn = &s->snap;
     sn->cur = ds_xmalloc(nt * sizeof *sn->cur);
@@ -146,14 +159,12 @@ static int kueue_init_common(ds_engine_t *e, const void *config, void **state, i
 
 static int kueue_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
 {
-    (void)err;
-    return kueue_init_common(e, config, state, 0);
+    return kueue_init_common(e, config, state, 0, err);
 }
 
 static int kueue_fs_init(ds_engine_t *e, const void *config, void **state, ds_error_t *err)
 {
-    (void)err;
-    return kueue_init_common(e, config, state, 1);
+    return kueue_init_common(e, config, state, 1, err);
 }
 
 static void kueue_fini(void *state)
@@ -162,11 +173,50 @@ static void kueue_fini(void *state)
     pq_fam_free(&s->pend);
     pq_fam_free(&s->adm);
     pq_fam_free(&s->unpl);
-    void *p[] = {s->cq, s->pq, s->pq_off, s->state, s->cls, s->act_seq, s->inadm_gen, s->hold_until, s->pre_mark, s->requeue_at, s->last_pass, s->ent,
+    void *p[] = {s->fq, s->flv, s->never, s->resume, s->resume_cycle, s->resume_gen, s->pbuf, s->xb, s->cq, s->pq, s->pq_off, s->state, s->cls, s->act_seq, s->inadm_gen, s->hold_until, s->pre_mark, s->requeue_at, s->last_pass, s->ent,
                  s->tgt, s->W, s->S0, s->usage_local, s->nominal_local, s->snap.cur, s->snap.first, s->snap.phase,
                  s->snap.retry, s->snap.cur_adm};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
     free(s);
+}
+
+/* Several flavors: in each flavor, a CQ's usage is its running GPUs of that type plus its admitted GPUs not
+ * placed yet, and the cohort's usage is within the flavor's nominal quotas; a running workload is on GPUs of
+ * its flavor's type. */
+static int check_flavors(const ds_engine_t *e, const kueue_t *s, int32_t p, char *msg, size_t n)
+{
+    for (int32_t f = 0; f < s->nf; f++) {
+        int64_t use = 0, nom = 0;
+        for (int32_t k = s->pq_off[p]; k < s->pq_off[p + 1]; k++) {
+            int32_t i = s->pq[k];
+            const kq_fq_t *q = kq_fq(s, i, f);
+            size_t x = (size_t)i * (size_t)e->ntypes + (size_t)f;
+            int64_t run = e->tenant_g_gpus_t[x] + e->tenant_be_gpus_t[x];
+            if (q->usage != run + q->unplaced) {
+                snprintf(msg, n, "kueue: CQ %s counts %lld GPUs in flavor %s, the engine %lld running and %lld admitted "
+                         "not placed", e->trace->tenants[i].name, (long long)q->usage, e->trace->gtypes[f].name,
+                         (long long)run, (long long)q->unplaced);
+                return -1;
+            }
+            use += q->usage;
+            nom += kq_nominal(e, s, i, f);
+        }
+        if (use > nom) {
+            snprintf(msg, n, "kueue: cohort %s admitted %lld GPUs of flavor %s over its quota %lld", e->parts[p].name,
+                     (long long)use, e->trace->gtypes[f].name, (long long)nom);
+            return -1;
+        }
+    }
+    for (int32_t j = 0; j < e->trace->njobs; j++) {
+        if (s->state[j] != KQ_RUNNING || e->js[j].part != p) continue;
+        int32_t t = ds_engine_job_type(e, j);
+        if (t != s->flv[j]) {
+            snprintf(msg, n, "kueue: job %lld admitted to flavor %s runs on %s", (long long)e->trace->jobs[j].id,
+                     e->trace->gtypes[s->flv[j]].name, t < 0 ? "no GPUs" : e->trace->gtypes[t].name);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* Invariants of the model (docs/peers.md): a cohort never admits beyond its quota, a victim comes from a CQ
@@ -202,6 +252,7 @@ static int kueue_check(const ds_engine_t *e, const void *state, char *msg, size_
                      (long long)nom);
             return -1;
         }
+        if (s->nf > 1 && check_flavors(e, s, p, msg, n)) return -1;
     }
     return 0;
 }
@@ -237,7 +288,7 @@ void kueue_fs_config_help(FILE *f);
 void kueue_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now, ds_buf_t *out);
 
 #define KUEUE_OPS                                                   \
-    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_CLASSES | DS_POLICY_EXACT_HOLD | DS_POLICY_PRODUCTION, \
+    .props = DS_POLICY_PREEMPTIVE | DS_POLICY_CLASSES | DS_POLICY_EXACT_HOLD | DS_POLICY_PRODUCTION | DS_POLICY_TYPED, \
     .fini = kueue_fini, .enqueue = kueue_enqueue, .withdraw = kueue_withdraw, .cancel_start = kueue_cancel_start, .adopt = kueue_adopt, \
     .on_finish = kueue_on_finish, .schedule = kueue_schedule, .next_timer = kueue_next_timer, \
     .config_free = kueue_config_free, .check = kueue_check, .stats = kueue_stats, .explain = kueue_explain

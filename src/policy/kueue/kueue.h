@@ -23,7 +23,15 @@ typedef struct kueue_config {
     int32_t max_cycles;      /* guard: scheduling cycles per event instant before yielding a second */
     int64_t eviction_latency; /* model: an evicted workload rejoins its queue this much later (1 s, the time unit) */
     int64_t requeue_period;  /* requeueBatchPeriod: inadmissible workloads return this long after quota is released (1 s) */
+    /* ResourceFlavors, one per GPU type (docs/peers.md, "Kueue on several GPU types") */
+    char flavor_order[160];  /* the ClusterQueues' flavor list, type names comma-separated; "" = the cluster's type order */
+    int when_can_borrow;     /* flavorFungibility.whenCanBorrow: KQ_MAY_STOP (default) or KQ_TRY_NEXT */
+    int when_can_preempt;    /* flavorFungibility.whenCanPreempt: KQ_MAY_STOP or KQ_TRY_NEXT (default) */
+    int preference;          /* flavorFungibility.preference: KQ_PREF_UNSET (default), BorrowingOverPreemption, PreemptionOverBorrowing */
 } kueue_config_t;
+
+enum { KQ_MAY_STOP = 0, KQ_TRY_NEXT = 1 };
+enum { KQ_PREF_UNSET = 0, KQ_PREF_BORROWING = 1, KQ_PREF_PREEMPTION = 2 };
 
 void kueue_config_default(kueue_config_t *c, int fair_sharing);
 
@@ -55,11 +63,17 @@ typedef struct kq_snap {
     /* scratch the caller sizes: at least as many entries as admitted workloads, and ncq */
     int32_t *cur, *first, *phase, *retry; /* per CQ */
     int64_t *cur_adm;
+    /* Several flavors: the snapshot is one flavor's (nominal, usage, next() its workloads); xborrow[cq] is what
+     * CQ cq borrows on the other flavors and lendable the cohort's nominal quota over all flavors, since fair
+     * sharing's DRS adds borrowing per resource name across flavors. xborrow NULL: one flavor. */
+    const int64_t *xborrow;
+    int64_t lendable;
 } kq_snap_t;
 
 int64_t kq_available(const kq_snap_t *s);
 /* Dominant resource share of a CQ (fair_sharing.go dominantResourceShare, weight 1): GPUs used above
- * nominal x 1000 / the cohort's lendable GPUs (sum of nominal quotas); 0 when not borrowing. */
+ * nominal, summed over the flavors, x 1000 / the cohort's lendable GPUs (sum of nominal quotas over the
+ * flavors); 0 when not borrowing. */
 double kq_drs(const kq_snap_t *s, int32_t cq);
 
 /* Classic preemption (preemption.go classicalPreemptions): the targets to evict so that a workload of gpus

@@ -19,6 +19,10 @@ void kueue_config_default(kueue_config_t *c, int fair_sharing)
     c->max_cycles = 1000000;
     c->requeue_period = 1;
     c->eviction_latency = 1;
+    c->flavor_order[0] = '\0';            /* the cluster's type order */
+    c->when_can_borrow = KQ_MAY_STOP;      /* Kueue's defaults (v1beta2; v1beta1 called MayStopSearch Borrow/Preempt) */
+    c->when_can_preempt = KQ_TRY_NEXT;
+    c->preference = KQ_PREF_UNSET;
 }
 
 static void *config_new(int fs)
@@ -64,6 +68,30 @@ int kueue_config_set(void *config, const char *key, const char *value, ds_error_
         static const char *const n[] = {"Never", "LowerPriority", "Any"};
         return pick(key, value, n, 3, &c->reclaim_cohort, err);
     }
+    if (!strcmp(key, "kueue-flavor-order")) {
+        size_t n = strlen(value);
+        if (n == 0 || n >= sizeof c->flavor_order) {
+            ds_error_set(err, NULL, 0, NULL, "option --%s: give GPU type names, comma-separated (at most %d characters)",
+                         key, (int)sizeof c->flavor_order - 1);
+            return DS_EINVAL;
+        }
+        memcpy(c->flavor_order, value, n + 1); /* checked against the cluster's types when the run starts */
+        return DS_OK;
+    }
+    if (!strcmp(key, "kueue-when-can-borrow") || !strcmp(key, "kueue-when-can-preempt")) {
+        /* v1beta2's MayStopSearch, or v1beta1's name for it (Borrow, Preempt) */
+        int borrow = !strcmp(key, "kueue-when-can-borrow");
+        const char *const n[] = {"MayStopSearch", "TryNextFlavor", borrow ? "Borrow" : "Preempt"};
+        int k;
+        int rc = pick(key, value, n, 3, &k, err);
+        if (rc) return rc;
+        *(borrow ? &c->when_can_borrow : &c->when_can_preempt) = k == 1 ? KQ_TRY_NEXT : KQ_MAY_STOP;
+        return DS_OK;
+    }
+    if (!strcmp(key, "kueue-flavor-preference")) {
+        static const char *const n[] = {NULL, "BorrowingOverPreemption", "PreemptionOverBorrowing"};
+        return pick(key, value, n, 3, &c->preference, err);
+    }
     if (!strcmp(key, "kueue-eviction-latency")) return pq_parse_seconds(key, value, &c->eviction_latency, err);
     if (!strcmp(key, "kueue-requeue-batch-period")) return pq_parse_seconds(key, value, &c->requeue_period, err);
     if (!strcmp(key, "kueue-max-cycles")) {
@@ -103,7 +131,15 @@ void kueue_config_help(FILE *f)
             "  --kueue-reclaim-within-cohort P Never|LowerPriority|Any (recipe: Any)\n"
             "  --kueue-requeue-batch-period T  inadmissible workloads return T after quota is released (Kueue: 1 s)\n"
             "  --kueue-eviction-latency T   model: an evicted workload rejoins its queue T later (default 1 s)\n"
-            "  --kueue-max-cycles N         model guard: scheduling cycles per instant before waiting a second (1000000)\n");
+            "  --kueue-max-cycles N         model guard: scheduling cycles per instant before waiting a second (1000000)\n"
+            "  Several GPU types (one ResourceFlavor per type, nominalQuota = the tenant's quota of that type):\n"
+            "  --kueue-flavor-order T1,T2.. the ClusterQueues' flavor list, every type once (default: the cluster's order)\n"
+            "  --kueue-when-can-borrow P    flavorFungibility.whenCanBorrow: MayStopSearch (Kueue's default; v1beta1:\n"
+            "                               Borrow) or TryNextFlavor\n"
+            "  --kueue-when-can-preempt P   flavorFungibility.whenCanPreempt: TryNextFlavor (Kueue's default) or\n"
+            "                               MayStopSearch (v1beta1: Preempt)\n"
+            "  --kueue-flavor-preference P  flavorFungibility.preference when both are TryNextFlavor:\n"
+            "                               BorrowingOverPreemption (Kueue's behaviour when unset) or PreemptionOverBorrowing\n");
 }
 
 void kueue_fs_config_help(FILE *f)

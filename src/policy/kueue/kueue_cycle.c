@@ -3,6 +3,7 @@
  * BestEffortFIFO heads and requeueing), and the node placement kube-scheduler does after admission. */
 #include "kueue/kueue_state.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +13,8 @@ static int active(const kueue_t *s, const kq_cq_t *c, int32_t j)
 {
     if (s->inadm_gen[j] == c->gen) return 0;
     int k = s->cls[j], b = pq_hb(s->t->jobs[j].gpus);
-    if (c->mask_gen[k][b] == c->gen) {
+    /* with several flavors the equivalence hash also covers the node selector: the requested types */
+    if (c->mask_gen[k][b] == c->gen && (s->nf < 2 || c->mask_gmask[k][b] == s->t->jobs[j].gmask)) {
         int64_t since = s->act_seq[j] > c->gen_seq ? s->act_seq[j] : c->gen_seq;
         if (since < c->mask_seq[k][b]) return 0; /* bulk-moved with an equivalent head */
     }
@@ -70,10 +72,11 @@ static void mark_inadmissible(kueue_t *s, kq_cq_t *c, int32_t j)
     int k = s->cls[j], b = pq_hb(s->t->jobs[j].gpus);
     c->mask_gen[k][b] = c->gen;
     c->mask_seq[k][b] = ++s->seq;
+    c->mask_gmask[k][b] = s->t->jobs[j].gmask; /* a head of other types of this size replaces it: those re-try */
     s->st.bulk_moved++;
 }
 
-/* ---- nomination (flavorassigner fitsResourceQuota, one flavor) ---- */
+/* ---- nomination (flavorassigner findFlavorForPodSets, fitsResourceQuota) ---- */
 
 static int64_t sum(const int64_t *v, int32_t n)
 {
@@ -82,75 +85,138 @@ static int64_t sum(const int64_t *v, int32_t n)
     return a;
 }
 
-static void nominate(ds_engine_t *e, kueue_t *s, kq_entry_t *x)
+/* fitsResourceQuota in the snapshot's flavor: the granular mode, and the targets of a preemption (at out,
+ * their count in *nt). */
+static kq_gmode_t flavor_mode(ds_engine_t *e, kueue_t *s, kq_entry_t *x, int32_t *out, int32_t *nt)
 {
     const ds_job_t *jb = &e->trace->jobs[x->job];
-    kq_cq_t *c = &s->cq[x->cq];
     kq_snap_t *sn = &s->snap;
-    int32_t g = jb->gpus, lc = c->local, pcls = s->cls[x->job];
+    int32_t g = jb->gpus, lc = s->cq[x->cq].local, pcls = s->cls[x->job];
     int64_t nom = sum(sn->nominal, sn->ncq);
-    x->nt = 0;
-    x->done = 0;
-    if (g > nom) { x->mode = KQ_NOFIT; return; } /* above the cohort's whole quota */
-    if (g <= kq_available(sn)) {
-        x->mode = KQ_FIT;
-        x->borrows = sn->usage[lc] + g > sn->nominal[lc];
-        return;
-    }
+    *nt = 0;
+    if (g > nom) return (kq_gmode_t){KQ_PM_NOFIT, 0}; /* above the cohort's whole quota of this flavor */
+    if (g <= kq_available(sn)) return (kq_gmode_t){KQ_PM_FIT, sn->usage[lc] + g > sn->nominal[lc]};
     /* Classic considers preemption only for a workload within its CQ's nominal quota; fair sharing with
      * reclaimWithinCohort also for one that would borrow (canPreemptWhileBorrowing) */
-    if (!s->cfg.fair_sharing && sn->nominal[lc] < g) { x->mode = KQ_NOFIT; return; }
-    if (s->ntgt + e->trace->njobs > s->captgt) {
-        s->captgt = 2 * (s->ntgt + e->trace->njobs);
-        s->tgt = ds_xrealloc(s->tgt, (size_t)s->captgt * sizeof *s->tgt);
-    }
-    int32_t *out = s->tgt + s->ntgt;
+    if (!s->cfg.fair_sharing && sn->nominal[lc] < g) return (kq_gmode_t){KQ_PM_NOFIT, 0};
     int32_t n = s->cfg.fair_sharing
                     ? kq_fs_targets(sn, lc, g, pcls, s->cfg.strategies, s->cfg.preempt_within_nominal, out)
                     : kq_classic_targets(sn, lc, g, pcls, out);
     s->st.searches++;
     s->st.searches_found += n > 0;
-    x->mode = KQ_PREEMPT;
-    x->t0 = s->ntgt;
-    x->nt = n;
-    s->ntgt += n;
+    *nt = n;
     int64_t own = 0;
     for (int32_t i = 0; i < n; i++)
         if (s->t->jobs[out[i]].tenant == x->cq) own += s->t->jobs[out[i]].gpus;
-    x->borrows = sn->usage[lc] - own + g > sn->nominal[lc];
+    /* SimulatePreemption: Preempt when a target is in the own CQ, else Reclaim; the borrowing after them */
+    return (kq_gmode_t){n == 0 ? KQ_PM_NOCAND : own ? KQ_PM_PREEMPT : KQ_PM_RECLAIM, sn->usage[lc] - own + g > sn->nominal[lc]};
+}
+
+/* The flavors in the ClusterQueue's order that the workload may use (its node selector matches), the first
+ * whose mode stops the search, else the preferred one (FlavorFungibility). With one flavor this is that
+ * flavor's mode. */
+static void nominate(ds_engine_t *e, kueue_t *s, kq_entry_t *x)
+{
+    x->nt = 0;
+    x->done = 0;
+    x->borrows = 0;
+    x->mode = KQ_NOFIT;
+    x->f = -1;
+    x->stop_k = -1;
+    int32_t nj = e->trace->njobs, k0 = 0;
+    if (s->resume && s->resume[x->job]) {
+        /* lastAssignmentOutdated: not when recorded in the previous cycle, else when the CQ released quota since */
+        const kq_cq_t *c = &s->cq[x->cq];
+        if (s->st.cycles - s->resume_cycle[x->job] <= 1 || c->rel_gen == s->resume_gen[x->job]) k0 = s->resume[x->job];
+        s->resume[x->job] = 0;
+    }
+    if (s->ntgt + (s->nf + 1) * nj > s->captgt) {
+        s->captgt = 2 * (s->ntgt + (s->nf + 1) * nj);
+        s->tgt = ds_xrealloc(s->tgt, (size_t)s->captgt * sizeof *s->tgt);
+    }
+    int32_t *base = s->tgt + s->ntgt, boff = 0, bn = 0;
+    kq_gmode_t best = {KQ_PM_NOFIT, INT_MAX};
+    for (int32_t k = k0; k < s->nf; k++) {
+        int32_t f = s->forder[k];
+        if (s->nf > 1) {
+            if (!ds_engine_type_ok(e, x->job, f) || s->never[(size_t)x->job * (size_t)s->nf + (size_t)f]) continue;
+            if (x->f < 0) x->f = f; /* NoFit entries are ordered as if on their first flavor (they change nothing) */
+            kq_snap_flavor(s, f);
+        } else {
+            x->f = f;
+        }
+        int32_t at = bn ? boff + bn : 0, n; /* a search writes past the best flavor's targets */
+        kq_gmode_t m = flavor_mode(e, s, x, base + at, &n);
+        int stop = !kq_flavor_try_next(&m, &s->cfg);
+        if (stop || kq_flavor_preferred(&m, &best, s->cfg.preference)) {
+            best = m;
+            boff = at;
+            bn = n;
+            x->f = f;
+        }
+        if (stop) {
+            x->stop_k = k;
+            break;
+        }
+    }
+    if (best.pm == KQ_PM_NOFIT) return;
+    if (boff) memmove(base, base + boff, (size_t)bn * sizeof *base);
+    x->borrows = best.borrow;
+    if (best.pm == KQ_PM_FIT) {
+        x->mode = KQ_FIT;
+        return;
+    }
+    x->mode = KQ_PREEMPT;
+    x->t0 = s->ntgt;
+    x->nt = bn;
+    s->ntgt += bn;
 }
 
 /* ---- processing (processEntry) against the cycle's snapshot W ---- */
+
+/* markSkipped: with FlavorFungibilityPreserveScanProgress (beta, on) the next cycle resumes the flavor search
+ * after the flavor where this one stopped */
+static void skipped(kueue_t *s, const kq_entry_t *x)
+{
+    s->st.skipped++;
+    if (!s->resume || x->stop_k < 0 || x->stop_k >= s->nf - 1) return;
+    s->resume[x->job] = (uint8_t)(x->stop_k + 1);
+    s->resume_cycle[x->job] = s->st.cycles;
+    s->resume_gen[x->job] = s->cq[x->cq].rel_gen;
+}
 
 static void process(ds_engine_t *e, kueue_t *s, int32_t part, kq_entry_t *x, int64_t now)
 {
     kq_cq_t *c = &s->cq[x->cq];
     int32_t j = x->job, g = e->trace->jobs[j].gpus, ncq = s->snap.ncq;
-    int64_t availW = sum(s->nominal_local, ncq) - sum(s->W, ncq);
+    size_t fo = x->f < 0 ? 0 : (size_t)x->f * (size_t)s->nt; /* the entry's flavor in W, S0 and the quotas */
+    int64_t *W = s->W + fo;
+    const int64_t *S0 = s->S0 + fo, *nomf = s->nominal_local + fo;
+    int64_t availW = sum(nomf, ncq) - sum(W, ncq);
     x->done = 1;
     if (x->mode == KQ_NOFIT || (x->mode == KQ_PREEMPT && x->nt == 0)) {
         mark_inadmissible(s, c, j);
         return;
     }
     if (x->mode == KQ_FIT) {
-        if (g > availW) { s->st.skipped++; return; } /* no longer fits after another admission: retried */
-        s->W[c->local] += g;
-        kq_admit(e, s, j);
+        if (g > availW) { skipped(s, x); return; } /* no longer fits after another admission: retried */
+        W[c->local] += g;
+        kq_admit(e, s, j, x->f);
         return;
     }
     const int32_t *t = s->tgt + x->t0;
     int64_t freed = 0;
     for (int32_t i = 0; i < x->nt; i++) {
-        if (s->pre_mark[t[i]] == s->cycle_mark) { s->st.skipped++; return; } /* overlapping targets */
+        if (s->pre_mark[t[i]] == s->cycle_mark) { skipped(s, x); return; } /* overlapping targets */
         freed += e->trace->jobs[t[i]].gpus;
     }
-    if (g > availW + freed) { s->st.skipped++; return; }
-    s->W[c->local] += g; /* the preemptor's quota is reserved in the cycle */
+    if (g > availW + freed) { skipped(s, x); return; }
+    W[c->local] += g; /* the preemptor's quota is reserved in the cycle */
     for (int32_t i = 0; i < x->nt; i++) {
         int32_t v = t[i], vt = e->trace->jobs[v].tenant, vl = s->cq[vt].local;
         s->pre_mark[v] = s->cycle_mark;
         if (vt == x->cq) s->st.higher_prio_own_victims += s->cls[v] <= s->cls[j];
-        else s->st.illegal_victims += s->S0[vl] <= s->nominal_local[vl];
+        else s->st.illegal_victims += S0[vl] <= nomf[vl] || s->flv[v] != x->f;
         kq_evict(e, s, v, now);
     }
     s->st.preemptions_issued++;
@@ -175,15 +241,22 @@ static int cmp_classic_q(const void *a, const void *b) { return cmp_classic(a, b
 /* fair_sharing_iterator.go entryComparer.less over the cycle's snapshot W */
 static int fs_less(const kueue_t *s, const kq_entry_t *a, const kq_entry_t *b)
 {
-    int64_t nom = sum(s->nominal_local, s->snap.ncq);
+    int64_t nom = s->snap.lendable;
     const kq_entry_t *x[2] = {a, b};
     int borrow[2];
     double drs[2];
     for (int i = 0; i < 2; i++) {
-        int32_t lc = s->cq[x[i]->cq].local;
-        int64_t over = s->W[lc] + s->t->jobs[x[i]->job].gpus - s->nominal_local[lc];
+        /* borrowing on its flavor with the workload; the DRS adds what the CQ borrows on every flavor */
+        int32_t lc = s->cq[x[i]->cq].local, f = x[i]->f < 0 ? 0 : x[i]->f;
+        int64_t tot = 0, over = 0;
+        for (int32_t h = 0; h < s->nf; h++) {
+            size_t k = (size_t)h * (size_t)s->nt + (size_t)lc;
+            int64_t o = s->W[k] + (h == f ? s->t->jobs[x[i]->job].gpus : 0) - s->nominal_local[k];
+            if (h == f) over = o;
+            if (o > 0) tot += o;
+        }
         borrow[i] = over > 0;
-        drs[i] = over > 0 && nom > 0 ? (double)over * 1000.0 / (double)nom : 0;
+        drs[i] = tot > 0 && nom > 0 ? (double)tot * 1000.0 / (double)nom : 0;
     }
     if (s->cfg.prioritize_nonborrowing && borrow[0] != borrow[1]) return !borrow[0];
     if (drs[0] != drs[1]) return drs[0] < drs[1];
@@ -204,16 +277,16 @@ static int cycle(ds_engine_t *e, kueue_t *s, int32_t part, int64_t now)
     for (int32_t k = s->pq_off[part]; k < s->pq_off[part + 1]; k++) {
         kq_cq_t *c = &s->cq[s->pq[k]];
         int32_t h = cq_head(e, s, c, now);
-        if (h >= 0) s->ent[s->nent++] = (kq_entry_t){c->tenant, h, 0, 0, 0, 0, 0};
+        if (h >= 0) s->ent[s->nent++] = (kq_entry_t){c->tenant, h, -1, -1, 0, 0, 0, 0, 0};
     }
     if (!s->nent) return 0;
     s->st.cycles++;
     kq_snap_bind(e, s, part);
-    int32_t ncq = s->snap.ncq;
-    memcpy(s->S0, s->usage_local, (size_t)ncq * sizeof *s->S0);
+    size_t nw = (size_t)s->nf * (size_t)s->nt; /* every flavor's usage (f-major; ncq used of nt per flavor) */
+    memcpy(s->S0, s->usage_local, nw * sizeof *s->S0);
     s->ntgt = 0;
     for (int32_t i = 0; i < s->nent; i++) nominate(e, s, &s->ent[i]);
-    memcpy(s->W, s->usage_local, (size_t)ncq * sizeof *s->W);
+    memcpy(s->W, s->usage_local, nw * sizeof *s->W);
     s->cycle_mark++;
     if (!s->cfg.fair_sharing) {
         sort_s = s;
@@ -243,7 +316,17 @@ static void place(ds_engine_t *e, kueue_t *s, int32_t part, int64_t now)
         int32_t j = l->a[i].job;
         const ds_job_t *jb = &e->trace->jobs[j];
         if (!ds_engine_startable(e, j) || !pq_fit_may(&fit, jb->gpus, jb->cpus)) continue;
-        if (ds_engine_place(e, j, now)) {
+        if (s->nf > 1) {
+            /* only on nodes of its flavor (the nodeSelector Kueue injects); the failure memo is per partition,
+             * not per type, so it is not used here */
+            if (e->parts[part].tgpus_free[s->flv[j]] < jb->gpus ||
+                !ds_engine_find_free_on(e, j, part, s->flv[j], NULL, s->pbuf))
+                continue;
+            ds_engine_start(e, j, s->pbuf, now);
+            if (s->adm.key[j] < s->placed_before) s->st.placement_waits++;
+            kq_mark_placed(e, s, j);
+            pq_fit_refresh(&fit, e, part);
+        } else if (ds_engine_place(e, j, now)) {
             if (s->adm.key[j] < s->placed_before) s->st.placement_waits++; /* admitted in an earlier pass */
             kq_mark_placed(e, s, j);
             pq_fit_refresh(&fit, e, part);

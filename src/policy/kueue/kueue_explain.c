@@ -5,6 +5,33 @@
 
 #include "deepshare/strbuf.h"
 
+/* Several flavors: the workload's flavor, or the ones its node selector allows, with each one's quota */
+static void explain_flavors(const ds_engine_t *e, const kueue_t *s, int32_t j, ds_buf_t *out)
+{
+    const ds_job_t *jb = &e->trace->jobs[j];
+    const kq_cq_t *c = &s->cq[jb->tenant];
+    int placed = s->state[j] == KQ_RUNNING || s->state[j] == KQ_ADMITTED;
+    for (int32_t k = 0; k < s->nf; k++) {
+        int32_t f = s->forder[k];
+        if (placed ? f != s->flv[j] : !ds_engine_type_ok(e, j, f)) continue;
+        int64_t nom = 0, use = 0;
+        for (int32_t q = s->pq_off[c->part]; q < s->pq_off[c->part + 1]; q++) {
+            nom += kq_nominal(e, s, s->pq[q], f);
+            use += kq_fq(s, s->pq[q], f)->usage;
+        }
+        ds_bprintf(out, "  flavor %s (#%d in the flavor list%s): nominalQuota %lld GPUs, %lld in use by its admitted "
+                   "workloads; cohort: %lld of %lld unused%s\n", e->trace->gtypes[f].name, k + 1,
+                   placed ? ", assigned" : "", (long long)kq_nominal(e, s, jb->tenant, f),
+                   (long long)kq_fq(s, jb->tenant, f)->usage, (long long)(nom > use ? nom - use : 0), (long long)nom,
+                   !placed && s->never[(size_t)j * (size_t)s->nf + (size_t)f] ? " (its nodes could never hold it: skipped)" : "");
+    }
+    if (!placed)
+        ds_bprintf(out, "  flavors: the first in order that fits is taken; one that needs borrowing %s, one that needs "
+                   "preemption %s (flavorFungibility)\n",
+                   s->cfg.when_can_borrow == KQ_TRY_NEXT ? "only when no later one fits without" : "stops the search",
+                   s->cfg.when_can_preempt == KQ_TRY_NEXT ? "only when no later one fits" : "stops the search");
+}
+
 void kueue_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now, ds_buf_t *out)
 {
     const kueue_t *s = state;
@@ -23,18 +50,30 @@ void kueue_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t n
                "unused\n", cq, (long long)nominal, (long long)c->usage, (long long)unused, (long long)nom);
     ds_bprintf(out, "  priority: WorkloadPriorityClass %d (%s), fixed at submit (--kueue-classes %s)\n",
                s->cls[j] ? KQ_PRIO_BE : KQ_PRIO_G, s->cls[j] ? "low" : "high", pq_classes_name(s->cfg.classes));
+    if (s->nf > 1) explain_flavors(e, s, j, out);
     if (s->state[j] == KQ_RUNNING || s->state[j] == KQ_ADMITTED) {
         if (s->state[j] == KQ_ADMITTED) {
             ds_bputs(out, "  admitted: quota reserved, pods not scheduled yet: Kueue admits by quota and kube-scheduler "
                           "places the pods when a node fits them\n");
             ds_explain_fit(e, j, out);
         }
-        if (c->usage > nominal)
+        int64_t fuse = c->usage, fnom = nominal; /* borrowing is per flavor: the workload's */
+        int elsewhere = 0;                        /* and whether the CQ borrows on another flavor */
+        if (s->nf > 1) {
+            fuse = kq_fq(s, jb->tenant, s->flv[j])->usage, fnom = kq_nominal(e, s, jb->tenant, s->flv[j]);
+            for (int32_t f = 0; f < s->nf; f++)
+                elsewhere |= f != s->flv[j] && kq_fq(s, jb->tenant, f)->usage > kq_nominal(e, s, jb->tenant, f);
+        }
+        if (fuse > fnom)
             ds_bprintf(out, "  preemption: %s borrows (%lld > %lld): a workload of another ClusterQueue within its nominal "
-                       "quota may reclaim this one (reclaimWithinCohort: Any)%s\n", cq, (long long)c->usage,
-                       (long long)nominal, s->cfg.fair_sharing ? ", subject to the fair sharing strategies" : "");
+                       "quota may reclaim this one (reclaimWithinCohort: Any)%s\n", cq, (long long)fuse,
+                       (long long)fnom, s->cfg.fair_sharing ? ", subject to the fair sharing strategies" : "");
+        else if (s->cfg.fair_sharing && elsewhere)
+            ds_bprintf(out, "  preemption: %s is within its nominal quota of this flavor but borrows on another: while it "
+                       "does, fair sharing may take its workloads here too (the DRS adds the flavors)\n", cq);
         else
-            ds_bprintf(out, "  preemption: %s is within its nominal quota: no other ClusterQueue may reclaim from it\n", cq);
+            ds_bprintf(out, "  preemption: %s is within its nominal quota%s: no other ClusterQueue may reclaim from it\n", cq,
+                       s->nf > 1 ? " of this flavor" : "");
         if (s->cls[j] && s->cfg.within_cq)
             ds_bprintf(out, "  preemption: a higher-priority workload of %s may preempt it (withinClusterQueue: "
                        "LowerPriority)\n", cq);
@@ -57,11 +96,13 @@ void kueue_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t n
                "that cannot be admitted do not block the ones behind)\n", ahead, ahead == 1 ? "" : "s", cq);
     int inadm = s->inadm_gen[j] == c->gen;
     int k = s->cls[j], b = pq_hb(jb->gpus);
-    if (!inadm && c->mask_gen[k][b] == c->gen) {
+    if (!inadm && c->mask_gen[k][b] == c->gen && (s->nf < 2 || c->mask_gmask[k][b] == jb->gmask)) {
         int64_t since = s->act_seq[j] > c->gen_seq ? s->act_seq[j] : c->gen_seq;
         inadm = since < c->mask_seq[k][b];
     }
-    if (jb->gpus <= unused) {
+    if (s->nf > 1) {
+        /* the flavor lines above say where it fits; the totals below would mix the flavors */
+    } else if (jb->gpus <= unused) {
         ds_bprintf(out, "  quota: fits the cohort's unused quota (%d of %lld)%s; admitted at the next cycle\n", jb->gpus,
                    (long long)unused, c->usage + jb->gpus > nominal ? ", borrowing" : "");
     } else {

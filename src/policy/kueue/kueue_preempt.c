@@ -21,11 +21,18 @@ static int64_t borrowed(const kq_snap_t *s, int32_t cq)
     return b > 0 ? b : 0;
 }
 
+/* What a CQ borrows over every flavor: fair sharing's DRS adds the flavors of a resource name. With one
+ * lendable total for every CQ of the cohort, DRS values compare as these do. */
+static int64_t fs_borrowed(const kq_snap_t *s, int32_t cq)
+{
+    return borrowed(s, cq) + (s->xborrow ? s->xborrow[cq] : 0);
+}
+
 double kq_drs(const kq_snap_t *s, int32_t cq)
 {
-    int64_t b = borrowed(s, cq);
-    if (b == 0 || s->tot_nominal <= 0) return 0;
-    return (double)b * 1000.0 / (double)s->tot_nominal;
+    int64_t b = fs_borrowed(s, cq), lend = s->xborrow ? s->lendable : s->tot_nominal;
+    if (b == 0 || lend <= 0) return 0;
+    return (double)b * 1000.0 / (double)lend;
 }
 
 /* Whether the preemptor's policies let it take v's workloads of class cls (0 = higher priority): its own
@@ -163,6 +170,9 @@ static int classic_reachable(const kq_snap_t *s, int32_t cq, int32_t g, int pcls
  * will (both strategies), and the preemptor borrows at least what its own workloads cannot cover. */
 static int fs_reachable(const kq_snap_t *s, int32_t cq, int32_t g, int pcls)
 {
+    /* several flavors: a CQ borrowing on another flavor stays a target after it stops borrowing on this one,
+     * so the bound below does not hold; no shortcut */
+    if (s->xborrow) return 1;
     int64_t avail = kq_available(s), own = own_allowed(s, cq, pcls);
     int64_t pmin = s->usage[cq] + g - s->nominal[cq] - own;
     if (pmin < 0) pmin = 0;
@@ -225,16 +235,16 @@ static int cand_before(const kq_snap_t *s, int32_t a, int32_t b, int32_t cq)
 }
 
 /* TargetClusterQueueOrdering.nextTarget over one flat cohort: the CQ with candidates and the highest DRS
- * (ties: the better first candidate), pruning CQs that stopped borrowing (the preemptor's own only when
- * out of candidates). cand[v] is v's current candidate or -1. */
+ * (ties: the better first candidate), pruning CQs that stopped borrowing (on any flavor: the DRS's
+ * IsBorrowing; the preemptor's own only when out of candidates). cand[v] is v's current candidate or -1. */
 static int32_t fs_pick(kq_snap_t *s, int32_t cq, int32_t *cand)
 {
     int32_t best = -1;
     int64_t bd = -1;
     for (int32_t v = 0; v < s->ncq; v++) {
         if (cand[v] < 0) continue;
-        if (v != cq && s->usage[v] <= s->nominal[v]) { cand[v] = -1; continue; }
-        int64_t d = borrowed(s, v);
+        int64_t d = fs_borrowed(s, v);
+        if (v != cq && d == 0) { cand[v] = -1; continue; }
         if (best < 0 || d > bd) best = v, bd = d;
         else if (d == bd && cand_before(s, cand[v], cand[best], cq)) best = v;
     }
@@ -298,11 +308,13 @@ int32_t kq_fs_targets(kq_snap_t *s, int32_t cq, int32_t g, int pcls, const int *
         }
         /* the strategies in borrowed GPUs: P the preemptor's after admission, B the target's before removal;
          * LessThanOrEqualToFinalShare holds for a candidate of c GPUs when P <= max(0, B - c), that is
-         * c <= B - P (any c when P is 0); LessThanInitialShare when P < B, whatever the candidate */
-        int64_t pb = borrowed(s, cq), bv = borrowed(s, v);
+         * c <= B - P (any c when P is 0); LessThanInitialShare when P < B, whatever the candidate. Over several
+         * flavors B adds what the target borrows elsewhere (X) to what it borrows here (b), and removing c GPUs
+         * here leaves X + max(0, b - c): the candidate passes when c <= B - P or b <= B - P. */
+        int64_t pb = fs_borrowed(s, cq), bv = fs_borrowed(s, v);
         int lte = strategies[0] != KQ_FS_LT_INITIAL;
         int32_t c = -1;
-        if (!lte ? pb < bv : pb == 0) {
+        if (!lte ? pb < bv : pb == 0 || (s->xborrow && borrowed(s, v) <= bv - pb)) {
             c = s->first[v];
             seq_next(s, v, cq, pcls);
         } else if (lte) {
@@ -335,7 +347,7 @@ int32_t kq_fs_targets(kq_snap_t *s, int32_t cq, int32_t g, int pcls, const int *
             if (v < 0) break;
             int32_t c = s->retry[v];
             s->retry[v] = -1; /* DropQueue */
-            if (borrowed(s, cq) < borrowed(s, v)) {
+            if (fs_borrowed(s, cq) < fs_borrowed(s, v)) {
                 take(s, c, +1);
                 out[n++] = c;
                 if (fits_fs(s, cq, g)) { done = 1; break; }
