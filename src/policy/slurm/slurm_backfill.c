@@ -71,6 +71,8 @@ static void resv_add(slm_state_t *s, int32_t n, int64_t begin, int64_t end, int3
         r->end = ds_xrealloc(r->end, (size_t)r->cap * sizeof *r->end);
         r->pmax = ds_xrealloc(r->pmax, (size_t)r->cap * sizeof *r->pmax);
     }
+    if (r->n == 0) r->first_live = INT64_MAX;
+    if (end > s->bf_now && begin < r->first_live) r->first_live = begin;
     if (r->n == 0) { /* a newly reserved node joins the sorted list */
         int32_t k = s->nrnodes++;
         while (k > 0 && s->rnodes[k - 1] > n) s->rnodes[k] = s->rnodes[k - 1], k--;
@@ -94,10 +96,11 @@ static void reserve(slm_state_t *s, int32_t j, const int32_t *nodes, int32_t nn,
     s->n_resv++;
 }
 
-/* s->blocked: the reserved nodes a job may not use from t for L seconds. */
-static void block_for(slm_state_t *s, int64_t t, int64_t L)
+/* s->blocked: the reserved nodes a job may not use from now (the pass's time) for L seconds: those with a
+ * reservation that begins by now + L and ends after now (resv_conflict's test, from one number per node). */
+static void block_now(slm_state_t *s, int64_t L)
 {
-    for (int32_t i = 0; i < s->nrnodes; i++) s->blocked[s->rnodes[i]] = resv_conflict(s, s->rnodes[i], t, L) >= 0;
+    for (int32_t i = 0; i < s->nrnodes; i++) s->blocked[s->rnodes[i]] = s->rv[s->rnodes[i]].first_live <= s->bf_now + L;
 }
 
 static void unblock(slm_state_t *s)
@@ -139,6 +142,14 @@ static int64_t batch_start(slm_state_t *s, int32_t p, slm_key_t k, int mode, int
     if (i == r->n) return now;
     int64_t first = s->end_est[r->job[i]], end_b = first + (30 - first % 30), thr = end_b + 30;
     int32_t step = 0;
+    /* the batch: the least step with end_b + 30 x 2^step >= k.end, from the bit length of ceil(d / 30) - 1
+     * (the doubling loop's answer without its iterations; the loop stays for the far future) */
+    int64_t d = k.end - end_b;
+    if (d > 30 && d < ((int64_t)30 << 40)) {
+        uint64_t q = (uint64_t)((d + 29) / 30);
+        step = 64 - __builtin_clzll(q - 1);
+        thr = end_b + ((int64_t)30 << step);
+    }
     while (thr < k.end) thr = end_b + 2 * (thr - end_b), step++;
     /* the answer depends on the batch (its step) only, while the running jobs and the time stay: kept where
      * removability does not depend on the time (no GraceTime, no PreemptExemptTime) */
@@ -356,7 +367,8 @@ static int plan(ds_engine_t *e, slm_state_t *s, int32_t j, int32_t p, int64_t no
     slm_nodes_flush(s, now);
     /* the reservations in its way matter only where it could start now: enough GPUs free, or preemption */
     int try_now = e->parts[p].gpus_free >= g;
-    if (try_now || mode) block_for(s, now, L);
+    DS_ASSERT(now == s->bf_now);
+    if (try_now || mode) block_now(s, L);
     int r = PLAN_NONE;
     int32_t nodes[4096], nn = 0;
     if (try_now && ds_engine_find_free_masked(e, j, p, s->blocked, s->gbuf)) {
@@ -422,6 +434,7 @@ void slm_backfill_pass(ds_engine_t *e, slm_state_t *s, int32_t p, int64_t now)
     int32_t gpn = e->cfg.gpus_per_node;
     s->n_bf_passes++;
     resv_reset(s);
+    s->bf_now = now;
     /* preemptability depends on time with GraceTime or PreemptExemptTime: every node's keys go stale */
     const ds_part_t *DP = &e->parts[p];
     if (s->cfg.preempt && (s->cfg.exempt_time >= 0 || s->cfg.grace_time > 0))

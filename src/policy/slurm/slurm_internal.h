@@ -105,6 +105,8 @@ void slm_tree_rank(slm_tree_t *t);
 typedef struct slm_resv {
     int64_t *begin, *end, *pmax; /* pmax[i]: the latest end among the first i + 1 */
     int32_t n, cap;
+    int64_t first_live;          /* the earliest begin among those that end after the pass's time (bf_now):
+                                    a job starting then for L s meets one iff first_live <= bf_now + L */
 } slm_resv_t;
 
 /* A running job's place in the order the select plugin removes jobs (expected end, then job), on a node;
@@ -251,6 +253,7 @@ typedef struct slm_state {
     uint32_t cur;
     uint8_t *blocked;      /* per node: masked out by reservations (for ds_engine_find_free_masked) */
     int32_t *resv_owner;   /* per node: first job that reserved it in the current backfill pass */
+    int64_t bf_now;        /* the time of the current (or last) backfill pass */
     int64_t *resv_from;
     /* per node: the running jobs on it by expected end, and their GPUs there (at most gpus_per_node:
      * the production models never share a GPU) */
