@@ -259,6 +259,31 @@ static void sort_i64(int64_t *v, int32_t n)
     }
 }
 
+/* The k-th smallest (0-based) of v[0 .. n), k < n, moving v about (quickselect, median of three): after it,
+ * v[0 .. k) holds the k smaller ones. */
+static int64_t select_i64(int64_t *v, int32_t n, int32_t k)
+{
+    int32_t lo = 0, hi = n - 1;
+    while (hi > lo) {
+        int32_t mid = lo + (hi - lo) / 2;
+        int64_t a = v[lo], b = v[mid], c = v[hi];
+        int64_t piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        int32_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < piv) i++;
+            while (v[j] > piv) j--;
+            if (i <= j) {
+                int64_t t = v[i];
+                v[i++] = v[j], v[j--] = t;
+            }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else return v[k]; /* between the two parts: equal to the pivot */
+    }
+    return v[k];
+}
+
 /* Earliest start of a job over whole nodes of [lo, hi): the usable unreserved nodes by their "wholly free"
  * keys (the whole smallest, and one more or a remainder node), then reserved nodes that could make it
  * earlier. */
@@ -316,10 +341,9 @@ static int64_t start_multi(slm_state_t *s, int32_t p, int32_t whole, int32_t rem
         }
         if (f >= 0 || r >= 0) rbf[nrl] = f, rbr[nrl] = r, rl[nrl++] = n;
     }
-    /* the earliest candidate at which enough nodes are usable (which nodes depends on the time only) */
-    sort_i64(cand, nc);
     /* a time at which fewer nodes have a will-run start by then than the job takes is not usable (conflicts
-     * only take more away): the counts, by time */
+     * only take more away): with the remainder's node counted when it has one by then (rmin), a time
+     * below the need-th smallest whole-node start (fk), or the (need - 1)-th (fk1) with the remainder, */
     int64_t *fs = s->fstarts, rmin = kbs >= 0 ? kbs : INT64_MAX;
     int32_t nfs = 0;
     for (int32_t i = 0; i < nu; i++) fs[nfs++] = ubs[i];
@@ -327,13 +351,30 @@ static int64_t start_multi(slm_state_t *s, int32_t p, int32_t whole, int32_t rem
         if (rbf[i] >= 0) fs[nfs++] = rbf[i];
         if (rbr[i] >= 0 && rbr[i] < rmin) rmin = rbr[i];
     }
-    sort_i64(fs, nfs);
+    int64_t fk = INT64_MAX, fk1 = need - 1 <= 0 ? INT64_MIN : INT64_MAX;
+    if (need <= nfs) {
+        fk = select_i64(fs, nfs, need - 1);
+        if (need >= 2) { /* the largest of the need - 1 below it */
+            fk1 = fs[0];
+            for (int32_t i = 1; i < need - 1; i++) fk1 = DS_MAX(fk1, fs[i]);
+        }
+    } else if (need - 1 >= 1 && need - 1 <= nfs) {
+        fk1 = fs[0];
+        for (int32_t i = 1; i < nfs; i++) fk1 = DS_MAX(fk1, fs[i]);
+    }
+    /* ... is not a candidate: only the others are sorted, and tried from the earliest (which nodes are
+     * usable depends on the time only) */
+    int64_t floor_t = rem && rmin != INT64_MAX ? DS_MIN(fk, DS_MAX(fk1, rmin)) : fk;
+    int32_t nkeep = 0;
+    for (int32_t c = 0; c < nc; c++)
+        if (cand[c] >= floor_t) cand[nkeep++] = cand[c];
+    nc = nkeep;
+    sort_i64(cand, nc);
     int64_t best = -1;
-    for (int32_t c = 0, nby = 0; c < nc && best < 0; c++) {
+    for (int32_t c = 0; c < nc && best < 0; c++) {
         int64_t t = cand[c];
         if (c > 0 && t == cand[c - 1]) continue;
-        while (nby < nfs && fs[nby] <= t) nby++;
-        if (nby + (rem && rmin <= t) < need) continue;
+        if (t < (rem && rmin <= t ? fk1 : fk)) continue;
         int32_t full = 0, part = 0, fn[4096], pn = -1;
         for (int32_t i = 0; i < nu && full < whole + 1; i++)
             if (ubs[i] <= t) fn[full++] = uk[i].node;
