@@ -170,6 +170,59 @@ static void test_grptres_cap(void **st)
     env_close(&v);
 }
 
+/* The queue's groups are split by size class: a walk still yields every pending job in slm_prio_cmp's order,
+ * one that passes by capped classes yields exactly the jobs its account's GrpTRES has room for, and the jobs
+ * it passed by are counted in queue order (what a depth-limited main pass counts). */
+static void test_walk_size_classes(void **st)
+{
+    (void)st;
+    env_t v;
+    /* 3 nodes of 4 GPUs, full at t=0: A holds 4 (left 0), B 6 (left 2), C 2 (left 2) */
+    env_open(&v, "slurm-quota", "A:4 B:8 C:4",
+             "1 A 4 0 5000; 2 B 4 0 5000; 3 B 2 0 5000; 4 C 2 0 5000; 5 A 1 1 100; 6 B 4 1 100; 7 B 2 1 100; "
+             "8 B 1 1 100; 9 C 2 1 100; 10 C 4 1 100; 11 A 2 1 100; 12 B 1 1 200; 13 C 1 1 100; 14 B 3 1 100",
+             4, 3, NULL);
+    at(&v, 0);
+    at(&v, 1);
+    slm_state_t *s = S(&v);
+    for (int32_t j = 0; j < 4; j++) assert_true(running(&v, j));
+    int32_t pend[32], np = 0, out[32];
+    for (int32_t j = 0; j < v.t.njobs; j++)
+        if (v.e->js[j].status == DS_JS_PENDING) pend[np++] = j;
+    assert_int_equal(np, 10);
+    for (int32_t i = 1; i < np; i++) /* the reference order: a plain sort by the queue's comparison */
+        for (int32_t k = i; k > 0 && slm_prio_cmp(s, pend[k], pend[k - 1]) < 0; k--) {
+            int32_t x = pend[k];
+            pend[k] = pend[k - 1], pend[k - 1] = x;
+        }
+    assert_int_equal(v.ops->pending_order(v.e, s, out, 32), np);
+    for (int32_t i = 0; i < np; i++) assert_int_equal(out[i], pend[i]);
+    slm_walk_t w;
+    slm_walk_begin(s, 0, &w);
+    w.skip_capped = 1;
+    int32_t i = 0, passed = 0, yielded = 0;
+    for (int32_t j; (j = slm_walk_next(s, &w)) >= 0; yielded++) {
+        /* the reference: every job before j that its account has no room for was passed by */
+        for (; i < np && pend[i] != j; i++) {
+            const ds_job_t *jb = &v.t.jobs[pend[i]];
+            assert_true(s->ten_run[jb->tenant] + jb->gpus > v.e->tenant_quota[jb->tenant]);
+            passed++;
+        }
+        assert_true(i < np);
+        const ds_job_t *jb = &v.t.jobs[j];
+        assert_true(s->ten_run[jb->tenant] + jb->gpus <= v.e->tenant_quota[jb->tenant]);
+        assert_int_equal(slm_walk_capped_before(s, &w, j, 1000), passed);
+        i++;
+    }
+    for (; i < np; i++) passed++;
+    assert_int_equal(slm_walk_capped_before(s, &w, -1, 1000), passed);
+    /* B has room for its 1- and 2-GPU jobs (7, 8, 12), C for its 1- and 2-GPU ones (9, 13), A for none */
+    assert_int_equal(yielded, 5);
+    assert_int_equal(passed, 5);
+    slm_walk_end(s, &w);
+    env_close(&v);
+}
+
 static void test_backfill_reservation(void **st)
 {
     (void)st;
@@ -397,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_fairtree_tied_accounts),
         cmocka_unit_test(test_priority_and_limits),
         cmocka_unit_test(test_grptres_cap),
+        cmocka_unit_test(test_walk_size_classes),
         cmocka_unit_test(test_backfill_reservation),
         cmocka_unit_test(test_backfill_starts_in_sim),
         cmocka_unit_test(test_qos_preemption),

@@ -71,6 +71,8 @@ static void resv_add(slm_state_t *s, int32_t n, int64_t begin, int64_t end, int3
         r->end = ds_xrealloc(r->end, (size_t)r->cap * sizeof *r->end);
         r->pmax = ds_xrealloc(r->pmax, (size_t)r->cap * sizeof *r->pmax);
     }
+    if (r->n == 0) r->first_live = INT64_MAX;
+    if (end > s->bf_now && begin < r->first_live) r->first_live = begin;
     if (r->n == 0) { /* a newly reserved node joins the sorted list */
         int32_t k = s->nrnodes++;
         while (k > 0 && s->rnodes[k - 1] > n) s->rnodes[k] = s->rnodes[k - 1], k--;
@@ -94,10 +96,11 @@ static void reserve(slm_state_t *s, int32_t j, const int32_t *nodes, int32_t nn,
     s->n_resv++;
 }
 
-/* s->blocked: the reserved nodes a job may not use from t for L seconds. */
-static void block_for(slm_state_t *s, int64_t t, int64_t L)
+/* s->blocked: the reserved nodes a job may not use from now (the pass's time) for L seconds: those with a
+ * reservation that begins by now + L and ends after now (resv_conflict's test, from one number per node). */
+static void block_now(slm_state_t *s, int64_t L)
 {
-    for (int32_t i = 0; i < s->nrnodes; i++) s->blocked[s->rnodes[i]] = resv_conflict(s, s->rnodes[i], t, L) >= 0;
+    for (int32_t i = 0; i < s->nrnodes; i++) s->blocked[s->rnodes[i]] = s->rv[s->rnodes[i]].first_live <= s->bf_now + L;
 }
 
 static void unblock(slm_state_t *s)
@@ -139,6 +142,14 @@ static int64_t batch_start(slm_state_t *s, int32_t p, slm_key_t k, int mode, int
     if (i == r->n) return now;
     int64_t first = s->end_est[r->job[i]], end_b = first + (30 - first % 30), thr = end_b + 30;
     int32_t step = 0;
+    /* the batch: the least step with end_b + 30 x 2^step >= k.end, from the bit length of ceil(d / 30) - 1
+     * (the doubling loop's answer without its iterations; the loop stays for the far future) */
+    int64_t d = k.end - end_b;
+    if (d > 30 && d < ((int64_t)30 << 40)) {
+        uint64_t q = (uint64_t)((d + 29) / 30);
+        step = 64 - __builtin_clzll(q - 1);
+        thr = end_b + ((int64_t)30 << step);
+    }
     while (thr < k.end) thr = end_b + 2 * (thr - end_b), step++;
     /* the answer depends on the batch (its step) only, while the running jobs and the time stay: kept where
      * removability does not depend on the time (no GraceTime, no PreemptExemptTime) */
@@ -248,6 +259,31 @@ static void sort_i64(int64_t *v, int32_t n)
     }
 }
 
+/* The k-th smallest (0-based) of v[0 .. n), k < n, moving v about (quickselect, median of three): after it,
+ * v[0 .. k) holds the k smaller ones. */
+static int64_t select_i64(int64_t *v, int32_t n, int32_t k)
+{
+    int32_t lo = 0, hi = n - 1;
+    while (hi > lo) {
+        int32_t mid = lo + (hi - lo) / 2;
+        int64_t a = v[lo], b = v[mid], c = v[hi];
+        int64_t piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        int32_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < piv) i++;
+            while (v[j] > piv) j--;
+            if (i <= j) {
+                int64_t t = v[i];
+                v[i++] = v[j], v[j--] = t;
+            }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else return v[k]; /* between the two parts: equal to the pivot */
+    }
+    return v[k];
+}
+
 /* Earliest start of a job over whole nodes of [lo, hi): the usable unreserved nodes by their "wholly free"
  * keys (the whole smallest, and one more or a remainder node), then reserved nodes that could make it
  * earlier. */
@@ -305,10 +341,9 @@ static int64_t start_multi(slm_state_t *s, int32_t p, int32_t whole, int32_t rem
         }
         if (f >= 0 || r >= 0) rbf[nrl] = f, rbr[nrl] = r, rl[nrl++] = n;
     }
-    /* the earliest candidate at which enough nodes are usable (which nodes depends on the time only) */
-    sort_i64(cand, nc);
     /* a time at which fewer nodes have a will-run start by then than the job takes is not usable (conflicts
-     * only take more away): the counts, by time */
+     * only take more away): with the remainder's node counted when it has one by then (rmin), a time
+     * below the need-th smallest whole-node start (fk), or the (need - 1)-th (fk1) with the remainder, */
     int64_t *fs = s->fstarts, rmin = kbs >= 0 ? kbs : INT64_MAX;
     int32_t nfs = 0;
     for (int32_t i = 0; i < nu; i++) fs[nfs++] = ubs[i];
@@ -316,13 +351,30 @@ static int64_t start_multi(slm_state_t *s, int32_t p, int32_t whole, int32_t rem
         if (rbf[i] >= 0) fs[nfs++] = rbf[i];
         if (rbr[i] >= 0 && rbr[i] < rmin) rmin = rbr[i];
     }
-    sort_i64(fs, nfs);
+    int64_t fk = INT64_MAX, fk1 = need - 1 <= 0 ? INT64_MIN : INT64_MAX;
+    if (need <= nfs) {
+        fk = select_i64(fs, nfs, need - 1);
+        if (need >= 2) { /* the largest of the need - 1 below it */
+            fk1 = fs[0];
+            for (int32_t i = 1; i < need - 1; i++) fk1 = DS_MAX(fk1, fs[i]);
+        }
+    } else if (need - 1 >= 1 && need - 1 <= nfs) {
+        fk1 = fs[0];
+        for (int32_t i = 1; i < nfs; i++) fk1 = DS_MAX(fk1, fs[i]);
+    }
+    /* ... is not a candidate: only the others are sorted, and tried from the earliest (which nodes are
+     * usable depends on the time only) */
+    int64_t floor_t = rem && rmin != INT64_MAX ? DS_MIN(fk, DS_MAX(fk1, rmin)) : fk;
+    int32_t nkeep = 0;
+    for (int32_t c = 0; c < nc; c++)
+        if (cand[c] >= floor_t) cand[nkeep++] = cand[c];
+    nc = nkeep;
+    sort_i64(cand, nc);
     int64_t best = -1;
-    for (int32_t c = 0, nby = 0; c < nc && best < 0; c++) {
+    for (int32_t c = 0; c < nc && best < 0; c++) {
         int64_t t = cand[c];
         if (c > 0 && t == cand[c - 1]) continue;
-        while (nby < nfs && fs[nby] <= t) nby++;
-        if (nby + (rem && rmin <= t) < need) continue;
+        if (t < (rem && rmin <= t ? fk1 : fk)) continue;
         int32_t full = 0, part = 0, fn[4096], pn = -1;
         for (int32_t i = 0; i < nu && full < whole + 1; i++)
             if (ubs[i] <= t) fn[full++] = uk[i].node;
@@ -356,7 +408,8 @@ static int plan(ds_engine_t *e, slm_state_t *s, int32_t j, int32_t p, int64_t no
     slm_nodes_flush(s, now);
     /* the reservations in its way matter only where it could start now: enough GPUs free, or preemption */
     int try_now = e->parts[p].gpus_free >= g;
-    if (try_now || mode) block_for(s, now, L);
+    DS_ASSERT(now == s->bf_now);
+    if (try_now || mode) block_now(s, L);
     int r = PLAN_NONE;
     int32_t nodes[4096], nn = 0;
     if (try_now && ds_engine_find_free_masked(e, j, p, s->blocked, s->gbuf)) {
@@ -422,6 +475,7 @@ void slm_backfill_pass(ds_engine_t *e, slm_state_t *s, int32_t p, int64_t now)
     int32_t gpn = e->cfg.gpus_per_node;
     s->n_bf_passes++;
     resv_reset(s);
+    s->bf_now = now;
     /* preemptability depends on time with GraceTime or PreemptExemptTime: every node's keys go stale */
     const ds_part_t *DP = &e->parts[p];
     if (s->cfg.preempt && (s->cfg.exempt_time >= 0 || s->cfg.grace_time > 0))

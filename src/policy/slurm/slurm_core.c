@@ -146,10 +146,10 @@ int slm_init(ds_engine_t *e, const void *config, int variant, void **state, ds_e
     free(shares);
     free(user_acct);
     s->pend_charge = ds_xcalloc((size_t)(nusers ? nusers : 1), sizeof *s->pend_charge);
-    s->ngroups = 2 * nusers;
+    s->ngroups = 2 * nusers * (e->cfg.gpus_per_node + 1); /* association x QOS x size class (slurm_queue.c) */
     s->groups = ds_xcalloc((size_t)(s->ngroups ? s->ngroups : 1), sizeof *s->groups);
     for (int32_t g = 0; g < s->ngroups; g++) s->groups[g].hpos = -1;
-    s->gconst = ds_xcalloc((size_t)(s->ngroups ? s->ngroups : 1), sizeof *s->gconst);
+    s->gconst = ds_xcalloc((size_t)(nusers ? 2 * nusers : 1), sizeof *s->gconst); /* per association x QOS */
     s->qos = ds_xcalloc(n, 1);
     s->reason = ds_xcalloc(n, 1);
     s->seen = ds_xcalloc(n, 1);

@@ -29,6 +29,15 @@ static void count_full(const slm_state_t *s, slm_fit_t *f, int32_t n)
     if (f->typed) f->fullt[s->e->nodes[n].gtype]++;
 }
 
+/* An allowed node that could hold the remainder but is not wholly free: free GPUs in rem .. gpn - 1. */
+static int is_partial(const slm_fit_t *f, int64_t fr) { return f->rem && fr >= f->rem && fr < f->gpn; }
+
+static void count_partial(const slm_state_t *s, slm_fit_t *f, int32_t n, int32_t d)
+{
+    f->partial += d;
+    if (f->typed) f->partialt[s->e->nodes[n].gtype] += d;
+}
+
 void slm_fit_begin(slm_state_t *s, slm_fit_t *f, int32_t job, int32_t part, const uint8_t *blocked)
 {
     if (++s->cur == 0) {
@@ -49,7 +58,10 @@ void slm_fit_begin(slm_state_t *s, slm_fit_t *f, int32_t job, int32_t part, cons
     if (f->whole) {
         const ds_part_t *P = &e->parts[part];
         for (int32_t n = P->node0; n < P->node0 + P->nnodes; n++)
-            if (allowed(s, f, n) && e->nodes[n].nfree == f->gpn) count_full(s, f, n);
+            if (allowed(s, f, n)) {
+                if (e->nodes[n].nfree == f->gpn) count_full(s, f, n);
+                else if (is_partial(f, e->nodes[n].nfree)) count_partial(s, f, n, 1);
+            }
     }
 }
 
@@ -64,6 +76,8 @@ void slm_fit_free_job(slm_state_t *s, slm_fit_t *f, int32_t r)
         s->nfree[n] = before + 1;
         if (!allowed(s, f, n)) continue;
         if (f->whole && s->nfree[n] == f->gpn) count_full(s, f, n);
+        if (f->whole && is_partial(f, before) != is_partial(f, before + 1)) count_partial(s, f, n, is_partial(f, before) ? -1 : 1);
+        if (!f->whole && s->nfree[n] >= f->need) f->single_ok = 1;
         if (before == e->nodes[n].nfree) s->touched[f->ntouched++] = n; /* first growth of this node */
     }
 }
@@ -81,14 +95,12 @@ static int32_t best_grown(slm_state_t *s, const slm_fit_t *f)
     return best;
 }
 
-/* Whether the job fits over several nodes of [lo, hi) (wholly free nodes there: full). */
-static int multi_fits(slm_state_t *s, const slm_fit_t *f, int32_t lo, int32_t hi, int32_t full)
+/* Whether the job fits over several nodes of a range (allowed nodes there wholly free: full, with room for
+ * the remainder only: partial). */
+static int multi_fits(const slm_fit_t *f, int32_t full, int32_t partial)
 {
     if (full < f->whole) return 0;
-    if (!f->rem || full > f->whole) return 1;
-    for (int32_t n = lo; n < hi; n++)
-        if (allowed(s, f, n) && slm_sfree(s, n) >= f->rem && slm_sfree(s, n) < f->gpn) return 1;
-    return 0;
+    return !f->rem || full > f->whole || partial > 0;
 }
 
 /* The type a multi-node job fits on first (type order), -1: none (several GPU types only). */
@@ -97,17 +109,16 @@ static int32_t multi_type(slm_state_t *s, const slm_fit_t *f)
     const ds_part_t *P = &s->e->parts[f->part];
     for (int32_t t = 0; t < s->e->ntypes; t++)
         if (P->tnnodes[t] > 0 && (!f->tmask || ((f->tmask >> t) & 1u)) &&
-            multi_fits(s, f, P->tnode0[t], P->tnode0[t] + P->tnnodes[t], f->fullt[t]))
+            multi_fits(f, f->fullt[t], f->partialt[t]))
             return t;
     return -1;
 }
 
 int slm_fit_ok(slm_state_t *s, const slm_fit_t *f)
 {
-    if (!f->whole) return best_grown(s, f) >= 0;
+    if (!f->whole) return f->single_ok;
     if (f->typed) return multi_type(s, f) >= 0;
-    const ds_part_t *P = &s->e->parts[f->part];
-    return multi_fits(s, f, P->node0, P->node0 + P->nnodes, f->full);
+    return multi_fits(f, f->full, f->partial);
 }
 
 int32_t slm_fit_nodes(slm_state_t *s, const slm_fit_t *f, int32_t *nodes)

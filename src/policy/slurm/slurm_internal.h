@@ -105,6 +105,8 @@ void slm_tree_rank(slm_tree_t *t);
 typedef struct slm_resv {
     int64_t *begin, *end, *pmax; /* pmax[i]: the latest end among the first i + 1 */
     int32_t n, cap;
+    int64_t first_live;          /* the earliest begin among those that end after the pass's time (bf_now):
+                                    a job starting then for L s meets one iff first_live <= bf_now + L */
 } slm_resv_t;
 
 /* A running job's place in the order the select plugin removes jobs (expected end, then job), on a node;
@@ -139,9 +141,11 @@ typedef struct slm_list {
     int32_t n, cap, live;
 } slm_list_t;
 
-/* Pending jobs of one association in one QOS, in Slurm's queue order: within such a group every job has
- * the same fair-share and QOS factors, so the order (priority, then submit time, then id) only moves
- * when a requeued job's priority is recomputed; the queue of a partition is the merge of its groups. */
+/* Pending jobs of one association in one QOS asking for one size class (1 .. GPUs per node, or more), in
+ * Slurm's queue order: within such a group every job has the same fair-share and QOS factors, so the order
+ * (priority, then submit time, then id) only moves when a requeued job's priority is recomputed; the queue
+ * of a partition is the merge of its groups. The size class lets a walk pass by at once every job that
+ * its account's GrpTRES refuses (slurm-quota's accounts at their cap hold long queues of such jobs). */
 typedef struct slm_group {
     slm_list_t l;
     int32_t part;
@@ -150,7 +154,6 @@ typedef struct slm_group {
     int32_t nfrozen;       /* requeued jobs whose priority is frozen until the next update */
     int requeued;          /* has held a requeued job: re-sorted at every update */
     int dirty;             /* its first job started: its heap place is repaired after the walk */
-    int32_t *sizes;        /* pending jobs by GPUs, 1 .. gpus per node, and above (gpus per node + 1) */
 } slm_group_t;
 
 /* An entry of a walk: a group's job at index idx, and, for a group's first job, the group's heap node. */
@@ -160,12 +163,12 @@ typedef struct slm_witem {
 } slm_witem_t;
 
 /* A walk of a partition's queue in priority order (slurm_queue.c). */
-#define SLM_WALK_CAPPED 8192 /* capped groups a depth-limited walk keeps count of (beyond: depth reached) */
 typedef struct slm_walk {
     slm_witem_t *heap;
     int32_t n, part;
-    slm_witem_t capped[SLM_WALK_CAPPED]; /* groups passed by as capped: where, and how many jobs since */
-    int32_t ncapped, capped_over;
+    slm_witem_t *capped;   /* the pending jobs of groups passed by as capped that a depth-limited pass has not
+                              counted yet: each such group's next one, a heap by key (s->citems) */
+    int32_t ncapped, counted; /* how many of them, and how many jobs counted so far */
     int skip_capped;       /* pass by groups whose account is at its GrpTRES cap (a pass with no depth limit:
                               it would look at each of their jobs and start none) */
 } slm_walk_t;
@@ -227,8 +230,8 @@ typedef struct slm_state {
     double *gconst;        /* per group: W_fs x fairshare + W_qos x QOS factor, as of the last update */
     int32_t *frozen, nfrozen_jobs; /* requeued jobs whose priority is frozen */
     int32_t *dirtyg, ndirtyg;
-    slm_witem_t *witems;
-    int32_t capw;
+    slm_witem_t *witems, *citems;
+    int32_t capw, capc;
     int in_walk;
     int64_t nqueued;       /* pending jobs in groups */
     int64_t *pcache;       /* slm_prio's cache, valid while pgen[j] == prio_gen */
@@ -250,6 +253,7 @@ typedef struct slm_state {
     uint32_t cur;
     uint8_t *blocked;      /* per node: masked out by reservations (for ds_engine_find_free_masked) */
     int32_t *resv_owner;   /* per node: first job that reserved it in the current backfill pass */
+    int64_t bf_now;        /* the time of the current (or last) backfill pass */
     int64_t *resv_from;
     /* per node: the running jobs on it by expected end, and their GPUs there (at most gpus_per_node:
      * the production models never share a GPU) */
@@ -319,12 +323,15 @@ typedef struct slm_fit {
     int32_t job, part, need, gpn, whole, rem;
     const uint8_t *blocked;
     int32_t full;          /* multi-node: allowed nodes wholly free */
+    int32_t partial;       /* multi-node with a remainder: allowed nodes with rem .. gpn - 1 GPUs free */
     int32_t ntouched;      /* nodes whose free count grew (s->touched) */
+    int single_ok;         /* single node: some allowed node grew to the job's GPUs (kept as nodes grow, so
+                              a test after each freed job is not a pass over every grown node) */
     /* several GPU types: nodes of a type the job does not take are not allowed (tmask: the types it takes,
      * 0 any), and a multi-node job needs its nodes of one type (fullt: allowed nodes wholly free by type) */
     int typed;
     uint32_t tmask;
-    int32_t fullt[DS_MAX_GPU_TYPES];
+    int32_t fullt[DS_MAX_GPU_TYPES], partialt[DS_MAX_GPU_TYPES];
 } slm_fit_t;
 
 struct slm_state;
@@ -412,7 +419,8 @@ void slm_walk_begin(slm_state_t *s, int32_t p, slm_walk_t *w);
 int32_t slm_walk_next(slm_state_t *s, slm_walk_t *w);
 void slm_walk_end(slm_state_t *s, slm_walk_t *w);
 /* How many pending jobs of the groups the walk passed by as capped come before job j (j < 0: all of them),
- * at most limit: what a depth-limited pass would have looked at and skipped. */
+ * the exact count when below limit, else at least limit: what a depth-limited pass would have looked at and
+ * skipped. */
 int32_t slm_walk_capped_before(slm_state_t *s, slm_walk_t *w, int32_t j, int32_t limit);
 /* ---- running jobs (slurm_run.c) ---- */
 void slm_on_finish(ds_engine_t *e, void *state, int32_t job, int64_t now);

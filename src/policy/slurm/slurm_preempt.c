@@ -12,6 +12,7 @@
  * the job gets. A job of QOS normal is never a candidate: slm_requeue counts one as a broken invariant. */
 #include "slurm_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int64_t cand_key(const slm_state_t *s, int32_t j)
@@ -22,15 +23,27 @@ static int64_t cand_key(const slm_state_t *s, int32_t j)
     return ((int64_t)DS_MIN(qp, 0xffff) << 16) + (g + gpn - 1) / gpn;
 }
 
-/* Stable insertion sort by key (candidates are few). */
+typedef struct ckey {
+    int64_t key;
+    int32_t job;
+} ckey_t;
+
+static int ckey_cmp(const void *a, const void *b)
+{
+    const ckey_t *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->job > y->job) - (x->job < y->job);
+}
+
+/* By key, ties in job-list order (trace index): one sort on (key, job), which is what a stable sort by key
+ * of the list in job order gives, in n log n (there may be thousands of candidates at 10,000 GPUs). */
 static void sort_cands(const slm_state_t *s, int32_t *c, int32_t n)
 {
-    for (int32_t i = 1; i < n; i++) {
-        int32_t x = c[i], k = i;
-        int64_t kx = cand_key(s, x);
-        while (k > 0 && cand_key(s, c[k - 1]) > kx) c[k] = c[k - 1], k--;
-        c[k] = x;
-    }
+    ckey_t *k = ds_xmalloc((size_t)n * sizeof *k);
+    for (int32_t i = 0; i < n; i++) k[i] = (ckey_t){cand_key(s, c[i]), c[i]};
+    qsort(k, (size_t)n, sizeof *k, ckey_cmp);
+    for (int32_t i = 0; i < n; i++) c[i] = k[i].job;
+    free(k);
 }
 
 static int on_nodes(const slm_state_t *s, int32_t j, const int32_t *nodes, int32_t nn)
@@ -66,12 +79,7 @@ int32_t slm_find_victims(ds_engine_t *e, slm_state_t *s, int32_t job, const uint
         c[nc++] = j;
     }
     if (!nc) return 0;
-    /* job-list order first (submission, i.e. trace order), then the preemption priority */
-    for (int32_t i = 1; i < nc; i++) {
-        int32_t x = c[i], k = i;
-        while (k > 0 && c[k - 1] > x) c[k] = c[k - 1], k--;
-        c[k] = x;
-    }
+    /* job-list order (submission, i.e. trace order) under the preemption priority */
     sort_cands(s, c, nc);
     int32_t nodes[4096], nn = 0, upto = -1;
     for (int32_t pass = 0;;) {

@@ -6,27 +6,41 @@
  * age = seconds eligible by the last update / PriorityMaxAge (at most 1; 0 for a job submitted since). The
  * order: a job that may preempt the other first (preempt/qos), then priority, submit time and job id.
  *
- * Jobs are kept in groups, one per association and QOS: inside a group the fair-share and QOS terms are the
- * same, so a group's order is its jobs' eligibility order and only moves for requeued jobs (whose priority
- * Slurm keeps from before the requeue until the next update, while their submit time is reset). The
- * groups of a partition sit in a binary heap by their first job; a walk yields the pending jobs in order
- * by exploring that heap lazily (the k smallest of a heap), so a pass that looks at k jobs costs about
- * k log k, not the number of groups; the heap is repaired after the walk for the groups whose first job
- * started. */
+ * Jobs are kept in groups, one per association, QOS and size class (GPUs 1 .. per node, or more): inside a
+ * group the fair-share and QOS terms are the same, so a group's order is its jobs' eligibility order and
+ * only moves for requeued jobs (whose priority Slurm keeps from before the requeue until the next update,
+ * while their submit time is reset). The groups of a partition sit in a binary heap by their first job; a
+ * walk yields the pending jobs in order by exploring that heap lazily (the k smallest of a heap), so a pass
+ * that looks at k jobs costs about k log k, not the number of groups; the heap is repaired after the walk
+ * for the groups whose first job started. Splitting by size leaves the order of a walk as it was (the
+ * merge of sorted lists is the same whatever the lists), and lets a walk pass by a whole size class its
+ * account's GrpTRES refuses instead of looking at each of its jobs. */
 #include "slurm_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int32_t group_of(const slm_state_t *s, int32_t j) { return 2 * s->assoc[j] + s->qos[j]; }
+/* Size classes: 0 .. gpn - 1 for 1 .. gpn GPUs, gpn above a node. */
+static int32_t nclass(const slm_state_t *s) { return s->e->cfg.gpus_per_node + 1; }
+static int32_t size_class(const slm_state_t *s, int32_t j)
+{
+    int32_t g = s->e->trace->jobs[j].gpus, gpn = s->e->cfg.gpus_per_node;
+    return g > gpn ? gpn : g < 1 ? 0 : g - 1;
+}
+/* A job's group: its association x QOS (2 a + qos, whose priority constants it has), then its size class. */
+static int32_t group_of(const slm_state_t *s, int32_t j)
+{
+    return (2 * s->assoc[j] + s->qos[j]) * nclass(s) + size_class(s, j);
+}
 
 /* ---- priorities ---- */
 
-static void group_const(slm_state_t *s, int32_t g)
+/* b: association x QOS (2 a + qos) */
+static void group_const(slm_state_t *s, int32_t b)
 {
     const slm_config_t *c = &s->cfg;
-    int32_t qos = g & 1, qp = qos == SLM_QOS_NORMAL ? c->qos_prio_normal : c->qos_prio_borrow;
+    int32_t g = b, qos = g & 1, qp = qos == SLM_QOS_NORMAL ? c->qos_prio_normal : c->qos_prio_borrow;
     int32_t qmax = DS_MAX(c->qos_prio_normal, c->qos_prio_borrow);
     double fs = c->w_fs > 0 ? s->tree.fs[g / 2] : 0;
     double q = qp > 0 && qmax > 0 && c->w_qos > 0 ? (double)qp / (double)qmax : 0;
@@ -38,7 +52,7 @@ void slm_queue_fresh(slm_state_t *s)
     if (!s->fs_stale) return;
     slm_tree_rank(&s->tree);
     s->fs_stale = 0;
-    for (int32_t g = 0; g < s->ngroups; g++) group_const(s, g);
+    for (int32_t b = 0; b < s->ngroups / nclass(s); b++) group_const(s, b);
     s->prio_gen++;
 }
 
@@ -52,7 +66,7 @@ int64_t slm_prio(const slm_state_t *s, int32_t j)
         int64_t d = s->last_calc - s->accrue[j];
         age = d < c->max_age ? (double)d / (double)c->max_age : 1.0;
     }
-    double p = c->w_age * age + s->gconst[group_of(s, j)];
+    double p = c->w_age * age + s->gconst[2 * s->assoc[j] + s->qos[j]];
     if (p < 1) p = 1;
     if (p > 4294967295.0) p = 4294967295.0;
     /* a cache, not state: the value follows from the last update's time and constants */
@@ -148,19 +162,11 @@ static void group_insert(slm_state_t *s, slm_group_t *g, int32_t j)
     if (a < g->head) g->head = a;
 }
 
-static int32_t size_bucket(const slm_state_t *s, int32_t j)
-{
-    int32_t g = s->e->trace->jobs[j].gpus, gpn = s->e->cfg.gpus_per_node;
-    return g > gpn ? gpn + 1 : g < 1 ? 1 : g;
-}
-
 void slm_queue_add(slm_state_t *s, int32_t j)
 {
     int32_t gi = group_of(s, j);
     slm_group_t *g = &s->groups[gi];
     slm_part_t *P = &s->parts[s->e->js[j].part];
-    if (!g->sizes) g->sizes = ds_xcalloc((size_t)s->e->cfg.gpus_per_node + 2, sizeof *g->sizes);
-    g->sizes[size_bucket(s, j)]++;
     P->hist[DS_MIN(s->e->trace->jobs[j].gpus, s->e->cfg.gpus_per_node)]++;
     s->nqueued++;
     s->inq[j] = 1;
@@ -195,7 +201,6 @@ void slm_queue_add(slm_state_t *s, int32_t j)
 void slm_queue_started(slm_state_t *s, int32_t j)
 {
     slm_group_t *g = &s->groups[group_of(s, j)];
-    g->sizes[size_bucket(s, j)]--;
     s->parts[s->e->js[j].part].hist[DS_MIN(s->e->trace->jobs[j].gpus, s->e->cfg.gpus_per_node)]--;
     s->nqueued--;
     s->inq[j] = 0;
@@ -296,16 +301,15 @@ void slm_queue_tick(slm_state_t *s)
 
 /* ---- walks ---- */
 
-/* The group's account cannot start even its smallest pending job under GrpTRES: a walk passes the whole
- * group by (acct_policy would refuse each of its jobs). */
-static int group_capped(const slm_state_t *s, const slm_group_t *g, int32_t j)
+/* The group's account cannot start even the smallest job of its size class under GrpTRES: a walk passes the
+ * whole group by (acct_policy would refuse each of its jobs; a walk only starts jobs, so the account's
+ * room only shrinks while it lasts). */
+static int group_capped(const slm_state_t *s, int32_t gi, int32_t j)
 {
     if (!s->cfg.grp_tres) return 0;
-    int32_t t = s->e->trace->jobs[j].tenant, gpn = s->e->cfg.gpus_per_node;
+    int32_t t = s->e->trace->jobs[j].tenant;
     int64_t left = s->e->tenant_quota[t] - s->ten_run[t];
-    for (int32_t b = 1; b <= gpn + 1; b++)
-        if (g->sizes[b]) return left < b;
-    return 1;
+    return left < gi % nclass(s) + 1;
 }
 
 /* An entry carries its job's sort key (slm_prio_cmp's), computed once when it is pushed. */
@@ -316,41 +320,62 @@ static slm_witem_t item_of(const slm_state_t *s, int32_t g, int32_t idx, int32_t
     return (slm_witem_t){g, idx, hpos, j, (q << 40) - slm_prio(s, j), s->order_submit[j]};
 }
 
-static int item_less(const slm_state_t *s, const slm_witem_t *a, const slm_witem_t *b)
+static int item_less(const slm_witem_t *a, const slm_witem_t *b)
 {
-    (void)s;
     if (a->k1 != b->k1) return a->k1 < b->k1;
     if (a->k2 != b->k2) return a->k2 < b->k2;
     return a->job < b->job;
 }
 
-static void witem_push(slm_state_t *s, slm_walk_t *w, slm_witem_t it)
+/* A heap of items h[0 .. *n) in arrays *a of *cap (the state's: the walk's own heap, or its capped groups). */
+static void items_push(slm_witem_t **a, int32_t *cap, int32_t *n, slm_witem_t it)
 {
-    if (w->n == s->capw) {
-        s->capw = s->capw ? 2 * s->capw : 64;
-        s->witems = ds_xrealloc(s->witems, (size_t)s->capw * sizeof *s->witems);
-        w->heap = s->witems;
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        *a = ds_xrealloc(*a, (size_t)*cap * sizeof **a);
     }
-    slm_witem_t *h = w->heap;
-    int32_t i = w->n++;
-    while (i > 0 && item_less(s, &it, &h[(i - 1) / 2])) h[i] = h[(i - 1) / 2], i = (i - 1) / 2;
+    slm_witem_t *h = *a;
+    int32_t i = (*n)++;
+    while (i > 0 && item_less(&it, &h[(i - 1) / 2])) h[i] = h[(i - 1) / 2], i = (i - 1) / 2;
     h[i] = it;
 }
 
-static slm_witem_t witem_pop(slm_state_t *s, slm_walk_t *w)
+static slm_witem_t items_pop(slm_witem_t *h, int32_t *n)
 {
-    slm_witem_t *h = w->heap, top = h[0], x = h[--w->n];
+    slm_witem_t top = h[0], x = h[--*n];
     int32_t i = 0;
     for (;;) {
         int32_t l = 2 * i + 1, r = l + 1, m = -1;
-        if (l < w->n && item_less(s, &h[l], &x)) m = l;
-        if (r < w->n && item_less(s, &h[r], m < 0 ? &x : &h[l])) m = r;
+        if (l < *n && item_less(&h[l], &x)) m = l;
+        if (r < *n && item_less(&h[r], m < 0 ? &x : &h[l])) m = r;
         if (m < 0) break;
         h[i] = h[m];
         i = m;
     }
-    if (w->n) h[i] = x;
+    if (*n) h[i] = x;
     return top;
+}
+
+static void witem_push(slm_state_t *s, slm_walk_t *w, slm_witem_t it)
+{
+    items_push(&s->witems, &s->capw, &w->n, it);
+    w->heap = s->witems;
+}
+
+static slm_witem_t witem_pop(slm_state_t *s, slm_walk_t *w)
+{
+    (void)s;
+    return items_pop(w->heap, &w->n);
+}
+
+/* Group g's first pending job from index idx on joins the capped heap (none left: nothing). */
+static void capped_push(slm_state_t *s, slm_walk_t *w, int32_t g, int32_t idx)
+{
+    const slm_list_t *l = &s->groups[g].l;
+    while (idx < l->n && l->stamp[idx] != s->pstamp[l->job[idx]]) idx++;
+    if (idx >= l->n) return;
+    items_push(&s->citems, &s->capc, &w->ncapped, item_of(s, g, idx, -1));
+    w->capped = s->citems;
 }
 
 /* The heap node's group, from its first job (the heap's own children follow when it is popped). */
@@ -370,8 +395,9 @@ void slm_walk_begin(slm_state_t *s, int32_t p, slm_walk_t *w)
     w->n = 0;
     w->part = p;
     w->skip_capped = 0;
+    w->capped = s->citems;
     w->ncapped = 0;
-    w->capped_over = 0;
+    w->counted = 0;
     s->in_walk = 1;
     push_node(s, w, 0);
 }
@@ -383,9 +409,8 @@ int32_t slm_walk_next(slm_state_t *s, slm_walk_t *w)
         if (it.hpos >= 0) push_node(s, w, 2 * it.hpos + 1), push_node(s, w, 2 * it.hpos + 2);
         slm_group_t *g = &s->groups[it.g];
         int32_t j = g->l.job[it.idx];
-        if (w->skip_capped && group_capped(s, g, j)) { /* and none of its jobs follow */
-            if (w->ncapped < SLM_WALK_CAPPED) w->capped[w->ncapped++] = (slm_witem_t){it.g, it.idx, 0, -1, 0, 0};
-            else w->capped_over = 1;
+        if (w->skip_capped && group_capped(s, it.g, j)) { /* and none of its jobs follow */
+            capped_push(s, w, it.g, it.idx);
             continue;
         }
         /* the group's next pending job follows it */
@@ -397,19 +422,22 @@ int32_t slm_walk_next(slm_state_t *s, slm_walk_t *w)
     return -1;
 }
 
+/* The capped groups' jobs come off their heap in queue order, each counted once: a walk's calls ask about
+ * later and later jobs, so a pass pays for the jobs it counts, not for the capped groups at every call. */
 int32_t slm_walk_capped_before(slm_state_t *s, slm_walk_t *w, int32_t j, int32_t limit)
 {
-    int32_t n = 0;
-    for (int32_t i = 0; i < w->ncapped && n < limit; i++) {
-        slm_witem_t *c = &w->capped[i]; /* idx moves forward; hpos counts what it passed */
-        const slm_list_t *l = &s->groups[c->g].l;
-        while (c->idx < l->n && c->hpos < limit && (j < 0 || slm_prio_cmp(s, l->job[c->idx], j) < 0)) {
-            if (l->stamp[c->idx] == s->pstamp[l->job[c->idx]]) c->hpos++;
-            c->idx++;
-        }
-        n += c->hpos;
+    slm_witem_t kj = {0, 0, 0, j, 0, 0};
+    if (j >= 0) {
+        int64_t q = s->cfg.preempt && s->qos[j] != SLM_QOS_NORMAL ? 1 : 0;
+        kj.k1 = (q << 40) - slm_prio(s, j), kj.k2 = s->order_submit[j];
     }
-    return w->capped_over ? limit : n;
+    while (w->counted < limit && w->ncapped > 0 && (j < 0 || item_less(&w->capped[0], &kj))) {
+        slm_witem_t c = items_pop(w->capped, &w->ncapped);
+        const slm_list_t *l = &s->groups[c.g].l;
+        if (l->stamp[c.idx] == s->pstamp[l->job[c.idx]]) w->counted++;
+        capped_push(s, w, c.g, c.idx + 1);
+    }
+    return w->counted;
 }
 
 void slm_walk_end(slm_state_t *s, slm_walk_t *w)
@@ -431,7 +459,6 @@ void slm_queue_free(slm_state_t *s)
     for (int32_t g = 0; g < s->ngroups; g++) {
         free(s->groups[g].l.job);
         free(s->groups[g].l.stamp);
-        free(s->groups[g].sizes);
     }
     free(s->groups);
     for (int32_t p = 0; p < s->nparts; p++) free(s->parts[p].heap);
@@ -439,4 +466,5 @@ void slm_queue_free(slm_state_t *s)
     free(s->frozen);
     free(s->dirtyg);
     free(s->witems);
+    free(s->citems);
 }
