@@ -4,6 +4,7 @@
 #include "deepshare/csv.h"
 #include "deepshare/import.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -55,7 +56,10 @@ static int parse_key(const char *k, gkey_t *out)
         *b = '\0';
     }
     size_t nl = strlen(name);
-    if (!nl || nl >= sizeof out->model || strpbrk(name, ",\"\r\n")) return -1;
+    /* the CSV readers trim a field: a name that begins or ends in white space would not read back as written */
+    if (!nl || nl >= sizeof out->model || strpbrk(name, ",\"\r\n") || isspace((unsigned char)name[0]) ||
+        isspace((unsigned char)name[nl - 1]))
+        return -1;
     memcpy(out->model, name, nl + 1);
     return 0;
 }
@@ -204,6 +208,13 @@ static int convert(json_t *root, const char *path, FILE *fs, FILE *fp, ds_gavel_
                 if (x == 0 || y == 0) {
                     sum->unfit++;
                     continue;
+                }
+                /* a retention is a speed ratio: above 100 it is a unit mistake, which the pairs reader refuses too */
+                if (x / na > 100 || y / nb > 100) {
+                    ds_error_set(err, path, 0, kb, "on %s: %s beside %s runs at %g and %g times their speeds alone: above "
+                                 "100, a unit mistake", tname, ka, kb, x / na, y / nb);
+                    rc = DS_EPARSE;
+                    break;
                 }
                 fprintf(fp, "%s,%s,%d,0,%.6f,%s,%s,%d,0,%.6f,0,0,0,%s\n", a.model, dataset_of(a.model), a.batch, x / na,
                         b.model, dataset_of(b.model), b.batch, y / nb, tname);
