@@ -221,6 +221,25 @@ static int64_t start_single(slm_state_t *s, int32_t p, int32_t g, int64_t L, int
     return best;
 }
 
+/* Hoare partition of v[lo .. hi] around the median of three: after it v[lo .. *j] <= pivot <= v[*i .. hi],
+ * and whatever lies between equals the pivot. */
+static void partition_i64(int64_t *v, int32_t lo, int32_t hi, int32_t *ip, int32_t *jp)
+{
+    int32_t mid = lo + (hi - lo) / 2;
+    int64_t a = v[lo], b = v[mid], c = v[hi];
+    int64_t piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+    int32_t i = lo, j = hi;
+    while (i <= j) {
+        while (v[i] < piv) i++;
+        while (v[j] > piv) j--;
+        if (i <= j) {
+            int64_t t = v[i];
+            v[i++] = v[j], v[j--] = t;
+        }
+    }
+    *ip = i, *jp = j;
+}
+
 /* Ascending, in place: insertion sort on short runs under an iterative quicksort (median of three). */
 static void sort_i64(int64_t *v, int32_t n)
 {
@@ -229,18 +248,8 @@ static void sort_i64(int64_t *v, int32_t n)
     while (sp > 0) {
         int32_t lo = lo_s[--sp], hi = hi_s[sp];
         while (hi - lo > 16) {
-            int32_t mid = lo + (hi - lo) / 2;
-            int64_t a = v[lo], b = v[mid], c = v[hi];
-            int64_t piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-            int32_t i = lo, j = hi;
-            while (i <= j) {
-                while (v[i] < piv) i++;
-                while (v[j] > piv) j--;
-                if (i <= j) {
-                    int64_t t = v[i];
-                    v[i++] = v[j], v[j--] = t;
-                }
-            }
+            int32_t i, j;
+            partition_i64(v, lo, hi, &i, &j);
             /* the larger side waits on the stack, the smaller is sorted next (depth stays logarithmic) */
             if (j - lo < hi - i) {
                 if (i < hi) lo_s[sp] = i, hi_s[sp++] = hi;
@@ -265,18 +274,8 @@ static int64_t select_i64(int64_t *v, int32_t n, int32_t k)
 {
     int32_t lo = 0, hi = n - 1;
     while (hi > lo) {
-        int32_t mid = lo + (hi - lo) / 2;
-        int64_t a = v[lo], b = v[mid], c = v[hi];
-        int64_t piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-        int32_t i = lo, j = hi;
-        while (i <= j) {
-            while (v[i] < piv) i++;
-            while (v[j] > piv) j--;
-            if (i <= j) {
-                int64_t t = v[i];
-                v[i++] = v[j], v[j--] = t;
-            }
-        }
+        int32_t i, j;
+        partition_i64(v, lo, hi, &i, &j);
         if (k <= j) hi = j;
         else if (k >= i) lo = i;
         else return v[k]; /* between the two parts: equal to the pivot */
