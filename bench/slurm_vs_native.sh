@@ -113,6 +113,12 @@ fi
 
 # ---- the report: every run's figures, the simulator's on the same workload and cluster, per configuration
 # the mean and a 95% interval over the runs
+# The simulator sees what the live schedulers see: each job's time limit as the replayer submits it (sbatch
+# --time = ceil(2 x (run time + restart overhead of 40 trace s) / compress / 60) wall minutes; src/cli/replay_live.c),
+# in trace seconds, in the trace's time_limit column (docs/predictors.md, "Time limits").
+simtrace=$out/trace-limits.csv
+awk -F, -v OFS=, -v x="$compress" 'NR == 1 {print $0, "time_limit"; next}
+  {w = 2 * ($5 + 40) / x / 60; m = int(w); if (m < w) m++; if (m < 1) m = 1; print $0, m * 60 * x}' "$trace" > "$simtrace"
 jsonnum() { sed -n "s/.*\"$2\": \([-0-9.e+]*\).*/\1/p" "$1" 2>/dev/null | head -1; }
 metric() { # FILE NAME{labels}: a value of the Prometheus text
   awk -v k="$2" '$1 == k {print $2}' "$1" 2>/dev/null | head -1
@@ -138,10 +144,10 @@ done
 # the simulated twins of the native setups, where this build has them (docs/peers.md, "Slurm")
 twins=""
 for p in slurm-quota slurm-borrow; do
-  "$ds" simulate --trace "$trace" --vc-config "$tenants" --mode pooled --gpus-per-node 4 --pool-nodes 4 --k 1 --no-cpu-check \
+  "$ds" simulate --trace "$simtrace" --vc-config "$tenants" --mode pooled --gpus-per-node 4 --pool-nodes 4 --k 1 --no-cpu-check \
     --window "$window" --cycle "$cycle" --policy "$p" --quiet >/dev/null 2>&1 && twins="$twins,$p"
 done
-"$ds" compare --trace "$trace" --vc-config "$tenants" --mode pooled --gpus-per-node 4 --pool-nodes 4 --k 1 --no-cpu-check \
+"$ds" compare --trace "$simtrace" --vc-config "$tenants" --mode pooled --gpus-per-node 4 --pool-nodes 4 --k 1 --no-cpu-check \
   --window "$window" --cycle "$cycle" --policies "deepshare,fifo,sjf,tiresias$twins" "${obs[@]}" --out "$out/report" --quiet || true
 sum=$out/report/summary.csv
 [ -s "$sum" ] || { log "no summary: $sum"; exit 1; }
@@ -185,7 +191,7 @@ if [ -s "$lagpool" ] && [ -s "$latpool" ]; then
     awk -F, -v seed="$k" -v x="$compress" -v lagf="$lagpool" -v latf="$latpool" '
       BEGIN { OFS = ","; srand(seed); while ((getline v < lagf) > 0) lag[nl++] = v; while ((getline v < latf) > 0) lat[nt++] = v }
       NR == 1 { print; next }
-      { $4 += int(lag[int(rand() * nl)] * x + 0.5); $5 += int(lat[int(rand() * nt)] * x + 0.5); print }' "$trace" > "$out/sim-costs-trace.csv"
+      { $4 += int(lag[int(rand() * nl)] * x + 0.5); $5 += int(lat[int(rand() * nt)] * x + 0.5); print }' "$simtrace" > "$out/sim-costs-trace.csv"
     # deepshare-costs: lags, latencies and restart rules; deepshare-lags: lags and latencies only (what the rules add)
     for c in costs lags; do
       rules=(--restart-pinned "${RESTART_PINNED:-$((1 - repin))}" --requeue-settle $((3 * compress)))
@@ -257,7 +263,7 @@ cell() {
     h=$(stat deepshared 12 | cut -d' ' -f2)
     if [ "$h" != nan ]; then
       extra=$(awk "BEGIN {printf \"%d\", $h * $compress + 0.5}")
-      awk -F, -v x="$extra" 'BEGIN {OFS = ","} NR == 1 {print; next} {$5 += x; print}' "$trace" > "$out/jobs-latency.csv"
+      awk -F, -v x="$extra" 'BEGIN {OFS = ","} NR == 1 {print; next} {$5 += x; print}' "$simtrace" > "$out/jobs-latency.csv"
       if "$ds" simulate --trace "$out/jobs-latency.csv" --vc-config "$tenants" --mode pooled --gpus-per-node 4 --pool-nodes 4 \
            --k 1 --no-cpu-check --window "$window" --cycle "$cycle" --policy deepshare --json "$out/sim-latency.json" --quiet 2>/dev/null; then
         lsq=$(jsonnum "$out/sim-latency.json" avg_queue); lsa=$(jsonnum "$out/sim-latency.json" gpu_alloc)
@@ -291,14 +297,14 @@ cell() {
     [ "$n" -gt 0 ] || continue
     [ "$h" != nan ] || h=0
     x=$(awk "BEGIN {printf \"%d\", $h * $compress + 0.5}")
-    awk -F, -v x="$x" 'BEGIN {OFS = ","} NR == 1 {print; next} {$5 += x; print}' "$trace" > "$out/jobs-latency-$v.csv"
+    awk -F, -v x="$x" 'BEGIN {OFS = ","} NR == 1 {print; next} {$5 += x; print}' "$simtrace" > "$out/jobs-latency-$v.csv"
     line="Fidelity (simulated $v vs the live $v mean of $n run(s)):"
-    for tr in "$trace" "$out/jobs-latency-$v.csv"; do
+    for tr in "$simtrace" "$out/jobs-latency-$v.csv"; do
       "$ds" simulate --trace "$tr" --vc-config "$tenants" --mode pooled --gpus-per-node 4 --pool-nodes 4 --k 1 --no-cpu-check \
         --window "$window" --cycle "$cycle" --policy "$v" --predictor oracle --config "$root/bench/native/slurm-sim.conf" \
         --json "$out/sim-$v.json" --quiet 2>/dev/null || continue
       sq=$(jsonnum "$out/sim-$v.json" avg_queue); sa=$(jsonnum "$out/sim-$v.json" gpu_alloc)
-      what=$([ "$tr" = "$trace" ] && echo "as simulated" || echo "with the hand-off ($(printf '%.2f' "$h") wall s = $x trace s) added to every job")
+      what=$([ "$tr" = "$simtrace" ] && echo "as simulated" || echo "with the hand-off ($(printf '%.2f' "$h") wall s = $x trace s) added to every job")
       line="$line $what: avg queue $(printf '%.0f' "$sq") s vs $(printf '%.0f' "$lq") s ($(awk "BEGIN {printf \"%+.1f\", ($sq - $lq) / $lq * 100}")%), GPU allocation $(printf '%.3f' "$sa") vs $(printf '%.3f' "$la") ($(awk "BEGIN {printf \"%+.1f\", ($sa - $la) / $la * 100}")%);"
     done
     echo "$line target within 15%."

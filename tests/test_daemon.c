@@ -111,6 +111,36 @@ static void count_warn(const char *msg)
     nwarn++;
 }
 
+
+/* Time limits in the journal: a user whose runs are a steady share of their limits is predicted from the
+ * limit, before and after the daemon restarts (the journal's ninth field); a job without a limit is not. */
+static void test_journal_limits(void **state)
+{
+    (void)state;
+    const char *p = tu_write_temp("journal_lim.csv", "");
+    unlink(p);
+    hist_t h;
+    ds_error_t err;
+    char e[200];
+    hist_init(&h, 3, 3600);
+    assert_int_equal(hist_open(&h, p, NULL, &err), 0);
+    for (int i = 0; i < 3; i++) {
+        int64_t lim = 600 << (2 * i); /* 600, 2400, 9600: runs of a third of each */
+        assert_int_equal(hist_record(&h, (uint32_t)(30 + i), "a", "u", 1, (double)lim / 3, 5000 + i, 1000, 900, lim, e,
+                                     sizeof e), 0);
+    }
+    double hp = hist_predict(&h, "a", "u");
+    assert_true(fabs(hist_predict_limit(&h, "a", "u", 6000) - 2000) < 1e-6);
+    assert_true(fabs(hist_predict_limit(&h, "a", "u", 0) - hp) < 1e-9);
+    hist_free(&h);
+    hist_init(&h, 3, 3600);
+    assert_int_equal(hist_open(&h, p, NULL, &err), 0);
+    assert_int_equal(h.records, 3);
+    assert_true(fabs(hist_predict_limit(&h, "a", "u", 6000) - 2000) < 1e-6);
+    assert_true(hist_predict_limit(&h, "a", "u", 100) <= 100); /* never past the limit */
+    hist_free(&h);
+}
+
 static void test_journal(void **state)
 {
     (void)state;
@@ -128,13 +158,13 @@ static void test_journal(void **state)
     assert_int_equal(nwarn, 1);
     assert_true(hist_seen(&h, 11, 1000) && hist_seen(&h, 12, 1100) && !hist_seen(&h, 13, 0));
     char e[200];
-    assert_int_equal(hist_record(&h, 12, "a", "u", 2, 999, 1100, 700, 600, e, sizeof e), 0); /* already there */
+    assert_int_equal(hist_record(&h, 12, "a", "u", 2, 999, 1100, 700, 600, 0, e, sizeof e), 0); /* already there */
     assert_int_equal(h.records, 2);
-    /* an upgraded daemon appends 8-field records (start, submit) to its old 6-field journal */
-    assert_int_equal(hist_record(&h, 14, "a", "u", 1, 50, 2100, 2050, 2000, e, sizeof e), 0);
-    assert_int_equal(hist_record(&h, 15, "a", "u", 1, 60, 2200, 2140, 0, e, sizeof e), 0);    /* no submit */
-    assert_int_equal(hist_record(&h, 16, "a", "u", 1, 60, 2300, 2240, 9999, e, sizeof e), 0); /* after start */
-    assert_int_equal(hist_record(&h, 17, "a", "u", 1, 60, 2400, 2500, 0, e, sizeof e), -1);   /* start > end */
+    /* an upgraded daemon appends 9-field records (start, submit, limit) to its old 6-field journal */
+    assert_int_equal(hist_record(&h, 14, "a", "u", 1, 50, 2100, 2050, 2000, 0, e, sizeof e), 0);
+    assert_int_equal(hist_record(&h, 15, "a", "u", 1, 60, 2200, 2140, 0, 0, e, sizeof e), 0);    /* no submit */
+    assert_int_equal(hist_record(&h, 16, "a", "u", 1, 60, 2300, 2240, 9999, 0, e, sizeof e), 0); /* after start */
+    assert_int_equal(hist_record(&h, 17, "a", "u", 1, 60, 2400, 2500, 0, 0, e, sizeof e), -1);   /* start > end */
     assert_non_null(strstr(e, "out of range"));
     hist_free(&h);
     FILE *f = fopen(p, "r");
@@ -143,8 +173,8 @@ static void test_journal(void **state)
     fclose(f);
     buf[got] = '\0';
     /* the torn record got its newline, so the first new record stands on its own line */
-    assert_non_null(strstr(buf, "13,a,u,1,4\n14,a,u,1,50,2100,2050,2000\n15,a,u,1,60,2200,2140,0\n"
-                                "16,a,u,1,60,2300,2240,0\n"));
+    assert_non_null(strstr(buf, "13,a,u,1,4\n14,a,u,1,50,2100,2050,2000,0\n15,a,u,1,60,2200,2140,0,0\n"
+                                "16,a,u,1,60,2300,2240,0,0\n"));
     hist_init(&h, 1, 3600);
     assert_int_equal(hist_open(&h, p, NULL, &err), 0);
     assert_int_equal(h.records, 5); /* the new records survived the reopen, beside the old ones */
@@ -281,7 +311,10 @@ static void test_journal_hardening(void **state)
                                                   "14,a,u,1,60,1700,1640\n"          /* 7 fields */
                                                   "15,a,u,1,60,1800,1900,1000\n"     /* start after end */
                                                   "16,a,u,1,60,1900,1840,1850\n"     /* submit after start */
-                                                  "17,a,u,1,60,2000,1940,1900,5\n"   /* 9 fields */
+                                                  "17,a,u,1,60,2000,1940,1900,5,6\n" /* 10 fields */
+                                                  "21,a,u,1,60,2000,1940,1900,-5\n"  /* negative limit */
+                                                  "22,a,u,1,60,2000,1940,1900,1.5\n" /* fractional limit */
+                                                  "23,a,u,1,60,2000,1940,1900,99999999999\n" /* over a year */
                                                   "18,a,u,1,60,2100,1,-1\n"          /* negative submit */
                                                   "19,a,u,1,60,2200,2140,2100\n");
     hist_t h;
@@ -290,16 +323,16 @@ static void test_journal_hardening(void **state)
     nwarn = 0;
     assert_int_equal(hist_open(&h, p, count_warn, &err), 0);
     assert_int_equal(h.records, 4);
-    assert_int_equal(nwarn, 10);
-    assert_int_equal(h.skipped, 10);
+    assert_int_equal(nwarn, 13);
+    assert_int_equal(h.skipped, 13);
     assert_true(hist_seen(&h, 7, 1000) && hist_seen(&h, 7, 5000) && !hist_seen(&h, 7, 6000));
     assert_true(hist_seen(&h, 19, 2200) && !hist_seen(&h, 15, 1800) && !hist_seen(&h, 16, 1900));
     double pr = hist_predict(&h, "a", "u");
     assert_true(isfinite(pr) && fabs(pr - exp((log(100) + log(300) + log(60) + log(60)) / 4)) < 1e-6);
     char e[200];
-    assert_int_equal(hist_record(&h, 7, "a", "u", 1, 400, 9000, 8600, 8000, e, sizeof e), 0); /* third use of 7 */
+    assert_int_equal(hist_record(&h, 7, "a", "u", 1, 400, 9000, 8600, 8000, 0, e, sizeof e), 0); /* third use of 7 */
     assert_int_equal(h.records, 5);
-    assert_int_equal(hist_record(&h, 20, "a", "u", 1, INFINITY, 9100, -1, 0, e, sizeof e), -1);
+    assert_int_equal(hist_record(&h, 20, "a", "u", 1, INFINITY, 9100, -1, 0, 0, e, sizeof e), -1);
     assert_non_null(strstr(e, "out of range"));
     assert_int_equal(h.records, 5);
     hist_free(&h);
@@ -634,6 +667,7 @@ int main(void)
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_journal),
+        cmocka_unit_test(test_journal_limits),
         cmocka_unit_test(test_config_hardening),
         cmocka_unit_test(test_config_trust),
         cmocka_unit_test(test_journal_hardening),

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deepshare/limits.h"
 #include "deepshare/models.h"
 #include "deepshare/residuals.h"
 #include "testutil.h"
@@ -770,6 +771,86 @@ static void test_interference_lomo_real(void **state)
 /* What the errors say remains of a job that outlived its prediction: with errors within x2 (light tails),
  * a job at 1.5x its prediction has less left than it has run; with errors spread over x1000 (heavy
  * tails), more; no estimate before DS_RESID_MIN errors; non-finite errors are ignored. */
+
+/* Time limits (limits.h), hand-computed: a limit caps any prediction; a user whose runs are a steady share of
+ * their limits is predicted from the limit once that share has erred less than the base; a user whose limits
+ * say nothing keeps the (capped) base; the tenant speaks for a user it has not seen. */
+static void test_limits_rules(void **st)
+{
+    (void)st;
+    ds_limits_t l;
+    ds_limits_init(&l, 3);
+    assert_true(fabs(ds_limits_predict(&l, "a", "u", 0, 500) - 500) < 1e-9);    /* no limit: base */
+    assert_true(fabs(ds_limits_predict(&l, "a", "u", 300, 500) - 300) < 1e-9);  /* capped */
+    assert_true(fabs(ds_limits_predict(&l, "a", "u", 900, 500) - 500) < 1e-9);
+    /* u runs a quarter of its limits; the base said 1000 every time */
+    double lim[3] = {400, 4000, 40000};
+    for (int i = 0; i < 2; i++) ds_limits_learn(&l, "a", "u", lim[i] / 4, lim[i], 1000);
+    assert_true(fabs(ds_limits_predict(&l, "a", "u", 8000, 1000) - 1000) < 1e-9); /* 2 < min_history */
+    ds_limits_learn(&l, "a", "u", lim[2] / 4, lim[2], 1000);
+    /* ratio variance 0 < the base's squared log errors: limit x 1/4 */
+    assert_true(fabs(ds_limits_predict(&l, "a", "u", 8000, 1000) - 2000) < 1e-6);
+    assert_true(fabs(ds_limits_predict(&l, "a", "u", 0, 1000) - 1000) < 1e-9);
+    /* v's limits are all 10000 whatever it runs, and the base is exact: the base, capped */
+    double run[3] = {100, 1000, 5000};
+    for (int i = 0; i < 3; i++) ds_limits_learn(&l, "b", "v", run[i], 10000, run[i]);
+    assert_true(fabs(ds_limits_predict(&l, "b", "v", 10000, 700) - 700) < 1e-9);
+    assert_true(fabs(ds_limits_predict(&l, "b", "v", 600, 700) - 600) < 1e-9);
+    /* tenant a (its only user u) speaks for a new user w: limit x 1/4 */
+    assert_true(fabs(ds_limits_predict(&l, "a", "w", 4000, 3000) - 1000) < 1e-6);
+    /* a run past its limit (a trace that oversteps) never lifts a prediction above the limit */
+    ds_limits_t m;
+    ds_limits_init(&m, 2);
+    ds_limits_learn(&m, "c", "x", 200, 100, 1);
+    ds_limits_learn(&m, "c", "x", 400, 200, 1);
+    assert_true(ds_limits_predict(&m, "c", "x", 100, 1) <= 100);
+    ds_limits_learn(&m, "c", "x", NAN, 100, 1); /* ignored */
+    ds_limits_learn(&m, "c", "x", 10, -1, 1);   /* no limit: ignored */
+    assert_int_equal(m.st[ds_strtab_find(&m.keys, "c/x")].n, 2);
+    ds_limits_free(&m);
+    ds_limits_reset(&l);
+    assert_true(fabs(ds_limits_predict(&l, "a", "u", 8000, 1000) - 1000) < 1e-9);
+    ds_limits_free(&l);
+}
+
+static double fixed_pred(void *ctx, const ds_trace_t *t, int32_t j, int64_t now)
+{
+    (void)ctx, (void)t, (void)j, (void)now;
+    return 1000;
+}
+
+/* The wrapper every predicting policy sees: it learns from the finishes it is told of, forgets at a replay
+ * that starts over, and leaves a job without a limit to the base. */
+static void test_limits_wrap(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    memset(&t, 0, sizeof t);
+    t.ntenants = 1;
+    t.tenants = calloc(1, sizeof *t.tenants);
+    snprintf(t.tenants[0].name, sizeof t.tenants[0].name, "a");
+    t.njobs = 5;
+    t.jobs = calloc(5, sizeof *t.jobs);
+    int32_t u = ds_strtab_intern(&t.users, "u");
+    for (int j = 0; j < 5; j++) {
+        t.jobs[j].user = u;
+        t.jobs[j].limit = 3600 * (j + 1);
+        t.jobs[j].duration = t.jobs[j].limit / 2;
+    }
+    t.jobs[4].limit = 0;
+    ds_runtime_predictor_t base = {.name = "fixed", .predict = fixed_pred}, p;
+    ds_limits_wrap_t *w = ds_limits_wrap(&p, &base, 3);
+    assert_true(fabs(p.predict(p.ctx, &t, 0, 0) - 1000) < 1e-9);
+    for (int j = 0; j < 3; j++) p.observe_finish(p.ctx, &t, j, 100 + j);
+    assert_true(fabs(p.predict(p.ctx, &t, 3, 200) - 7200) < 1e-6); /* half of its 14400 s */
+    assert_true(fabs(p.predict(p.ctx, &t, 4, 200) - 1000) < 1e-9); /* no limit */
+    assert_true(fabs(p.predict(p.ctx, &t, 3, 0) - 1000) < 1e-9);   /* time went back: a new replay */
+    ds_limits_wrap_free(w);
+    ds_strtab_free(&t.users);
+    free(t.jobs);
+    free(t.tenants);
+}
+
 static void test_resid_beyond(void **st)
 {
     (void)st;
@@ -801,6 +882,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resid_beyond),
+        cmocka_unit_test(test_limits_rules),
+        cmocka_unit_test(test_limits_wrap),
         cmocka_unit_test(test_xgb_learns_relation),
         cmocka_unit_test(test_xgb_empty),
         cmocka_unit_test(test_xgb_flat_matches_xgboost),

@@ -96,6 +96,27 @@ static void test_tenant_errors(void **st)
 
 
 /* Every numeric column rejects text and out-of-range values, naming the line and the column. */
+
+/* The time_limit column (sbatch --time, in seconds): read, empty is none, bad values named. */
+static void test_time_limit(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    ds_trace_init(&t);
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_int_equal(ds_trace_read_tenants(&t, tu_write_temp("ten.csv", TEN), 8, &err), 0);
+    const char *jobs = "job_id,tenant,gpus,submit,duration,time_limit\n1,A,1,0,100,3600\n2,A,1,1,100,\n3,B,1,2,10,0\n";
+    assert_int_equal(ds_trace_read_jobs(&t, tu_write_temp("jobs.csv", jobs), &err), 0);
+    assert_int_equal(t.jobs[0].limit, 3600);
+    assert_int_equal(t.jobs[1].limit, 0);
+    assert_int_equal(t.jobs[2].limit, 0);
+    ds_trace_free(&t);
+    expect_error("job_id,tenant,gpus,submit,duration,time_limit\n1,A,1,0,100,-60\n", 2, "time_limit", "below the minimum");
+    expect_error("job_id,tenant,gpus,submit,duration,timelimit\n1,A,1,0,100,1.5\n", 2, "timelimit", "not an integer");
+    expect_error("job_id,tenant,gpus,submit,duration,time_limit\n1,A,1,0,100,99999999999\n", 2, "time_limit", "above");
+}
+
 static void test_field_errors(void **st)
 {
     (void)st;
@@ -419,6 +440,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_generic_ok),
+        cmocka_unit_test(test_time_limit),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_tenant_errors),
         cmocka_unit_test(test_field_errors),

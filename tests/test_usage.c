@@ -119,9 +119,11 @@ static void test_journal_errors(void **st)
     expect_journal_error("1,ta,u1,2,-5,7200\n", 1, "seconds", "run time");
     expect_journal_error("1,ta,u1,2,inf,7200\n", 1, "seconds", "run time");
     expect_journal_error("1,ta,u1,2,5,-1\n", 1, "end", "Unix time");
-    expect_journal_error("1,ta,u1,2,5\n", 1, "", "expected 6 or 8 fields");
-    expect_journal_error("1,ta,u1,2,5,6,7\n", 1, "", "expected 6 or 8 fields");
-    expect_journal_error("1,ta,u1,2,5,6,1,0,9\n", 1, "", "more than 8");
+    expect_journal_error("1,ta,u1,2,5\n", 1, "", "expected 6, 8 or 9 fields");
+    expect_journal_error("1,ta,u1,2,5,6,7\n", 1, "", "expected 6, 8 or 9 fields");
+    expect_journal_error("1,ta,u1,2,5,6,1,0,9,9\n", 1, "", "more than 9");
+    expect_journal_error("1,ta,u1,2,5,7200,7000,0,-60\n", 1, "limit", "time limit");
+    expect_journal_error("1,ta,u1,2,5,7200,7000,0,1.5\n", 1, "limit", "time limit");
     expect_journal_error("1,ta,u1,2,5,7200,7300,0\n", 1, "start", "at most the end");
     expect_journal_error("1,ta,u1,2,5,7200,7000,7100\n", 1, "submit", "at most the start");
     expect_journal_error("1,ta,u1,2,5,7200,7000,-3\n", 1, "submit", "at most the start");

@@ -45,6 +45,7 @@ typedef struct ds_job {
     int8_t ref_gtype;  /* GPU type its duration was measured on, -1: the trace's reference type */
     double estimate;   /* duration estimate in seconds (QSSF/Lucid); NAN when none */
     int32_t ckpt;      /* checkpoint interval it declares, seconds of its run; 0 = none declared */
+    int32_t limit;     /* time limit its owner asked for, seconds (Slurm ends the job there); 0 = none given */
     long line;         /* line in the source file, for messages */
 } ds_job_t;
 

@@ -6,6 +6,7 @@
 
 #include "cli/predictors.h"
 #include "cli/model_predictors.h"
+#include "deepshare/limits.h"
 
 void ds_cli_predictors_default(ds_cli_predictors_t *p)
 {
@@ -50,6 +51,20 @@ void ds_cli_predictors_free(ds_cli_predictors_t *p)
 {
     ds_model_predictors_free(p->rt_model);
     p->rt_model = NULL;
+    ds_limits_wrap_free(p->limits);
+    p->limits = NULL;
+}
+
+/* Jobs that carry a time limit (a Slurm trace's --time) give every predicting policy the same extra
+ * information: the limit caps a prediction, and a user's learned ratio of run time to limit replaces the
+ * prediction where it has erred less (docs/predictors.md, "Time limits"). The oracle knows better. */
+static void with_limits(ds_cli_predictors_t *p, const ds_trace_t *t)
+{
+    int32_t have = 0;
+    for (int32_t j = 0; j < t->njobs && !have; j++) have = t->jobs[j].limit > 0;
+    if (!have) return;
+    p->base_runtime = p->runtime;
+    p->limits = ds_limits_wrap(&p->runtime, &p->base_runtime, 3);
 }
 
 int ds_cli_predictors_setup(ds_cli_predictors_t *p, const ds_trace_t *t, const ds_coloc_t *coloc, int needed,
@@ -77,6 +92,7 @@ int ds_cli_predictors_setup(ds_cli_predictors_t *p, const ds_trace_t *t, const d
         /* default simple: max(pred - elapsed, 1) through DeepShare's own formula */
         if (p->remaining != 2) p->runtime.remaining = NULL;
         if (p->interference_kind && !strcmp(p->interference_kind, "measured")) ds_interference_oracle(&p->interference, coloc);
+        with_limits(p, t);
         p->set.runtime = &p->runtime;
         p->set.interference = &p->interference;
         return 0;
@@ -89,6 +105,7 @@ int ds_cli_predictors_setup(ds_cli_predictors_t *p, const ds_trace_t *t, const d
             return -1;
         }
         ds_runtime_from_estimates(&p->runtime);
+        with_limits(p, t);
     } else {
         ds_runtime_oracle(&p->runtime);
     }

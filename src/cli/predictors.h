@@ -19,6 +19,8 @@ typedef struct ds_cli_predictors {
     int remaining;        /* --remaining: 0 default (simple), 1 simple, 2 conditional (the model's estimate) */
     const ds_speeds_t *speeds; /* the workload's speed table (typed clusters), set before setup; NULL: none */
     ds_speed_predictor_t speed;
+    ds_runtime_predictor_t base_runtime; /* what runtime wraps when the trace carries time limits */
+    struct ds_limits_wrap *limits;       /* NULL: no job has a time limit (or the oracle: nothing to add) */
 } ds_cli_predictors_t;
 
 void ds_cli_predictors_default(ds_cli_predictors_t *p);

@@ -19,6 +19,7 @@ void hist_init(hist_t *h, int min_history, double default_runtime)
     h->default_runtime = default_runtime;
     h->fd = -1;
     ds_idmap_init(&h->recorded);
+    ds_limits_init(&h->lim, min_history);
 }
 
 void hist_free(hist_t *h)
@@ -29,6 +30,7 @@ void hist_free(hist_t *h)
     free(h->ustat);
     free(h->tstat);
     ds_idmap_free(&h->recorded);
+    ds_limits_free(&h->lim);
     memset(h, 0, sizeof *h);
     h->fd = -1;
 }
@@ -48,6 +50,12 @@ static hist_stat_t *stat_of(ds_strtab_t *t, hist_stat_t **v, int32_t *cap, const
 
 void hist_learn(hist_t *h, const char *tenant, const char *user, double seconds)
 {
+    hist_learn_limit(h, tenant, user, seconds, 0);
+}
+
+void hist_learn_limit(hist_t *h, const char *tenant, const char *user, double seconds, double limit)
+{
+    if (limit > 0) ds_limits_learn(&h->lim, tenant, user, seconds, limit, hist_predict(h, tenant, user));
     double l = log(seconds < 1 ? 1 : seconds);
     ds_resid_add(&h->resid, l - log(hist_predict(h, tenant, user)));
     /* sorted while short, then every 64 finishes: the yield test reads the sorted copy each pass */
@@ -76,6 +84,11 @@ double hist_predict(const hist_t *h, const char *tenant, const char *user)
     return h->default_runtime;
 }
 
+double hist_predict_limit(const hist_t *h, const char *tenant, const char *user, double limit)
+{
+    return ds_limits_predict(&h->lim, tenant, user, limit, hist_predict(h, tenant, user));
+}
+
 /* A Slurm job id is reused after a wrap or a database reset; its end time tells the two jobs apart. End times
  * are Unix seconds, below 2^32 until 2106, so (id, end) packs into the map's 64-bit key without collisions. */
 static int64_t rec_key(uint32_t id, int64_t end) { return (int64_t)(((uint64_t)id << 32) | (uint32_t)end); }
@@ -84,25 +97,28 @@ int hist_seen(const hist_t *h, uint32_t id, int64_t end) { return ds_idmap_get(&
 
 static void warn_stderr(const char *msg) { fprintf(stderr, "deepshared: %s\n", msg); }
 
-/* One journal record "id,tenant,user,gpus,seconds,end[,start,submit]", strictly: anything else is reported,
- * not guessed at. Journals written before start and submit were recorded hold 6-field records, and one
- * journal may hold both kinds (a daemon upgraded in place appends to its old file). */
-static const char *parse_record(char *buf, uint32_t *id, char **tenant, char **user, double *sec, int64_t *end)
+/* One journal record "id,tenant,user,gpus,seconds,end[,start,submit[,limit]]", strictly: anything else is
+ * reported, not guessed at. Journals written before start and submit were recorded hold 6-field records,
+ * before time limits 8-field ones, and one journal may hold every kind (a daemon upgraded in place appends
+ * to its old file). */
+static const char *parse_record(char *buf, uint32_t *id, char **tenant, char **user, double *sec, int64_t *end,
+                                double *limit)
 {
     char *nl = strchr(buf, '\n');
     if (!nl) return "incomplete record (torn by a crash?)";
     *nl = '\0';
-    char *f[8];
+    char *f[9];
     int n = 0;
-    for (char *p = buf; n < 8; n++) {
+    for (char *p = buf; n < 9; n++) {
         f[n] = p;
         char *c = strchr(p, ',');
         if (!c) { n++; break; }
         *c = '\0';
         p = c + 1;
-        if (n == 7) return "more than 8 fields";
+        if (n == 8) return "more than 9 fields";
     }
-    if (n != 6 && n != 8) return "expected 6 or 8 fields: slurm_job_id,tenant,user,gpus,seconds,end[,start,submit]";
+    if (n != 6 && n != 8 && n != 9)
+        return "expected 6, 8 or 9 fields: slurm_job_id,tenant,user,gpus,seconds,end[,start,submit[,limit]]";
     char *e;
     errno = 0;
     unsigned long long v = strtoull(f[0], &e, 10);
@@ -117,7 +133,16 @@ static const char *parse_record(char *buf, uint32_t *id, char **tenant, char **u
     errno = 0;
     long long en = strtoll(f[5], &e, 10);
     if (errno || e == f[5] || *e || en < 0 || en > 0xffffffffLL) return "bad end time";
-    if (n == 8) {
+    *limit = 0;
+    if (n == 9) {
+        /* whole seconds, 0: none; at most a year, as a run time */
+        errno = 0;
+        long long li = strtoll(f[8], &e, 10);
+        if (errno || e == f[8] || *e || li < 0 || li > (long long)HIST_MAX_SECONDS)
+            return "bad limit (not a time limit of at most a year in whole seconds, 0: none)";
+        *limit = (double)li;
+    }
+    if (n >= 8) {
         errno = 0;
         long long st = strtoll(f[6], &e, 10);
         if (errno || e == f[6] || *e || st < 0 || st > en) return "bad start time (not a Unix time at most the end)";
@@ -148,11 +173,11 @@ int hist_open(hist_t *h, const char *path, void (*warn)(const char *msg), ds_err
             if (got == 1 && buf[0] == '\n') continue;
             uint32_t id;
             char *tenant, *user;
-            double sec;
+            double sec, limit;
             int64_t end;
             const char *why = (size_t)got != strlen(buf) ? "NUL byte in record"
                               : got > 600 ? "record longer than 600 bytes"
-                                          : parse_record(buf, &id, &tenant, &user, &sec, &end);
+                                          : parse_record(buf, &id, &tenant, &user, &sec, &end, &limit);
             if (why) {
                 /* a torn last line after a crash is expected; anything else is worth a look */
                 snprintf(msg, sizeof msg, "%s:%ld: malformed journal record skipped: %s", path, line, why);
@@ -161,7 +186,7 @@ int hist_open(hist_t *h, const char *path, void (*warn)(const char *msg), ds_err
                 continue;
             }
             if (ds_idmap_put(&h->recorded, rec_key(id, end), 1) >= 0) continue;
-            hist_learn(h, tenant, user, sec);
+            hist_learn_limit(h, tenant, user, sec, limit);
             h->records++;
         }
         free(buf);
@@ -182,7 +207,7 @@ int hist_open(hist_t *h, const char *path, void (*warn)(const char *msg), ds_err
     }
     off_t size = lseek(h->fd, 0, SEEK_END);
     if (size == 0) {
-        static const char hdr[] = "slurm_job_id,tenant,user,gpus,seconds,end,start,submit\n";
+        static const char hdr[] = "slurm_job_id,tenant,user,gpus,seconds,end,start,submit,limit\n";
         if (write(h->fd, hdr, sizeof hdr - 1) < 0) { /* reported at the first record */ }
     } else if (size > 0) {
         /* a record torn by a crash must not swallow the next one */
@@ -198,7 +223,7 @@ int hist_open(hist_t *h, const char *path, void (*warn)(const char *msg), ds_err
 }
 
 int hist_record(hist_t *h, uint32_t id, const char *tenant, const char *user, int gpus, double seconds, int64_t end,
-                int64_t start, int64_t submit, char *err, size_t errn)
+                int64_t start, int64_t submit, int64_t limit, char *err, size_t errn)
 {
     if (!(seconds >= 0 && seconds <= HIST_MAX_SECONDS) || end < 0 || end > 0xffffffffLL || start > end) {
         snprintf(err, errn, "%s: job %u not journaled: run time %g s, start %lld or end %lld out of range", h->path,
@@ -207,15 +232,16 @@ int hist_record(hist_t *h, uint32_t id, const char *tenant, const char *user, in
     }
     /* a submit time Slurm did not give (0) or one after the start (a clock step) is journaled as unknown */
     if (submit < 0 || submit > start) submit = 0;
+    if (limit < 0 || limit > (int64_t)HIST_MAX_SECONDS) limit = 0;
     if (ds_idmap_put(&h->recorded, rec_key(id, end), 1) >= 0) return 0;
-    hist_learn(h, tenant, user, seconds);
+    hist_learn_limit(h, tenant, user, seconds, (double)limit);
     h->records++;
     if (h->fd < 0) return 0;
     char line[512];
     int n = start < 0 ? snprintf(line, sizeof line, "%u,%s,%s,%d,%.0f,%lld\n", id, tenant, user, gpus, seconds,
                                  (long long)end)
-                      : snprintf(line, sizeof line, "%u,%s,%s,%d,%.0f,%lld,%lld,%lld\n", id, tenant, user, gpus,
-                                 seconds, (long long)end, (long long)start, (long long)submit);
+                      : snprintf(line, sizeof line, "%u,%s,%s,%d,%.0f,%lld,%lld,%lld,%lld\n", id, tenant, user, gpus,
+                                 seconds, (long long)end, (long long)start, (long long)submit, (long long)limit);
     if (write(h->fd, line, (size_t)n) != n || fsync(h->fd) != 0) {
         snprintf(err, errn, "%s: journal write failed: %s", h->path, strerror(errno));
         return -1;
@@ -229,7 +255,7 @@ static double predict_cb(void *ctx, const ds_trace_t *t, int32_t j, int64_t now)
     const hist_t *h = ctx;
     const ds_job_t *job = &t->jobs[j];
     const char *user = job->user >= 0 && job->user < t->users.n ? t->users.s[job->user] : "";
-    return hist_predict(h, t->tenants[job->tenant].name, user);
+    return hist_predict_limit(h, t->tenants[job->tenant].name, user, (double)job->limit);
 }
 
 static double beyond_cb(void *ctx, double pred, int64_t elapsed)

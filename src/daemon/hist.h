@@ -4,6 +4,7 @@
 #define DS_HIST_H
 
 #include "deepshare/idmap.h"
+#include "deepshare/limits.h"
 #include "deepshare/predictor.h"
 #include "deepshare/residuals.h"
 #include "deepshare/trace.h"
@@ -28,6 +29,8 @@ typedef struct hist {
     /* ln(run time / what hist_predict said just before learning it): the predictor's errors */
     ds_resid_t resid;
     int32_t resid_unsorted;
+    /* what the jobs' time limits say beside the history (deepshare/limits.h) */
+    ds_limits_t lim;
 } hist_t;
 
 #define HIST_MAX_SECONDS (366.0 * 86400) /* longest run time learned from */
@@ -39,17 +42,23 @@ void hist_free(hist_t *h);
 int hist_open(hist_t *h, const char *path, void (*warn)(const char *msg), ds_error_t *err);
 /* Learns one finished job (no I/O), and its error against the prediction it would have had. */
 void hist_learn(hist_t *h, const char *tenant, const char *user, double seconds);
-/* Predicted run time in seconds of a job of this tenant and user. */
+/* The same for a job that ran under a time limit of limit seconds (<= 0: none): the limit is learned too. */
+void hist_learn_limit(hist_t *h, const char *tenant, const char *user, double seconds, double limit);
+/* Predicted run time in seconds of a job of this tenant and user (from the history alone). */
 double hist_predict(const hist_t *h, const char *tenant, const char *user);
+/* ...of such a job that asked for a time limit of limit seconds (<= 0: none): never above the limit, and
+ * from the limit where the user's limits have foretold their run times better (docs/predictors.md). */
+double hist_predict_limit(const hist_t *h, const char *tenant, const char *user, double limit);
 /* 1 when this job (id and end time: ids are reused) is in the journal. */
 int hist_seen(const hist_t *h, uint32_t slurm_id, int64_t end);
 /* Appends a finished job to the journal (fsync'd) and learns it; does nothing for a job already
  * recorded. seconds is the run time the predictor learns (on the speed table's reference type when one is
  * set); start and submit are Slurm's wall clock times of the run (Unix seconds; submit 0 when Slurm gave
- * none), journaled so that a usage report counts GPU-hours and queueing from the wall clock; start < 0
- * writes the older 6-field record. Returns 0, or -1 when the write failed (err filled). */
+ * none), journaled so that a usage report counts GPU-hours and queueing from the wall clock; limit is the
+ * time limit it ran under (seconds, 0: none); start < 0 writes the older 6-field record. Returns 0, or -1
+ * when the write failed (err filled). */
 int hist_record(hist_t *h, uint32_t slurm_id, const char *tenant, const char *user, int gpus, double seconds,
-                int64_t end, int64_t start, int64_t submit, char *err, size_t errn);
+                int64_t end, int64_t start, int64_t submit, int64_t limit, char *err, size_t errn);
 
 /* The engine-facing predictor over a trace whose tenant and user names index h. */
 void hist_predictor(ds_runtime_predictor_t *p, hist_t *h);

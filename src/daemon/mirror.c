@@ -163,7 +163,9 @@ static int32_t add_slot(daemon_t *d, const sl_job_t *j)
     job->gmem_mib = h.gmem >= 0 ? h.gmem : d->cfg.default_gmem_mib;
     job->klass = (uint8_t)h.klass;
     job->ckpt = h.ckpt; /* the preemption cost counts from its last checkpoint (docs/policy.md §4.1) */
-    double p = hist_predict(&d->hist, d->trace.tenants[job->tenant].name, j->user);
+    /* its time limit caps what is predicted of it, and foretells it for a user whose limits have (limits.h) */
+    job->limit = (int32_t)(j->limit_s > 0 && j->limit_s <= DS_MAX_DURATION ? j->limit_s : 0);
+    double p = hist_predict_limit(&d->hist, d->trace.tenants[job->tenant].name, j->user, (double)job->limit);
     job->estimate = p;
     job->duration = (int64_t)ceil(p); /* what "oracle" policies see: the daemon has no truth */
     job->line = 0;
@@ -416,7 +418,7 @@ static void journal_finished(daemon_t *d, const sl_job_t *j)
     if (t < 0 || !screen_ours(j)) return;
     char err[300];
     if (hist_record(&d->hist, j->id, j->account, j->user, screen_gpus(j), journal_seconds(d, j), j->end, j->start,
-                    j->submit, err, sizeof err)) {
+                    j->submit, j->limit_s, err, sizeof err)) {
         dlog(0, "%s", err);
         d->errors++;
     }

@@ -120,6 +120,8 @@ int sl_load_jobs(sl_job_t **jobs, int *njobs, int *changed, char *err, size_t er
         j->wait_dep = s->state_reason == WAIT_DEPENDENCY || (s->dependency && strstr(s->dependency, "(unfulfilled)"));
         j->dep_never = s->state_reason == WAIT_DEP_INVALID || (s->dependency && strstr(s->dependency, "(failed)"));
         j->eligible = s->eligible_time;
+        /* minutes; INFINITE and NO_VAL (none asked, none defaulted) are no limit */
+        j->limit_s = s->time_limit == INFINITE || s->time_limit == NO_VAL ? 0 : (int64_t)s->time_limit * 60;
         if (j->ngpu_idx == 0 && j->state == SL_RUNNING && s->gres_detail_cnt > 0 && s->gres_detail_str &&
             s->gres_detail_str[0]) {
             const char *p = strstr(s->gres_detail_str[0], "IDX:");

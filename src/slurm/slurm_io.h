@@ -62,6 +62,7 @@ typedef struct sl_job {
     int wait_dep;          /* waits for a dependency (reason Dependency) */
     int dep_never;         /* a dependency that can never be satisfied (DependencyNeverSatisfied) */
     int64_t eligible;      /* Slurm's eligible time (its begin time while it waits for it), 0 unknown */
+    int64_t limit_s;       /* its time limit in seconds (Slurm ends it there), 0: none */
 } sl_job_t;
 
 typedef struct sl_node {

@@ -10,7 +10,7 @@
 
 /* Column names accepted for each field: generic name first, then the Venus/Lucid alias. */
 enum { C_ID, C_TENANT, C_USER, C_GPUS, C_CPUS, C_MEM, C_SUBMIT, C_DURATION, C_CLASS,
-       C_MODEL, C_DATASET, C_BATCH, C_AMP, C_GUTIL, C_GMUTIL, C_GMEM, C_GTYPE, C_REFTYPE, C_CKPT, C_N };
+       C_MODEL, C_DATASET, C_BATCH, C_AMP, C_GUTIL, C_GMUTIL, C_GMEM, C_GTYPE, C_REFTYPE, C_CKPT, C_LIMIT, C_N };
 static const char *const col_names[C_N][3] = {
     [C_ID] = {"job_id", "id", NULL},         [C_TENANT] = {"tenant", "vc", NULL},
     [C_USER] = {"user", NULL, NULL},         [C_GPUS] = {"gpus", "gpu_num", NULL},
@@ -22,6 +22,7 @@ static const char *const col_names[C_N][3] = {
     [C_GMUTIL] = {"gmem_util", NULL, NULL},  [C_GMEM] = {"gmem", "gmem_mib", NULL},
     [C_GTYPE] = {"gpu_type", NULL, NULL},    [C_REFTYPE] = {"ref_gpu_type", NULL, NULL},
     [C_CKPT] = {"ckpt", "checkpoint_interval", NULL},
+    [C_LIMIT] = {"time_limit", "timelimit", NULL},
 };
 
 /* A GPU type column: empty or "any" is no particular type (-1, mask 0); else one type of the cluster, or
@@ -197,6 +198,11 @@ int ds_trace_read_jobs(ds_trace_t *t, const char *path, ds_error_t *err)
             /* seconds between the job's checkpoints; empty or 0: it declares none */
             if ((rc = ds_csv_int(&c, col[C_CKPT], cname[C_CKPT], 0, DS_MAX_DURATION, &v, err))) break;
             j->ckpt = (int32_t)v;
+        }
+        if (col[C_LIMIT] >= 0 && c.fields[col[C_LIMIT]][0]) {
+            /* seconds its owner asked for (sbatch --time); empty or 0: none given */
+            if ((rc = ds_csv_int(&c, col[C_LIMIT], cname[C_LIMIT], 0, DS_MAX_DURATION, &v, err))) break;
+            j->limit = (int32_t)v;
         }
         if (t->njobs - 1 > first && j->submit < t->jobs[t->njobs - 2].submit) sorted = 0;
     }

@@ -78,21 +78,22 @@ static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
     return 0;
 }
 
-/* One journal record, split in place into *nf fields (6, or 8 with the run's start and submit times as
- * deepshared writes since it journals them): NULL, or what is wrong and with which field. */
+/* One journal record, split in place into *nf fields (6, 8 with the run's start and submit times as
+ * deepshared writes since it journals them, 9 with its time limit): NULL, or what is wrong and with which field. */
 static const char *journal_fields(char *buf, char **f, int *nf, const char **field)
 {
     int n = 0;
     *field = NULL;
     for (char *p = buf;; n++) {
-        if (n == 8) return "more than 8 fields";
+        if (n == 9) return "more than 9 fields";
         f[n] = p;
         char *c = strchr(p, ',');
         if (!c) { n++; break; }
         *c = '\0';
         p = c + 1;
     }
-    if (n != 6 && n != 8) return "expected 6 or 8 fields: slurm_job_id,tenant,user,gpus,seconds,end[,start,submit]";
+    if (n != 6 && n != 8 && n != 9)
+        return "expected 6, 8 or 9 fields: slurm_job_id,tenant,user,gpus,seconds,end[,start,submit[,limit]]";
     *nf = n;
     return NULL;
 }
@@ -122,7 +123,7 @@ int ds_usage_read_journal(ds_usage_data_t *d, const char *path, int64_t *torn, d
             if (last) { (*torn)++; break; } /* a crash's torn last record: the daemon skips it too */
         }
         const char *why = NULL, *field = NULL;
-        char *fl[8];
+        char *fl[9];
         int nf = 0;
         if ((size_t)got != strlen(buf)) why = "NUL byte in record";
         else if (got > JOURNAL_MAX_LINE) why = "record longer than 600 bytes";
@@ -141,9 +142,12 @@ int ds_usage_read_journal(ds_usage_data_t *d, const char *path, int64_t *torn, d
         }
         if (!why && parse_int(fl[5], 0, 0xffffffffLL, &end)) why = "not a Unix time", field = "end";
         int64_t start = -1, submit = 0;
-        if (!why && nf == 8 && parse_int(fl[6], 0, end, &start)) why = "not a Unix time at most the end", field = "start";
-        if (!why && nf == 8 && parse_int(fl[7], 0, start, &submit))
+        if (!why && nf >= 8 && parse_int(fl[6], 0, end, &start)) why = "not a Unix time at most the end", field = "start";
+        if (!why && nf >= 8 && parse_int(fl[7], 0, start, &submit))
             why = "not a Unix time at most the start (0: unknown)", field = "submit";
+        int64_t limit = 0; /* the usage report does not use it; checked as the daemon checks it */
+        if (!why && nf == 9 && parse_int(fl[8], 0, 366LL * 86400, &limit))
+            why = "not a time limit of at most a year in whole seconds (0: none)", field = "limit";
         if (why) {
             ds_error_set(err, path, line, field, "%s", why);
             rc = DS_EPARSE;

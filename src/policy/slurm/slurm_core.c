@@ -347,15 +347,17 @@ void slm_fini(void *state)
 
 /* ---- events ---- */
 
-/* The time limit a job is submitted with: factor x (estimate + restart overhead), rounded up (the live
- * replayer: --time = ceil(2 x (run time + overhead) / 1 min), in wall minutes). The estimate comes from
- * the runtime source every policy of the run shares (docs/peers.md, "Time limits"). */
+/* The time limit a job is submitted with: its own where the trace carries one (a Slurm trace's --time);
+ * else factor x (estimate + restart overhead), rounded up (the live replayer: --time = ceil(2 x (run time
+ * + overhead) / 1 min), in wall minutes). The estimate comes from the runtime source every policy of the
+ * run shares (docs/peers.md, "Time limits"). */
 static int64_t time_limit(ds_engine_t *e, slm_state_t *s, int32_t j, int64_t now)
 {
     const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
     double est = rp ? rp->predict(rp->ctx, e->trace, j, now) : (double)e->trace->jobs[j].duration;
     if (!(est >= 1)) est = 1;
     s->est[j] = est;
+    if (e->trace->jobs[j].limit > 0) return e->trace->jobs[j].limit;
     double x = s->cfg.limit_factor * (est + ds_engine_restart_overhead(e, j));
     double r = (double)s->cfg.limit_round;
     double lim = ceil(x / r) * r;
