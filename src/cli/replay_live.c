@@ -790,7 +790,9 @@ static int live_submit(live_t *L)
         sleep_until(J[j].t_target);
         if (g_stop) break;
         double work = (double)jb->duration / o->compress, oh = o->restart_overhead / o->compress;
-        long limit_min = (long)ceil(2.0 * (work + oh) / 60.0);
+        /* the trace's own time limit where it carries one, else twice the run time and overhead */
+        long limit_min = jb->limit > 0 ? (long)ceil((double)jb->limit / o->compress / 60.0)
+                                       : (long)ceil(2.0 * (work + oh) / 60.0);
         if (limit_min < 1) limit_min = 1;
         char acct[80], a_acct[100], a_gpu[64], a_time[32], a_name[128], a_work[32], a_oh[32], a_part[100], a_dir[1200];
         snprintf(acct, sizeof acct, "%s", t->tenants[jb->tenant].name);
