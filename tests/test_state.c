@@ -326,11 +326,10 @@ static void test_node_out_of_service(void **state)
         if (j->state == SL_RUNNING && !strcmp(j->nodes, "n1")) on_n1++;
         if (id >= 10 && j->state != SL_RUNNING) fail_msg("job %u: state %d in %s", id, j->state, j->partition);
     }
-    /* 14 and 15 run there; job 2, which Slurm 22.05 can restart only on GPU index 1 (its pin; repin is off), is
-     * pending in the engine's queue until that index frees: not lost */
-    assert_int_equal(on_n1, 2);
-    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_PENDING);
-    assert_string_equal(fs_job(2)->partition, "staging");
+    /* 14 and 15 run there, and job 2: a guaranteed restart, pinned anew where the policy put it (repin = 2,
+     * the default; with repin = 0 it would wait for its index 1, test_repin_whole_gpu_job) */
+    assert_int_equal(on_n1, 3);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
     assert_int_equal(dt_metric(&D, "deepshare_node_outages_total"), 1);
     assert_int_equal(dt_metric(&D, "deepshare_nodes_unavailable"), 0);
 }
@@ -566,7 +565,7 @@ static void test_pin_busy_moves_to_free_index(void **state)
 }
 
 /* A requeued whole-GPU job whose GPU indices of its last start are busy (issue #26: requeued best-effort
- * jobs waited for their exact indices): with repin off it waits; with repin it is not held; it starts on
+ * jobs waited for their exact indices): with repin = 0 it waits; with repin = 1 it is not held; it starts on
  * the GPUs the policy gives it, its old
  * pins cleared first and the new ones sent (Slurm 22.05 adds a request to the job's earlier one), and the
  * engine, the fake Slurm and the admin comment agree on the new indices. */
@@ -576,8 +575,9 @@ static void test_repin_whole_gpu_job(void **state)
     static const int pins[] = {0, 1};
     running_on(1, "a", "prod", "G", 0);
     requeued_pinned(2, "b", 0, pins, 2);
-    /* repin off (the default): it waits for its indices, held out of the pass */
+    /* repin = 0: it waits for its indices, held out of the pass */
     boot("deepshare");
+    D.cfg.repin = 0;
     assert_int_equal(sync_now(), 1);
     daemon_pass(&D, 1);
     assert_int_equal(D.nheld, 1);
@@ -612,6 +612,49 @@ static void test_repin_whole_gpu_job(void **state)
     assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
     assert_int_equal(engine_gpu(2), g[0]);
     assert_policy_ok();
+}
+
+
+/* repin = 2 (the default): a requeued whole-GPU job whose first indices are busy is left in the pass; started
+ * as guaranteed (its tenant's quota has room) it is pinned anew where the policy puts it; started as best
+ * effort (over its quota) the start is taken back and it waits for its indices, as with repin = 0. */
+static void test_repin_guaranteed_only(void **state)
+{
+    (void)state;
+    static const int pins[] = {0, 1};
+    running_on(1, "a", "prod", "G", 0);
+    requeued_pinned(2, "b", 0, pins, 2);
+    boot("deepshare"); /* b's quota 2: job 2 is G */
+    assert_int_equal(D.cfg.repin, 2);
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_policy_ok();
+    assert_int_equal(D.nheld, 0);
+    assert_int_equal(fs_calls(FS_DISPATCH), 1);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
+    int32_t s = daemon_slot_of(&D, 2);
+    assert_true(ds_engine_job_gpus(D.e, s)[0] != 0);
+    assert_non_null(strstr(fs_job(2)->admin_comment, "class=G"));
+    assert_true(dt_metric(&D, "deepshare_repins_total") == 1);
+}
+
+static void test_repin_not_best_effort(void **state)
+{
+    (void)state;
+    static const int pins[] = {0, 1};
+    running_on(1, "a", "prod", "G", 0);
+    requeued_pinned(2, "b", 0, pins, 2);
+    /* b's quota 1: job 2 (2 GPUs) can only be best effort: not sent anywhere but its indices */
+    static const char *const t[] = {"a", "b"};
+    static const int q[] = {2, 1};
+    boot_daemon("deepshare", t, q, 2);
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_policy_ok();
+    assert_int_equal(fs_calls(FS_DISPATCH), 0);
+    assert_true(D.undone >= 1);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_PENDING);
+    assert_true(dt_explain_has(&D, 2, "pinned at its first start"));
 }
 
 /* The same job after a restart of deepshared: the rebuild reads its new pins from Slurm (its GRES and the
@@ -1338,6 +1381,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pin_busy_held, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pin_busy_moves_to_free_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repin_whole_gpu_job, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_repin_guaranteed_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_repin_not_best_effort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repin_survives_rebuild, setup, teardown),
         cmocka_unit_test_setup_teardown(test_requeue_then_restage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slurmctld_errors, setup, teardown),

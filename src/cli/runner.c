@@ -211,7 +211,7 @@ int ds_run_opt(ds_sim_config_t *sc, const char *cmd, const char *name, const cha
         if (ds_parse_i64("--grace-save", val, 0, 86400, &v)) return -1;
         sc->grace_save = v;
     } else if (!strcmp(name, "restart-pinned")) {
-        if (ds_parse_i64("--restart-pinned", val, 0, 2, &v)) return -1;
+        if (ds_parse_i64("--restart-pinned", val, 0, 3, &v)) return -1;
         sc->restart_pinned = (int)v;
     } else if (!strcmp(name, "requeue-settle")) {
         if (ds_parse_i64("--requeue-settle", val, 0, DS_MAX_DURATION, &v)) return -1;

@@ -36,6 +36,7 @@ void dconfig_default(dconfig_t *c)
     c->default_gmem_mib = 8192;
     c->k = 2;
     c->gpu_sharing = 1;
+    c->repin = 2;
     c->qad_lambda = 0.3;
     c->qad_theta = 0.95;
     c->job_capacity = 4096;
@@ -192,7 +193,7 @@ static int set_key(dconfig_t *c, const char *path, long line, const char *k, con
     INT("default_job_gpu_mem_mib", default_gmem_mib, 0, 1e7);
     INT("k", k, 1, 4);
     INT("gpu_sharing", gpu_sharing, 0, 1);
-    INT("repin", repin, 0, 1);
+    INT("repin", repin, 0, 2);
     NUM("qad_lambda", qad_lambda, 0, 1);
     NUM("qad_theta", qad_theta, 0, 1);
     INT("job_capacity", job_capacity, 16, 1e7);

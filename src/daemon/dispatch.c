@@ -9,16 +9,28 @@
 #include <string.h>
 #include <time.h>
 
-/* Whether a job may start only on the GPU indices of its first dispatch: a shard job, and a whole-GPU job
- * unless repin is set. Slurm 22.05 takes a shard job's GRES cleared and typed anew (shard:gM:1) but never
- * starts it on another index (seen on the local cluster: pending, reason Resources, on an idle node), so it
- * restarts on its first index (of any node). A whole-GPU job's pins can be cleared and sent again where the
- * engine puts it (it then runs there), so with repin a requeued whole-GPU job restarts on any free GPUs. Off
- * by default: in the live benchmark it doubled the requeues and lengthened the queue (docs/native-slurm.md). */
-static int pinned_for_life(const daemon_t *d, const dslot_t *sl)
+/* Whether a job may start only on the GPU indices of its first dispatch, when it starts as guaranteed (as_g)
+ * or best effort: a shard job always, a whole-GPU job with repin = 0 always, with repin = 2 (the default)
+ * when it starts as best effort, with repin = 1 never. Slurm 22.05 takes a shard job's GRES cleared and
+ * typed anew (shard:gM:1) but never starts it on another index (seen on the local cluster: pending, reason
+ * Resources, on an idle node), so it restarts on its first index (of any node). A whole-GPU job's pins can be
+ * cleared and sent again where the engine puts it (it then runs there). Doing that for every restart
+ * (repin = 1) doubled the requeues in the live benchmark: a reclaimed borrower took the next free GPUs as
+ * best effort and was reclaimed again. A guaranteed start is never preempted, so repin = 2 pins it anew
+ * where the policy puts it, and keeps a best-effort restart to its first indices (docs/deepshared.md). */
+static int pinned_for_life(const daemon_t *d, const dslot_t *sl, int as_g)
 {
-    return sl->npin > 0 && (sl->shareable || !d->cfg.repin);
+    return sl->npin > 0 && (sl->shareable || d->cfg.repin == 0 || (d->cfg.repin == 2 && !as_g));
 }
+
+/* Whether it may start only on its first indices whatever class it starts in: then it is held out of the
+ * pass while they are busy (with repin = 2 a whole-GPU job is left in: the pass may start it as G). */
+static int pinned_whatever(const daemon_t *d, const dslot_t *sl)
+{
+    return sl->npin > 0 && (sl->shareable || d->cfg.repin == 0);
+}
+
+static int starts_g(const daemon_t *d, int32_t j) { return ds_engine_job(d->e, j)->klass == DS_CLASS_G; }
 
 /* A colocation Slurm can honour: every resident of the job's GPUs runs on a shard. */
 static int coloc_ok(const daemon_t *d, int32_t j)
@@ -45,7 +57,7 @@ static int move_where_slurm_starts(daemon_t *d, int32_t j, int32_t *node, int *i
         int32_t tgt[SL_MAX_GPUS];
         int c2[SL_MAX_GPUS], k = 0;
         for (int c = 0; c < e->nodes[m].ngpus && k < n; c++) {
-            if (pinned_for_life(d, sl)) {
+            if (pinned_for_life(d, sl, starts_g(d, j))) {
                 int pinned = 0;
                 for (int i = 0; i < sl->npin; i++) pinned |= sl->pin[i] == c;
                 if (!pinned) continue;
@@ -141,9 +153,9 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
     int32_t node = ds_engine_gpu(e, g[0])->node;
     for (int i = 0; i < n; i++) idx[i] = g[i] - e->nodes[node].gpu0;
     dslot_t *sl = &d->slot[j];
-    if (pinned_for_life(d, sl)) {
-        /* a shard job can run again only on the GPU index of its first dispatch (of any node): move it
-         * there on the chosen node when that GPU is free */
+    if (pinned_for_life(d, sl, starts_g(d, j))) {
+        /* a pinned job can run again only on the GPU indices of its first dispatch (of any node): move it
+         * there on the chosen node when they are free */
         int same = sl->npin == n;
         for (int i = 0; same && i < n; i++) same = sl->pin[i] == idx[i];
         if (!same) {
@@ -172,7 +184,7 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
     /* a whole-GPU job pinned before and sent onto other indices now: its pins are cleared and sent anew */
     int same = sl->npin == n;
     for (int i = 0; same && i < n; i++) same = sl->pin[i] == idx[i];
-    int repin = sl->npin > 0 && !same && !pinned_for_life(d, sl);
+    int repin = sl->npin > 0 && !same && !pinned_for_life(d, sl, starts_g(d, j));
     int be = ds_engine_job(e, j)->klass == DS_CLASS_BE;
     /* GPUs typed by model: n GPUs of the node's type, which Slurm picks (no pin); per-GPU types with the
      * model: pinned as index types with the node's model in the name */
@@ -368,7 +380,7 @@ static void hold_unstartable(daemon_t *d)
             hold = 1;
             snprintf(sl->why, sizeof sl->why, "Slurm refused its dispatch %d times in a row: held out of the policy's "
                      "pass for %.0f s more", D_FAILS_HOLD, sl->t_hold_until - mono);
-        } else if (pinned_for_life(d, sl) && !pins_open(d, j, refused, sizeof refused)) {
+        } else if (pinned_whatever(d, sl) && !pins_open(d, j, refused, sizeof refused)) {
             hold = 1;
             if (refused[0]) snprintf(sl->why, sizeof sl->why, "%s", refused);
             else

@@ -1,6 +1,8 @@
 /* restarts.c: the live Slurm cluster's restart rules in the simulator -- a requeued job restarts only on the
  * GPU indices of its first start (every job, pinned = 1; one-GPU jobs only, pinned = 2: deepshared's shard
- * jobs, since it sends a whole-GPU job's pins anew), and not within a settle time of its requeue -- carried
+ * jobs, since it sends a whole-GPU job's pins anew; pinned = 3: a restart as best effort only, one as
+ * guaranteed is pinned anew where the policy puts it, deepshared's repin = 2), and not within a settle time
+ * of its requeue -- carried
  * out as deepshared carries them out (hold, move, take back), so that a simulated schedule pays what a live
  * one pays. */
 #include "restarts.h"
@@ -99,7 +101,8 @@ static int settling(const sim_restarts_t *r, int32_t j, int64_t now)
 /* A pinned pending job that fits on no node with its indices free (in its partition's nodes). */
 static int pins_closed(const sim_restarts_t *r, const ds_engine_t *e, int32_t j)
 {
-    if (!r->pinned || r->npin[j] == 0) return 0;
+    /* pinned = 3: whether it restarts as G (anywhere) or BE (on its pins) is the pass's to say */
+    if (!r->pinned || r->npin[j] == 0 || r->pinned == 3) return 0;
     int32_t gpus[R_MAX_PIN];
     const ds_part_t *p = &e->parts[ds_engine_job(e, j)->part];
     for (int32_t m = p->node0; m < p->node0 + p->nnodes; m++)
@@ -162,10 +165,15 @@ int32_t sim_restarts_check(sim_restarts_t *r, ds_engine_t *e, int64_t now)
         if (later) continue;
         int ok = !settling(r, j, now);
         if (ok && r->pinned) {
-            if (r->npin[j] == 0) {
+            if (r->npin[j] > 0 && r->pinned == 3 && s->klass == DS_CLASS_G) {
+                /* a guaranteed restart is never preempted again: pinned anew where the policy put it (the
+                 * same job: as many indices as its first start's) */
+                int16_t idx[R_MAX_PIN];
+                if (indices_of(e, j, idx) == r->npin[j]) memcpy(&r->pin[r->off[j]], idx, (size_t)r->npin[j] * sizeof *idx);
+            } else if (r->npin[j] == 0) {
                 /* its first start: the indices Slurm will keep (a job over R_MAX_PIN GPUs stays unpinned;
                  * with pinned = 2 only a one-GPU job, deepshared's shard job, is pinned for life) */
-                if (s->nplaced <= R_MAX_PIN && (r->pinned == 1 || s->nplaced == 1)) {
+                if (s->nplaced <= R_MAX_PIN && (r->pinned != 2 || s->nplaced == 1)) {
                     int16_t idx[R_MAX_PIN];
                     int32_t n = indices_of(e, j, idx);
                     if (r->npool + n > r->cappool) {
