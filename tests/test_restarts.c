@@ -18,9 +18,11 @@
 typedef struct {
     int32_t first[8], again[8];
     int preempted;
+    int again_class; /* the class A restarts in (0: none set, as policies without classes) */
 } script_t;
 
 static script_t g_script;
+static int g_again_class; /* run() copies it into the script */
 
 static void sp_enqueue(ds_engine_t *e, void *st, int32_t j, int64_t now) { (void)e, (void)st, (void)j, (void)now; }
 static void sp_withdraw(ds_engine_t *e, void *st, int32_t j, int64_t now) { (void)e, (void)st, (void)j, (void)now; }
@@ -41,6 +43,7 @@ static void sp_schedule(ds_engine_t *e, void *st, int32_t part, int64_t now, int
     for (int32_t j = (int32_t)e->trace->njobs - 1; j >= 0; j--) { /* A last: the others take their GPUs first */
         if (!ds_engine_startable(e, j)) continue;
         int32_t want = j == 0 && s->preempted ? s->again[0] : s->first[j];
+        if (j == 0 && s->preempted && s->again_class) ds_engine_set_class(e, 0, s->again_class);
         if (e->gpus[want].nres) {
             want = -1;
             for (int32_t g = 0; g < e->ngpus && want < 0; g++)
@@ -92,6 +95,7 @@ static void run(const char *jobs, int pinned, int64_t settle, const int32_t *fir
     memset(&g_script, 0, sizeof g_script);
     for (int i = 0; i < 8; i++) g_script.first[i] = first[i];
     g_script.again[0] = again;
+    g_script.again_class = g_again_class;
     ds_sim_config_t c;
     ds_sim_config_default(&c);
     c.engine.mode = DS_MODE_POOLED;
@@ -153,6 +157,30 @@ static void test_pinned_restart_waits_for_its_index(void **st)
         assert_int_equal(w.gpu, 3);
         assert_true(r.starts_taken_back >= 1);
         assert_int_equal(r.preemptions, 1);
+        ds_sim_result_free(&r);
+    }
+}
+
+
+/* Pinned = 3 (deepshared's repin = 2): the same scene, A restarting as guaranteed takes the free n1g0 at
+ * once and keeps it (pinned anew there); restarting as best effort it waits for its index as under 1. */
+static void test_pinned_only_as_best_effort(void **st)
+{
+    (void)st;
+    const char *jobs = "0 a 1 0 1000\n1 a 1 0 1000\n2 a 1 0 300\n3 a 1 50 1000\n";
+    const int32_t first[8] = {1, 0, 3, 1};
+    watch_t w;
+    ds_sim_result_t r;
+    static const int cls[2] = {DS_CLASS_G, DS_CLASS_BE};
+    for (int k = 0; k < 2; k++) {
+        g_again_class = cls[k];
+        run(jobs, 3, 0, first, 2, &w, &r);
+        g_again_class = 0;
+        assert_int_equal(w.back_at, k == 0 ? PREEMPT_AT : 300);
+        assert_int_equal(w.gpu, k == 0 ? 2 : 3);
+        assert_int_equal(r.preemptions, 1);
+        if (k == 0) assert_int_equal(r.starts_taken_back, 0);
+        else assert_true(r.starts_taken_back >= 1);
         ds_sim_result_free(&r);
     }
 }
@@ -258,6 +286,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pinned_restart_moves_to_its_index),
         cmocka_unit_test(test_pinned_restart_waits_for_its_index),
+        cmocka_unit_test(test_pinned_only_as_best_effort),
         cmocka_unit_test(test_settle_delays_the_restart),
         cmocka_unit_test(test_every_policy_keeps_its_invariants),
         cmocka_unit_test(test_only_one_gpu_jobs_pinned),
