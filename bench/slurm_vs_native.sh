@@ -21,7 +21,7 @@
 #      rounded up to the hour), POLL (deepshared's poll, 0.05 s), REPORT_ONLY=1 (no replay: the report from
 #      OUT's replays), RUN_FROM (first run index, 1: RUN_FROM=3 RUNS=4 adds runs 3 and 4 to OUT), SIM_SEEDS (10: the
 #      simulated twins of deepshared with the live costs, docs/native-slurm.md "What the simulator models"),
-#      REPIN (deepshared's repin, 2), RESTART_PINNED (the twins' --restart-pinned: 1, 0, 3 for REPIN 0, 1, 2)
+#      REPIN (deepshared's repin, 0), RESTART_PINNED (the twins' --restart-pinned: 1, 0, 3 for REPIN 0, 1, 2)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mkdir -p "${1:-bench-native-out}" && cd "${1:-bench-native-out}" && pwd)
@@ -30,7 +30,7 @@ compress=${COMPRESS:-60}
 runs=${RUNS:-1}
 run_from=${RUN_FROM:-1}
 poll=${POLL:-0.05}
-repin=${REPIN:-2}
+repin=${REPIN:-0}
 variants=${VARIANTS:-slurm-quota slurm-borrow deepshared}
 trace=${TRACE:-$root/bench/native/jobs.csv}
 tenants=${TENANTS:-$root/bench/native/tenants.csv}
@@ -167,9 +167,9 @@ stat() {
     }' "${3:-$runs_csv}"
 }
 # The simulated twin of deepshared with the live cluster's costs (docs/native-slurm.md, "What the simulator
-# models"): Slurm's restart rules as deepshared meets them (--restart-pinned RESTART_PINNED: 3 with the daemon's
-# repin = 2 (REPIN, the default), a job restarts as best effort only on the GPU indices of its first start and as
-# guaranteed anywhere; 1 with REPIN=0, every job only on its first indices; 0 with REPIN=1:
+# models"): Slurm's restart rules as deepshared meets them (--restart-pinned RESTART_PINNED: 1 with the daemon's
+# repin = 0 (REPIN, the default), every job only on the GPU indices of its first start; 3 with REPIN=2, a job
+# restarts so as best effort only, as guaranteed anywhere; 0 with REPIN=1:
 # the daemon here runs with gpu_sharing = 0, so it has no shard job, the only kind Slurm 22.05 always restarts on
 # its first index, and repin pins a whole-GPU job anew at each dispatch; --requeue-settle: the daemon's 3 wall s
 # after a requeue, x COMPRESS), and,

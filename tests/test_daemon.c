@@ -36,7 +36,7 @@ static void test_sample_config(void **state)
     assert_int_equal(c.listen_port, 9464);
     assert_string_equal(c.listen_addr, "127.0.0.1");
     assert_int_equal(c.gpu_sharing, 1);
-    assert_int_equal(c.repin, 2); /* anew for guaranteed restarts (docs/deepshared.md, "Pinned for life, or anew") */
+    assert_int_equal(c.repin, 0); /* off unless asked (docs/deepshared.md, "Pinned for life, or anew") */
 }
 
 static void expect_error(const char *text, long line, const char *field, const char *what)
@@ -405,7 +405,7 @@ static void test_print_and_reload_merge(void **state)
     fclose(f);
     static const char *const keys[] = {"policy = deepshare", "cycle = 5", "poll = 0.5", "dispatch_timeout = 30",
         "slurm_conf = ", "staging_partition = staging", "g_partition = prod", "be_partition = batch", "k = 2",
-        "gpu_sharing = 1", "repin = 2", "gpu_mem_mib = 24576", "default_job_gpu_mem_mib = 8192", "job_capacity = 4096",
+        "gpu_sharing = 1", "repin = 0", "gpu_mem_mib = 24576", "default_job_gpu_mem_mib = 8192", "job_capacity = 4096",
         "qad_lambda = 0.3", "qad_theta = 0.95", "journal = /var/lib/deepshared/journal.csv", "default_runtime = 3600",
         "min_history = 3", "interference_profile = ", "missing_rho = 1", "listen = 127.0.0.1:9464",
         "status_window = 21600", "verbose = 0", "tenant a 4", "tenant b 2", "policy.m = 2", "read_token = (set"};

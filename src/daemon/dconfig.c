@@ -36,7 +36,6 @@ void dconfig_default(dconfig_t *c)
     c->default_gmem_mib = 8192;
     c->k = 2;
     c->gpu_sharing = 1;
-    c->repin = 2;
     c->qad_lambda = 0.3;
     c->qad_theta = 0.95;
     c->job_capacity = 4096;

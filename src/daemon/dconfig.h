@@ -46,8 +46,8 @@ typedef struct dconfig {
     int k;                   /* residents per GPU */
     int gpu_sharing;         /* dispatch one-GPU jobs on shards (1) or whole GPUs only (0) */
     int repin;               /* a whole-GPU job sent onto other GPU indices than its last dispatch's is pinned
-                                anew always (1), when it starts as guaranteed (2, the default), or never: it
-                                restarts only on its first indices, as a shard job (0) */
+                                anew always (1), when it starts as guaranteed (2), or never (0, the default): it
+                                restarts only on its first indices, as a shard job */
     double qad_lambda, qad_theta;
     int job_capacity;        /* job slots before the engine is rebuilt */
     double dispatch_timeout; /* a dispatched job not running after this goes back to staging */

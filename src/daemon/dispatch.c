@@ -10,14 +10,15 @@
 #include <time.h>
 
 /* Whether a job may start only on the GPU indices of its first dispatch, when it starts as guaranteed (as_g)
- * or best effort: a shard job always, a whole-GPU job with repin = 0 always, with repin = 2 (the default)
+ * or best effort: a shard job always, a whole-GPU job with repin = 0 (the default) always, with repin = 2
  * when it starts as best effort, with repin = 1 never. Slurm 22.05 takes a shard job's GRES cleared and
  * typed anew (shard:gM:1) but never starts it on another index (seen on the local cluster: pending, reason
  * Resources, on an idle node), so it restarts on its first index (of any node). A whole-GPU job's pins can be
  * cleared and sent again where the engine puts it (it then runs there). Doing that for every restart
  * (repin = 1) doubled the requeues in the live benchmark: a reclaimed borrower took the next free GPUs as
  * best effort and was reclaimed again. A guaranteed start is never preempted, so repin = 2 pins it anew
- * where the policy puts it, and keeps a best-effort restart to its first indices (docs/deepshared.md). */
+ * where the policy puts it, and keeps a best-effort restart to its first indices; live it requeued more
+ * too (its restarts reclaim), so it is not the default either (docs/deepshared.md). */
 static int pinned_for_life(const daemon_t *d, const dslot_t *sl, int as_g)
 {
     return sl->npin > 0 && (sl->shareable || d->cfg.repin == 0 || (d->cfg.repin == 2 && !as_g));
