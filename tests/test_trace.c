@@ -24,16 +24,21 @@ static void expect_error(const char *jobs, long line, const char *field, const c
     ds_trace_free(&t);
 }
 
+/* Reads TEN and jobs into t, which must read. */
+static void read_ok(ds_trace_t *t, const char *jobs)
+{
+    ds_trace_init(t);
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_int_equal(ds_trace_read_tenants(t, tu_write_temp("ten.csv", TEN), 8, &err), 0);
+    assert_int_equal(ds_trace_read_jobs(t, tu_write_temp("jobs.csv", jobs), &err), 0);
+}
+
 static void test_generic_ok(void **st)
 {
     (void)st;
     ds_trace_t t;
-    ds_trace_init(&t);
-    ds_error_t err;
-    ds_error_clear(&err);
-    assert_int_equal(ds_trace_read_tenants(&t, tu_write_temp("ten.csv", TEN), 8, &err), 0);
-    const char *jobs = "job_id,tenant,gpus,submit,duration,class\n7,A,2,10,100,G\n5,B,1,10,50,BE\n9,A,1,5,20,\n";
-    assert_int_equal(ds_trace_read_jobs(&t, tu_write_temp("jobs.csv", jobs), &err), 0);
+    read_ok(&t, "job_id,tenant,gpus,submit,duration,class\n7,A,2,10,100,G\n5,B,1,10,50,BE\n9,A,1,5,20,\n");
     assert_int_equal(t.njobs, 3);
     /* sorted by submit, ties keep row order */
     assert_int_equal(t.jobs[0].id, 9);
@@ -102,12 +107,7 @@ static void test_time_limit(void **st)
 {
     (void)st;
     ds_trace_t t;
-    ds_trace_init(&t);
-    ds_error_t err;
-    ds_error_clear(&err);
-    assert_int_equal(ds_trace_read_tenants(&t, tu_write_temp("ten.csv", TEN), 8, &err), 0);
-    const char *jobs = "job_id,tenant,gpus,submit,duration,time_limit\n1,A,1,0,100,3600\n2,A,1,1,100,\n3,B,1,2,10,0\n";
-    assert_int_equal(ds_trace_read_jobs(&t, tu_write_temp("jobs.csv", jobs), &err), 0);
+    read_ok(&t, "job_id,tenant,gpus,submit,duration,time_limit\n1,A,1,0,100,3600\n2,A,1,1,100,\n3,B,1,2,10,0\n");
     assert_int_equal(t.jobs[0].limit, 3600);
     assert_int_equal(t.jobs[1].limit, 0);
     assert_int_equal(t.jobs[2].limit, 0);

@@ -62,8 +62,8 @@ void ds_limits_learn(ds_limits_t *l, const char *tenant, const char *user, doubl
     double b = run - log(base < limit ? base : limit);
     char key[192];
     for (int level = 0; level < 2; level++) {
-        key_of(key, sizeof key, tenant, level ? NULL : user);
         if (!level && !(user && *user)) continue;
+        key_of(key, sizeof key, tenant, level ? NULL : user);
         ds_limit_stat_t *s = stat_of(l, key);
         s->n++, s->sum += r, s->sumsq += r * r, s->base_sse += b * b;
     }

@@ -24,13 +24,6 @@ static int pinned_for_life(const daemon_t *d, const dslot_t *sl, int as_g)
     return sl->npin > 0 && (sl->shareable || d->cfg.repin == 0 || (d->cfg.repin == 2 && !as_g));
 }
 
-/* Whether it may start only on its first indices whatever class it starts in: then it is held out of the
- * pass while they are busy (with repin = 2 a whole-GPU job is left in: the pass may start it as G). */
-static int pinned_whatever(const daemon_t *d, const dslot_t *sl)
-{
-    return sl->npin > 0 && (sl->shareable || d->cfg.repin == 0);
-}
-
 static int starts_g(const daemon_t *d, int32_t j) { return ds_engine_job(d->e, j)->klass == DS_CLASS_G; }
 
 /* A colocation Slurm can honour: every resident of the job's GPUs runs on a shard. */
@@ -381,7 +374,8 @@ static void hold_unstartable(daemon_t *d)
             hold = 1;
             snprintf(sl->why, sizeof sl->why, "Slurm refused its dispatch %d times in a row: held out of the policy's "
                      "pass for %.0f s more", D_FAILS_HOLD, sl->t_hold_until - mono);
-        } else if (pinned_whatever(d, sl) && !pins_open(d, j, refused, sizeof refused)) {
+        } else if (pinned_for_life(d, sl, 1) && !pins_open(d, j, refused, sizeof refused)) {
+            /* pinned even as G: whatever class the pass gives it (with repin = 2 a whole-GPU job stays in) */
             hold = 1;
             if (refused[0]) snprintf(sl->why, sizeof sl->why, "%s", refused);
             else
