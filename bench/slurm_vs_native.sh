@@ -21,7 +21,9 @@
 #      rounded up to the hour), POLL (deepshared's poll, 0.05 s), REPORT_ONLY=1 (no replay: the report from
 #      OUT's replays), RUN_FROM (first run index, 1: RUN_FROM=3 RUNS=4 adds runs 3 and 4 to OUT), SIM_SEEDS (10: the
 #      simulated twins of deepshared with the live costs, docs/native-slurm.md "What the simulator models"),
-#      REPIN (deepshared's repin, 0), RESTART_PINNED (the twins' --restart-pinned: 1, 0, 3 for REPIN 0, 1, 2)
+#      PIN_WHOLE (deepshared's pin_whole_gpus, 0: Slurm picks a whole-GPU job's GPUs, nothing is pinned), REPIN
+#      (deepshared's repin, 0; it matters only with PIN_WHOLE=1), RESTART_PINNED (the twins' --restart-pinned: 0
+#      with PIN_WHOLE=0; with PIN_WHOLE=1, 1, 0, 3 for REPIN 0, 1, 2)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mkdir -p "${1:-bench-native-out}" && cd "${1:-bench-native-out}" && pwd)
@@ -31,6 +33,7 @@ runs=${RUNS:-1}
 run_from=${RUN_FROM:-1}
 poll=${POLL:-0.05}
 repin=${REPIN:-0}
+pin_whole=${PIN_WHOLE:-0}
 variants=${VARIANTS:-slurm-quota slurm-borrow deepshared}
 trace=${TRACE:-$root/bench/native/jobs.csv}
 tenants=${TENANTS:-$root/bench/native/tenants.csv}
@@ -73,6 +76,7 @@ replay_one() {
       echo "slurm_conf = $SLURM_CONF"
       echo "gpu_sharing = 0"
       echo "repin = $repin"
+      echo "pin_whole_gpus = $pin_whole"
       echo "k = 1"
       echo "journal = $dir/journal.csv"
       echo "default_runtime = $mean"
@@ -102,7 +106,7 @@ replay_one() {
 
 if [ -z "${REPORT_ONLY:-}" ]; then
   export -f replay_one log
-  export root out build ds compress trace tenants window cycle poll repin
+  export root out build ds compress trace tenants window cycle poll repin pin_whole
   for r in $(seq "$run_from" "$((run_from + runs - 1))"); do
     for v in $variants; do
       log "$v run $r: replaying $(($(wc -l < "$trace") - 1)) jobs, x$compress ($(date +%T))"
@@ -167,9 +171,11 @@ stat() {
     }' "${3:-$runs_csv}"
 }
 # The simulated twin of deepshared with the live cluster's costs (docs/native-slurm.md, "What the simulator
-# models"): Slurm's restart rules as deepshared meets them (--restart-pinned RESTART_PINNED: 1 with the daemon's
-# repin = 0 (REPIN, the default), every job only on the GPU indices of its first start; 3 with REPIN=2, a job
-# restarts so as best effort only, as guaranteed anywhere; 0 with REPIN=1:
+# models"): Slurm's restart rules as deepshared meets them (--restart-pinned RESTART_PINNED: 0 with the daemon's
+# pin_whole_gpus = 0 (PIN_WHOLE, the default): it asks Slurm for N GPUs of a node and Slurm picks them, so a
+# requeued job restarts on any; with PIN_WHOLE=1, 1 with the daemon's repin = 0 (REPIN, the default), every job
+# only on the GPU indices of its first start; 3 with REPIN=2, a job restarts so as best effort only, as guaranteed
+# anywhere; 0 with REPIN=1:
 # the daemon here runs with gpu_sharing = 0, so it has no shard job, the only kind Slurm 22.05 always restarts on
 # its first index, and repin pins a whole-GPU job anew at each dispatch; --requeue-settle: the daemon's 3 wall s
 # after a requeue, x COMPRESS), and,
@@ -195,7 +201,7 @@ if [ -s "$lagpool" ] && [ -s "$latpool" ]; then
       { $4 += int(lag[int(rand() * nl)] * x + 0.5); $5 += int(lat[int(rand() * nt)] * x + 0.5); print }' "$simtrace" > "$out/sim-costs-trace.csv"
     # deepshare-costs: lags, latencies and restart rules; deepshare-lags: lags and latencies only (what the rules add)
     for c in costs lags; do
-      rules=(--restart-pinned "${RESTART_PINNED:-$(case $repin in 0) echo 1 ;; 1) echo 0 ;; *) echo 3 ;; esac)}" --requeue-settle $((3 * compress)))
+      rules=(--restart-pinned "${RESTART_PINNED:-$(case $pin_whole$repin in 0*) echo 0 ;; 10) echo 1 ;; 11) echo 0 ;; *) echo 3 ;; esac)}" --requeue-settle $((3 * compress)))
       [ "$c" = costs ] || rules=()
       "$ds" simulate --trace "$out/sim-costs-trace.csv" --vc-config "$tenants" --mode pooled --gpus-per-node 4 --pool-nodes 4 --k 1 \
         --no-cpu-check --window "$window" --cycle "$cycle" --policy deepshare "${rules[@]}" --json "$out/sim-costs.json" --quiet \

@@ -142,10 +142,13 @@ static void gpu_use(const char *node, int idx, int *shards, int *whole)
  * with the GPU model on, a whole GPU needs nothing else on it. */
 static int typed_pick(const sl_job_t *j, int *out);
 
+/* Slurm picks the GPUs of a job asking gpu:TYPE:N or an untyped gpu:N (nothing pinned by index) */
+static int slurm_picks(const sl_job_t *j) { return j->gpu_type[0] || (j->untyped_gpus > 0 && j->untyped_gpus == j->gres_gpus); }
+
 static int startable(const sl_job_t *j)
 {
     int pick[SL_MAX_GPUS];
-    if (j->gpu_type[0]) return typed_pick(j, pick) == j->gres_gpus;
+    if (slurm_picks(j)) return typed_pick(j, pick) == j->gres_gpus;
     int life = shard_life[j - jobs];
     if (life && (!j->on_shard || j->ngpu_idx != 1 || j->gpu_idx[0] != life - 1)) return 0;
     for (int i = 0; i < nnodes; i++) {
@@ -167,7 +170,8 @@ static int startable(const sl_job_t *j)
 static int typed_pick(const sl_job_t *j, int *out)
 {
     const sl_node_t *nd = node_named(j->req_nodes);
-    if (!nd || strcmp(nd->gpu_type, j->gpu_type)) return 0;
+    /* an untyped gpu:N takes GPUs of any type */
+    if (!nd || (j->gpu_type[0] && strcmp(nd->gpu_type, j->gpu_type))) return 0;
     int k = 0;
     for (int g = 0; g < nd->gpus && k < j->gres_gpus; g++) {
         int used, whole;
@@ -245,7 +249,7 @@ int fs_run_dispatched(const char *staging)
         for (int k = 0; k < nnodes; k++)
             if (!strcmp(nodes[k].name, j->req_nodes)) up = nodes[k].up;
         if (!up) continue;
-        if (j->gpu_type[0]) j->ngpu_idx = typed_pick(j, j->gpu_idx); /* gres_detail's IDX */
+        if (slurm_picks(j)) j->ngpu_idx = typed_pick(j, j->gpu_idx); /* gres_detail's IDX */
         j->state = SL_RUNNING;
         j->start = j->submit + 1;
         _Static_assert(sizeof j->nodes == sizeof j->req_nodes, "node name fields differ");
@@ -381,6 +385,19 @@ int sl_dispatch(uint32_t id, const char *partition, const char *node, const int 
     }
     if (fix_tasks) j->num_tasks = 1;
     j->on_shard = shard;
+    if (gpu_type && !gpu_type[0]) {
+        /* gpu:N, any type: a second request would add to the first, as a typed one does */
+        if (n > 0 && j->gres_gpus) {
+            snprintf(err, errn, "fake slurm: job %u: a second GRES request would add to the first", id);
+            return -1;
+        }
+        snprintf(j->req_nodes, sizeof j->req_nodes, "%s", node);
+        if (n > 0) fs_request_gpus(j, NULL, n);
+        j->ngpu_idx = 0;
+        snprintf(j->admin_comment, sizeof j->admin_comment, "%s", admin_comment);
+        j->priority = priority;
+        return 0;
+    }
     if (gpu_type && gpu_type[0]) {
         snprintf(j->req_nodes, sizeof j->req_nodes, "%s", node);
         fs_request_gpus(j, gpu_type, n);
@@ -432,7 +449,7 @@ int sl_requeue_hold(uint32_t id, char *err, size_t errn)
     j->restarts++;
     j->nodes[0] = 0;
     signal_of[j - jobs] = 0;
-    if (j->gpu_type[0]) j->ngpu_idx = 0; /* Slurm picked them: no gres_detail while pending */
+    if (slurm_picks(j)) j->ngpu_idx = 0; /* Slurm picked them: no gres_detail while pending */
     return 0;
 }
 

@@ -29,6 +29,7 @@ static void boot_daemon(const char *policy, const char *const *tenants, const in
     D.cfg.listen_port = 0;
     D.cfg.k = 1; /* no colocation: these tests are about pins, requeues and errors */
     D.cfg.gpu_sharing = 0;
+    D.cfg.pin_whole_gpus = 1; /* pinned as on a cluster that shares GPUs; test_unpinned_* unpin them */
     for (int i = 0; i < nt; i++) {
         snprintf(D.cfg.tenants[i].name, sizeof D.cfg.tenants[i].name, "%s", tenants[i]);
         D.cfg.tenants[i].quota = quotas[i];
@@ -619,6 +620,83 @@ static void test_repin_whole_gpu_job(void **state)
 /* repin = 2: a requeued whole-GPU job whose first indices are busy is left in the pass; started
  * as guaranteed (its tenant's quota has room) it is pinned anew where the policy puts it; started as best
  * effort (over its quota) the start is taken back and it waits for its indices, as with repin = 0. */
+/* Nothing shares a GPU (gpu_sharing = 0, pin_whole_gpus = 0): a whole-GPU job asks Slurm for N GPUs of its
+ * node, once in its life, and Slurm picks them; requeued, it restarts on whatever GPUs are free, where a
+ * pinned one would wait for its first indices (test_repin_*), and the engine follows Slurm's pick. */
+static void test_unpinned_first_dispatch(void **state)
+{
+    (void)state;
+    running_on(1, "a", "prod", "G", 0);
+    fs_add_job(2, "b", "staging", "gpus=2");
+    boot("deepshare");
+    D.cfg.pin_whole_gpus = 0;
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_policy_ok();
+    assert_int_equal(fs_calls(FS_DISPATCH), 1);
+    const sl_job_t *j = fs_job(2);
+    assert_string_equal(j->tres_per_node, "gres:gpu:2");
+    assert_int_equal(j->untyped_gpus, 2);
+    assert_int_equal(j->ngpu_idx, 0);
+    assert_non_null(strstr(j->admin_comment, "gres=gpu pin="));
+    assert_null(strstr(j->admin_comment, "pin=1"));
+    assert_int_equal(fs_run_dispatched("staging"), 1);
+    assert_int_equal(j->ngpu_idx, 2);
+    assert_int_equal(j->gpu_idx[0], 1); /* Slurm's pick: the lowest free indices */
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_policy_ok();
+    int32_t s = daemon_slot_of(&D, 2);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
+    assert_int_equal(ds_engine_job_gpus(D.e, s)[0] - D.e->nodes[0].gpu0, 1);
+    assert_int_equal(ds_engine_job_gpus(D.e, s)[1] - D.e->nodes[0].gpu0, 2);
+}
+
+static void test_unpinned_requeued_restarts_anywhere(void **state)
+{
+    (void)state;
+    running_on(1, "a", "prod", "G", 0);
+    running_on(3, "a", "prod", "G", 1);
+    /* job 2 ran on indices 0 and 1 before its requeue; they are busy now */
+    sl_job_t *r = fs_add_job(2, "b", "staging", "gpus=2");
+    fs_request_gpus(r, NULL, 2);
+    snprintf(r->admin_comment, sizeof r->admin_comment, "deepshare class=BE gres=gpu pin=");
+    r->restarts = 1;
+    boot("deepshare");
+    D.cfg.pin_whole_gpus = 0;
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_policy_ok();
+    assert_int_equal(D.nheld, 0);
+    assert_int_equal(fs_calls(FS_DISPATCH), 1);
+    const sl_job_t *j = fs_job(2);
+    assert_string_equal(j->tres_per_node, "gres:gpu:2"); /* asked once: not asked again */
+    assert_int_equal(j->gres_gpus, 2);
+    assert_int_equal(fs_run_dispatched("staging"), 1);
+    assert_int_equal(j->gpu_idx[0], 2);
+    assert_int_equal(j->gpu_idx[1], 3);
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_policy_ok();
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
+    assert_true(dt_metric(&D, "deepshare_repins_total") == 0);
+}
+
+/* pin_whole_gpus = 1 keeps the pins (the same job waits for its first indices, as with sharing on). */
+static void test_unpinned_off_keeps_pins(void **state)
+{
+    (void)state;
+    static const int pins[] = {0, 1};
+    running_on(1, "a", "prod", "G", 0);
+    requeued_pinned(2, "b", 0, pins, 2);
+    boot("deepshare");
+    assert_int_equal(D.cfg.pin_whole_gpus, 1);
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_int_equal(fs_calls(FS_DISPATCH), 0);
+    assert_int_equal(D.nheld, 1);
+}
+
 static void test_repin_guaranteed_only(void **state)
 {
     (void)state;
@@ -1383,6 +1461,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pin_busy_held, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pin_busy_moves_to_free_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repin_whole_gpu_job, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unpinned_first_dispatch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unpinned_requeued_restarts_anywhere, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unpinned_off_keeps_pins, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repin_guaranteed_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repin_not_best_effort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repin_survives_rebuild, setup, teardown),

@@ -268,6 +268,14 @@ void screen_escape(const char *s, char *out, size_t n);
 /* Index of a node by name, -1 when unknown. */
 /* Whether Slurm picks the GPUs of a job on the daemon's nodes (GPUs typed by model, Gres=gpu:v100:4). */
 static inline int gpumap_slurm_picks(const daemon_t *d) { return d->typed && !d->model_pins; }
+/* Whole-GPU jobs asked for as N GPUs of their node, Slurm picking which (no pins): GPUs typed by model, and
+ * per-index GPUs that nothing shares (gpu_sharing = 0, pin_whole_gpus = 0). Pins keep a whole-GPU job off a
+ * GPU with shard jobs, which Slurm 22.05 would not; without shards they only cost: 22.05 restarts a requeued
+ * job on the GPU indices of its first start alone (docs/deepshared.md, "Pinned for life, or anew"). */
+static inline int gpumap_picks_whole(const daemon_t *d)
+{
+    return gpumap_slurm_picks(d) || (!d->typed && !d->model_pins && !d->cfg.gpu_sharing && !d->cfg.pin_whole_gpus);
+}
 int gpumap_node(const daemon_t *d, const char *name);
 /* The daemon's index of a GPU (node-major: node x gpn + index on the node) from the engine's. */
 int gpumap_dgpu(const daemon_t *d, int32_t engine_gpu);

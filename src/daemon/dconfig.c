@@ -193,6 +193,7 @@ static int set_key(dconfig_t *c, const char *path, long line, const char *k, con
     INT("k", k, 1, 4);
     INT("gpu_sharing", gpu_sharing, 0, 1);
     INT("repin", repin, 0, 2);
+    INT("pin_whole_gpus", pin_whole_gpus, 0, 1);
     NUM("qad_lambda", qad_lambda, 0, 1);
     NUM("qad_theta", qad_theta, 0, 1);
     INT("job_capacity", job_capacity, 16, 1e7);
@@ -581,7 +582,7 @@ void dconfig_print(FILE *f, const dconfig_t *c)
             c->staging, c->g_partition, c->be_partition);
     fprintf(f, "k = %d\ngpu_sharing = %d\ngpu_mem_mib = %d\ndefault_job_gpu_mem_mib = %d\njob_capacity = %d\n", c->k,
             c->gpu_sharing, c->gmem_mib, c->default_gmem_mib, c->job_capacity);
-    fprintf(f, "repin = %d\n", c->repin);
+    fprintf(f, "repin = %d\npin_whole_gpus = %d\n", c->repin, c->pin_whole_gpus);
     fprintf(f, "qad_lambda = %g\nqad_theta = %g\n", c->qad_lambda, c->qad_theta);
     fprintf(f, "journal = %s\ndefault_runtime = %g\nmin_history = %d\n", c->journal, c->default_runtime,
             c->min_history);
@@ -637,6 +638,7 @@ void dconfig_reload_merge(const dconfig_t *cur, dconfig_t *next, char *restart, 
     KEEP_N(gmem_mib, "gpu_mem_mib");
     KEEP_N(k, "k");
     KEEP_N(gpu_sharing, "gpu_sharing");
+    KEEP_N(pin_whole_gpus, "pin_whole_gpus");
     KEEP_N(job_capacity, "job_capacity");
     KEEP_N(status_window, "status_window");
     KEEP_S(lease_etcd, "lease_etcd");

@@ -48,6 +48,9 @@ typedef struct dconfig {
     int repin;               /* a whole-GPU job sent onto other GPU indices than its last dispatch's is pinned
                                 anew always (1), when it starts as guaranteed (2), or never (0, the default): it
                                 restarts only on its first indices, as a shard job */
+    int pin_whole_gpus;      /* with gpu_sharing = 0: pin whole-GPU jobs to GPU indices all the same (1), or ask
+                                Slurm for N GPUs of the node and let it pick them (0, the default): nothing
+                                shares a GPU then, and a requeued job restarts on any free GPUs */
     double qad_lambda, qad_theta;
     int job_capacity;        /* job slots before the engine is rebuilt */
     double dispatch_timeout; /* a dispatched job not running after this goes back to staging */

@@ -183,21 +183,25 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
     /* GPUs typed by model: n GPUs of the node's type, which Slurm picks (no pin); per-GPU types with the
      * model: pinned as index types with the node's model in the name */
     const char *gtype = gpumap_slurm_picks(d) ? d->tname[d->node_type[node]] : NULL;
+    /* N GPUs of the node (untyped), which Slurm picks: asked once, as a requeued job keeps its request */
+    const char *any = !gtype && sl->npin == 0 && !sl->shareable && gpumap_picks_whole(d) ? "" : NULL;
+    int asked = any && sj && sj->untyped_gpus == n && sj->gres_gpus == n;
     const char *pmodel = d->model_pins ? d->tname[d->node_type[node]] : NULL;
     char ac[128], err[300];
     size_t off = (size_t)snprintf(ac, sizeof ac, "deepshare class=%s gres=%s%s%s pin=", be ? "BE" : "G",
                                   sl->shareable ? "shard" : "gpu", gtype ? ":" : "", gtype ? gtype : "");
-    for (int i = 0; !gtype && i < n && off < sizeof ac; i++)
+    for (int i = 0; !gtype && !any && i < n && off < sizeof ac; i++)
         off += (size_t)snprintf(ac + off, sizeof ac - off, "%s%d", i ? "," : "", idx[i]);
     /* the fencing epoch of the leader that sent it (a deposed leader's late dispatch is told apart by it) */
     if (d->lease.epoch && off < sizeof ac) snprintf(ac + off, sizeof ac - off, " epoch=%lld", (long long)d->lease.epoch);
     /* a GRES asked at submit, or the pins of an earlier dispatch elsewhere, must go before the pin; a typed
      * request goes every time: 22.05 adds a new GRES request to the one a job has */
-    int clear = repin || ((sl->npin == 0 || gtype) && sj && (sj->untyped_gpus > 0 || sj->gres_gpus > 0));
+    int clear = repin || ((sl->npin == 0 || gtype) && !asked && sj && (sj->untyped_gpus > 0 || sj->gres_gpus > 0));
     double t0 = daemon_now_mono();
     /* pins the job has already (the same indices, or a shard job's for life) are not sent again */
     if (sl_dispatch(d->slot[j].id, be ? d->cfg.be_partition : d->cfg.g_partition, d->nodes[node].name, idx,
-                    sl->npin && !gtype && !repin ? 0 : n, d->slot[j].shareable, pmodel, gtype, clear, sj && sj->num_tasks == 0, ac,
+                    (sl->npin && !gtype && !repin) || asked ? 0 : n, d->slot[j].shareable, pmodel, gtype ? gtype : any, clear,
+                    sj && sj->num_tasks == 0, ac,
                     be ? 10000 : 20000, err, sizeof err)) {
         d->errors++;
         snprintf(d->slot[j].why, sizeof d->slot[j].why, "last dispatch failed: %.120s", err);
@@ -222,7 +226,7 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
     d->slot[j].t_decided = d->t_pass;
     if (!sl->whole) d->slot[j].why[0] = 0;
     sl->why_logged = 0;
-    if ((sl->npin == 0 || repin) && !gtype) {
+    if ((sl->npin == 0 || repin) && !gtype && !any) {
         if (repin) d->repins++;
         sl->npin = (int8_t)n;
         for (int i = 0; i < n; i++) sl->pin[i] = (int8_t)idx[i];

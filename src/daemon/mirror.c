@@ -55,7 +55,7 @@ static int job_engine_gpus(const daemon_t *d, const sl_job_t *j, int32_t *out)
 {
     const char *node = j->nodes[0] ? j->nodes : j->req_nodes;
     int n = gpumap_node(d, node);
-    if (n >= 0 && gpumap_slurm_picks(d) && j->ngpu_idx == 0 && j->gres_gpus > 0 && j->state == SL_PENDING) {
+    if (n >= 0 && gpumap_picks_whole(d) && j->ngpu_idx == 0 && j->gres_gpus > 0 && j->state == SL_PENDING) {
         int32_t s = daemon_slot_of(d, j->id);
         const ds_jstate_t *js = s >= 0 && s < d->nslots ? ds_engine_job(d->e, s) : NULL;
         if (js && js->status == DS_JS_RUNNING && js->nplaced == j->gres_gpus &&
@@ -541,8 +541,8 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
             int n = job_engine_gpus(d, j, g);
             int same = n == js->nplaced;
             for (int i = 0; same && i < n; i++) same = g[i] == ds_engine_job_gpus(d->e, s)[i];
-            if (!same && gpumap_slurm_picks(d) && n == js->nplaced && j->state == SL_RUNNING && ds_engine_move(d->e, s, g) == DS_OK) {
-                /* Slurm picked other GPUs of the node than the engine had (GPUs typed by model) */
+            if (!same && gpumap_picks_whole(d) && n == js->nplaced && j->state == SL_RUNNING && ds_engine_move(d->e, s, g) == DS_OK) {
+                /* Slurm picked other GPUs of the node than the engine had (it picks them: gpumap_picks_whole) */
                 dlog(1, "job %u: Slurm runs it on GPU %d%s of %s: moved there", j->id, j->gpu_idx[0], n > 1 ? "+" : "",
                      j->nodes);
             } else if (!same) {

@@ -231,6 +231,8 @@ int sl_dispatch(uint32_t id, const char *partition, const char *node, const int 
     size_t off = 0;
     if (gpu_type && gpu_type[0])
         snprintf(tres, sizeof tres, "gres:gpu:%.64s:%d", gpu_type, n);
+    else if (gpu_type)
+        snprintf(tres, sizeof tres, "gres:gpu:%d", n);
     else
         for (int i = 0; i < n && off < sizeof tres; i++)
             off += (size_t)snprintf(tres + off, sizeof tres - off, "%sgres:%s:%.64s%sg%d:1", i ? "," : "",

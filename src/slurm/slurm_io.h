@@ -113,8 +113,8 @@ void sl_set_fence(int (*may_write)(void *ctx), void *ctx);
 /* Moves a pending job to partition on node with the GPUs idx pinned (gpu:gN:1 each, or shard:gN:1
  * when shard is set; with pin_model "v100", gpu:v100_gN:1 / shard:v100_gN:1; n = 0 leaves the job's GRES as
  * it is), sets its admin comment and priority. With
- * gpu_type (a node typed by model) it asks for n GPUs of that type instead (gpu:TYPE:n; idx unused):
- * Slurm picks them on the node.
+ * gpu_type (a node typed by model) it asks for n GPUs of that type instead (gpu:TYPE:n; idx unused), with
+ * gpu_type "" for n GPUs of any type (gpu:n): Slurm picks them on the node.
  * clear_first drops a GRES request made at submit time first. Slurm 22.05 adds a new GRES request to
  * the job's earlier one (types and counts), so a job must be pinned once in its life. */
 int sl_dispatch(uint32_t id, const char *partition, const char *node, const int *idx, int n, int shard,
