@@ -755,6 +755,59 @@ static void test_revoke_needs_confident_mean(void **st)
     revoke_case("rho-min=0.8,tau-max=0.8", drops_to_07, 24 * 60, 0);
 }
 
+static double at_085(void *ctx, int32_t job, int64_t now)
+{
+    (void)ctx, (void)job, (void)now;
+    return 0.85;
+}
+
+/* What the monitor holds a pair to (monitor-threshold): the pair of revoke_case measured at 0.85 for good,
+ * while B's 2-GPU job waits with no GPU free (pressure: the threshold of the moment is tau-max = 0.95; B is
+ * served, its G job running). current revokes it once the mean is confidently under 0.95 (the 4th sample);
+ * floor (rho-min 0.7) and urgent (no under-served G member) keep it for good. */
+static void monitor_case(const char *kv, int64_t when)
+{
+    ds_trace_t t;
+    tu_trace(&t, "A:1 B:1", "1 A 1 0 100000; 2 A 1 0 100000; 3 B 1 10 100000; 4 B 2 20 100000");
+    char opts[128];
+    snprintf(opts, sizeof opts, "%s,share-first=0", kv);
+    void *cfg = cfg_with(opts);
+    ds_engine_t *e = engine_for(&t, 1, cfg);
+    ds_engine_set_hooks(e, &(ds_driver_hooks_t){.observe_retention = at_085});
+    ds_engine_arrive(e, 0, 0);
+    ds_engine_arrive(e, 1, 0);
+    ds_engine_schedule(e, 0, 1);
+    ds_engine_arrive(e, 2, 10);
+    ds_engine_schedule(e, 10, 0);
+    assert_int_equal(e->js[2].partner, 1);
+    ds_engine_arrive(e, 3, 20);
+    ds_engine_schedule(e, 20, 0);
+    assert_int_equal(e->js[3].status, DS_JS_PENDING);
+    int64_t revoked = 0;
+    for (int64_t now = 60; now <= 20 * 60 && !revoked; now += 60) {
+        ds_engine_clear_decisions(e);
+        ds_engine_schedule(e, now, 1);
+        if (e->n_revocations) revoked = now;
+    }
+    assert_int_equal(revoked, when);
+    if (when) assert_int_equal(e->js[1].preemptions, 1); /* the BE member */
+    assert_int_equal(e->js[2].preemptions, 0);
+    ds_engine_destroy(e);
+    ops()->config_free(cfg);
+    ds_trace_free(&t);
+}
+
+static void test_monitor_threshold(void **st)
+{
+    (void)st;
+    monitor_case("monitor-threshold=current", 4 * 60);
+    monitor_case("monitor-threshold=floor", 0);
+    monitor_case("monitor-threshold=urgent", 0);
+    /* below the floor, floor revokes too (a pair its estimate misjudged), once the mean of its samples plus
+     * two standard errors (the prior noise 0.1 before 30 deviations) is under ln 0.9: at the 13th sample */
+    monitor_case("monitor-threshold=floor,rho-min=0.9,tau-max=0.95", 13 * 60);
+}
+
 /* QG order: band first. An under-served tenant's long job precedes a well-served tenant's short
  * one, and over random states the bands never decrease along the order. */
 /* Only under-served tenants' G jobs go before best-effort work (served-g-in-qb, docs/policy.md §3, revision
@@ -1236,6 +1289,7 @@ int main(void)
         cmocka_unit_test(test_revoke_after_w),
         cmocka_unit_test(test_missing_sample_never_revokes),
         cmocka_unit_test(test_revoke_needs_confident_mean),
+        cmocka_unit_test(test_monitor_threshold),
         cmocka_unit_test(test_admit_floor),
         cmocka_unit_test(test_gpu_time_order),
         cmocka_unit_test(test_overrun_yield),

@@ -173,8 +173,10 @@ int dsp_config_set(void *config, const char *key, const char *value, ds_error_t 
     if (!strcmp(k, "monitor-threshold")) {
         if (!strcmp(value, "current")) c->monitor_threshold = DSP_MON_CURRENT;
         else if (!strcmp(value, "admit")) c->monitor_threshold = DSP_MON_ADMIT;
+        else if (!strcmp(value, "floor")) c->monitor_threshold = DSP_MON_FLOOR;
+        else if (!strcmp(value, "urgent")) c->monitor_threshold = DSP_MON_URGENT;
         else {
-            ds_error_set(err, NULL, 0, "monitor-threshold", "'%s' is not current or admit", value);
+            ds_error_set(err, NULL, 0, "monitor-threshold", "'%s' is not current, admit, floor or urgent", value);
             return DS_EINVAL;
         }
         return DS_OK;
@@ -222,7 +224,9 @@ void dsp_config_help(FILE *f)
     for (size_t i = 0; i < sizeof params / sizeof params[0]; i++)
         fprintf(f, "  --%-20s %-6s %s\n", params[i].name, params[i].def, params[i].help);
     fprintf(f, "  --%-20s %-6s %s\n", "monitor-threshold", "current",
-            "threshold a retention sample is compared with: current (recomputed) or admit (at admission)");
+            "threshold a retention sample is compared with: current (recomputed), admit (at admission), floor (rho-min: "
+            "only a pair the estimate misjudged is revoked) or urgent (the current one for a G member of an "
+            "under-served tenant, rho-min otherwise)");
     fprintf(f, "  --%-20s %-6s %s\n", "conditional-remaining", "none",
             "which decisions read the learned runtime model's remaining-time estimate conditional on what a job has "
             "run (the median of its recent errors beyond that; docs/predictors.md): the preemption cost (victims), "

@@ -12,7 +12,7 @@
 enum { DSP_R_RECLAIM = 1, DSP_R_REVOKE = 2 };
 
 /* Which threshold the retention monitor compares samples with. */
-enum { DSP_MON_CURRENT = 0, DSP_MON_ADMIT = 1 };
+enum { DSP_MON_CURRENT = 0, DSP_MON_ADMIT = 1, DSP_MON_FLOOR = 2, DSP_MON_URGENT = 3 };
 
 /* A cluster of several GPU types (docs/heterogeneous.md): how quotas and QAD count GPUs of different types, and
  * which type a job is placed on first. */
@@ -63,7 +63,7 @@ typedef struct dsp_config {
                                best-effort work; only under-served tenants' G jobs go first (1) */
     int admit_floor;        /* the model's prediction admits at rho_min; the monitor enforces the threshold (1) */
     double monitor_z;       /* ...and the pair's mean retention that far (in standard errors) below threshold (2; 0: off) */
-    int monitor_threshold;  /* DSP_MON_CURRENT or DSP_MON_ADMIT */
+    int monitor_threshold;  /* DSP_MON_*: what a retention sample is compared with (ds_monitor.c) */
     int learn_retention;    /* admission uses the monitor's measurements of a workload pair (1) */
     double probe_z;         /* an unmeasured pair is admitted on its prediction + probe_z x the interference
                                predictor's uncertainty, one such probe per pair at a time (3; 0: off) */

@@ -37,8 +37,15 @@ static int confidently_low(const dsp_t *s, int32_t j, double thr)
 
 static double pair_threshold(const ds_engine_t *e, const dsp_t *s, int32_t j)
 {
-    return s->cfg.monitor_threshold == DSP_MON_ADMIT ? (double)s->admit_tau[j]
-                                                      : dsp_tau_tenant(s, s->mon_base[e->js[j].part], e->trace->jobs[j].tenant);
+    int32_t t = e->trace->jobs[j].tenant;
+    switch (s->cfg.monitor_threshold) {
+    case DSP_MON_ADMIT: return (double)s->admit_tau[j];
+    case DSP_MON_FLOOR: return s->cfg.rho_min;
+    case DSP_MON_URGENT:
+        return e->js[j].klass != DS_CLASS_BE && dsp_underserved(s, t) ? dsp_tau_tenant(s, s->mon_base[e->js[j].part], t)
+                                                                      : s->cfg.rho_min;
+    default: return dsp_tau_tenant(s, s->mon_base[e->js[j].part], t);
+    }
 }
 
 /* The member that stops: the BE one; of two BE (or two G, without borrowing) the later started. */
