@@ -378,6 +378,8 @@ int sl_dispatch(uint32_t id, const char *partition, const char *node, const int 
         snprintf(err, errn, "fake slurm: job %u: Requested node configuration is not available", id);
         return -1;
     }
+    /* 22.05 keeps a typed request's types (count 0) through a clear */
+    int had_typed = j->gres_gpus > j->untyped_gpus;
     snprintf(j->partition, sizeof j->partition, "%s", partition);
     if (clear_first) {
         j->untyped_gpus = j->gres_gpus = j->ngpu_idx = 0; /* the GRES asked at submit goes */
@@ -387,6 +389,10 @@ int sl_dispatch(uint32_t id, const char *partition, const char *node, const int 
     j->on_shard = shard;
     if (gpu_type && !gpu_type[0]) {
         /* gpu:N, any type: a second request would add to the first, as a typed one does */
+        if (n > 0 && had_typed) {
+            snprintf(err, errn, "fake slurm: job %u: Invalid GRES specification (with and without type identification)", id);
+            return -1;
+        }
         if (n > 0 && j->gres_gpus) {
             snprintf(err, errn, "fake slurm: job %u: a second GRES request would add to the first", id);
             return -1;

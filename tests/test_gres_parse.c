@@ -117,6 +117,25 @@ static void test_job_tres(void **state)
     sl_parse_idx_list("0-2,5)", &j);
     assert_int_equal(j.ngpu_idx, 4);
     assert_int_equal(j.gpu_idx[3], 5);
+    /* an untyped gpu:2 on GPUs typed per index, as 22.05.8 showed it (the first entry is empty) */
+    memset(&j, 0, sizeof j);
+    sl_parse_gres_detail("gpu:g0:0(IDX:),gpu:g1:1(IDX:1),gpu:g2:1(IDX:2),gpu:g3:0(IDX:)", &j);
+    assert_int_equal(j.ngpu_idx, 2);
+    assert_int_equal(j.gpu_idx[0], 1);
+    assert_int_equal(j.gpu_idx[1], 2);
+    memset(&j, 0, sizeof j);
+    sl_parse_gres_detail("gpu:v100:2(IDX:0-1)", &j);
+    assert_int_equal(j.ngpu_idx, 2);
+    assert_int_equal(j.gpu_idx[1], 1);
+    memset(&j, 0, sizeof j);
+    sl_parse_gres_detail("gpu:g1:1(IDX:1),gpu:g0:1(IDX:0),gpu:g0:0(IDX:0)", &j); /* order, no repeats */
+    assert_int_equal(j.ngpu_idx, 2);
+    assert_int_equal(j.gpu_idx[0], 0);
+    memset(&j, 0, sizeof j);
+    sl_parse_gres_detail("gpu:g0:0(IDX:)", &j);
+    assert_int_equal(j.ngpu_idx, 0);
+    sl_parse_gres_detail(NULL, &j);
+    assert_int_equal(j.ngpu_idx, 0);
 }
 
 int main(void)

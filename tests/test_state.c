@@ -682,6 +682,26 @@ static void test_unpinned_requeued_restarts_anywhere(void **state)
     assert_true(dt_metric(&D, "deepshare_repins_total") == 0);
 }
 
+/* A job that asked typed GPUs itself (--gres=gpu:g1:1,gpu:g2:1) is pinned as before: 22.05 keeps its types
+ * through a clear and refuses an untyped request beside them (seen on the local cluster). */
+static void test_unpinned_typed_request_pinned(void **state)
+{
+    (void)state;
+    sl_job_t *r = fs_add_job(2, "b", "staging", "");
+    static const int idx[] = {1, 2};
+    fs_pin(r, "", idx, 2);
+    r->gres_gpus = 2; /* as sl_parse_tres counts it */
+    boot("deepshare");
+    D.cfg.pin_whole_gpus = 0;
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_policy_ok();
+    assert_int_equal(D.errors, 0);
+    assert_int_equal(fs_calls(FS_DISPATCH), 1);
+    assert_int_equal(fs_run_dispatched("staging"), 1);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
+}
+
 /* pin_whole_gpus = 1 keeps the pins (the same job waits for its first indices, as with sharing on). */
 static void test_unpinned_off_keeps_pins(void **state)
 {
@@ -1464,6 +1484,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unpinned_first_dispatch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unpinned_requeued_restarts_anywhere, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unpinned_off_keeps_pins, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unpinned_typed_request_pinned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repin_guaranteed_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repin_not_best_effort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repin_survives_rebuild, setup, teardown),

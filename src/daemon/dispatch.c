@@ -184,7 +184,24 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
      * model: pinned as index types with the node's model in the name */
     const char *gtype = gpumap_slurm_picks(d) ? d->tname[d->node_type[node]] : NULL;
     /* N GPUs of the node (untyped), which Slurm picks: asked once, as a requeued job keeps its request */
-    const char *any = !gtype && sl->npin == 0 && !sl->shareable && gpumap_picks_whole(d) ? "" : NULL;
+    /* not for a job that asked typed GPUs itself: 22.05 keeps its types after a clear and refuses an untyped
+     * request beside them ("Invalid GRES specification (with and without type identification)") */
+    int typed_ask = sj && sj->gres_gpus > sj->untyped_gpus;
+    const char *any = !gtype && sl->npin == 0 && !sl->shareable && !typed_ask && gpumap_picks_whole(d) ? "" : NULL;
+    if (any) {
+        /* Slurm takes the lowest free indices: the engine holds those, so what it offers next is what is free */
+        int32_t tgt[SL_MAX_GPUS];
+        int k = 0, same = 1;
+        for (int c = 0; c < e->nodes[node].ngpus && k < n; c++) {
+            const ds_gpu_t *gp = ds_engine_gpu(e, e->nodes[node].gpu0 + c);
+            char w[160];
+            if (gp->nres > 1 || (gp->nres == 1 && gp->res[0] != j) || gpumap_refuses(d, j, node, c, w, sizeof w)) continue;
+            same &= c == idx[k];
+            tgt[k++] = e->nodes[node].gpu0 + c;
+        }
+        if (k == n && !same && ds_engine_move(e, j, tgt) == DS_OK)
+            for (int i = 0; i < n; i++) idx[i] = tgt[i] - e->nodes[node].gpu0;
+    }
     int asked = any && sj && sj->untyped_gpus == n && sj->gres_gpus == n;
     const char *pmodel = d->model_pins ? d->tname[d->node_type[node]] : NULL;
     char ac[128], err[300];

@@ -15,6 +15,10 @@ int sl_pin_type(const char *rest, int *idx, char *model, size_t mn);
 void sl_parse_tres(const char *tres, sl_job_t *j);
 /* gres_detail's index list after "IDX:" ("0-2,5)") into j->gpu_idx. */
 void sl_parse_idx_list(const char *s, sl_job_t *j);
+/* A running job's gres_detail ("gpu:v100:2(IDX:0-1)", or on GPUs typed per index one entry per type:
+ * "gpu:g0:0(IDX:),gpu:g1:1(IDX:1),gpu:g2:1(IDX:2),gpu:g3:0(IDX:)") into j->gpu_idx: every entry's
+ * indices, each once, in order. */
+void sl_parse_gres_detail(const char *detail, sl_job_t *j);
 /* One GRES list of a node (Gres or GresUsed): the count of each per-GPU shard entry ("shard:gN:C",
  * "shard:MODEL_gN:C") into shards[N] (entries absent leave it as it was); returns the GPUs its gpu entries
  * add up to. With nd, the model of its gpu entries goes to nd->gpu_type (nd->types: how many distinct

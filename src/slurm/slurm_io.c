@@ -124,8 +124,7 @@ int sl_load_jobs(sl_job_t **jobs, int *njobs, int *changed, char *err, size_t er
         j->limit_s = s->time_limit == INFINITE || s->time_limit == NO_VAL ? 0 : (int64_t)s->time_limit * 60;
         if (j->ngpu_idx == 0 && j->state == SL_RUNNING && s->gres_detail_cnt > 0 && s->gres_detail_str &&
             s->gres_detail_str[0]) {
-            const char *p = strstr(s->gres_detail_str[0], "IDX:");
-            if (p) sl_parse_idx_list(p + 4, j);
+            sl_parse_gres_detail(s->gres_detail_str[0], j);
         }
     }
     free(*jobs);
