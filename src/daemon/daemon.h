@@ -174,6 +174,7 @@ typedef struct daemon {
     int s_init;
     int slurm_up;
     int64_t cycles, passes, rebuilds, dispatches, requeues, colocations, errors, finished;
+    int pass_dispatches;    /* dispatches in the current pass: Slurm starts them in that order (dispatch.c) */
     int64_t withdrawals;    /* pending jobs withdrawn from the engine (cancelled, held, moved): no rebuild */
     lease_t lease;          /* the leader lease (lease.c; lease.url "" = one instance) */
     int64_t fenced_writes;  /* Slurm writes refused by the fence: this instance's lease had lapsed */

@@ -219,7 +219,7 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
     if (sl_dispatch(d->slot[j].id, be ? d->cfg.be_partition : d->cfg.g_partition, d->nodes[node].name, idx,
                     (sl->npin && !gtype && !repin) || asked ? 0 : n, d->slot[j].shareable, pmodel, gtype ? gtype : any, clear,
                     sj && sj->num_tasks == 0, ac,
-                    be ? 10000 : 20000, err, sizeof err)) {
+                    (be ? 10000u : 20000u) - (uint32_t)DS_MIN(d->pass_dispatches, 9999), err, sizeof err)) {
         d->errors++;
         snprintf(d->slot[j].why, sizeof d->slot[j].why, "last dispatch failed: %.120s", err);
         d->slot[j].undo = 1;
@@ -249,6 +249,9 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
         for (int i = 0; i < n; i++) sl->pin[i] = (int8_t)idx[i];
     }
     d->dispatches++;
+    /* the next dispatch of this pass a step lower: Slurm starts a partition's jobs by priority, so jobs sent to
+     * one node start in the order the engine gave them its lowest free GPUs (gpumap_picks_whole) */
+    d->pass_dispatches++;
     d->ten[d->trace.jobs[j].tenant].dispatched++;
     if (other >= 0) d->colocations++;
     dlog(1, "job %u -> %s %s GPU %d%s%s (%.1f ms)%s", d->slot[j].id, be ? d->cfg.be_partition : d->cfg.g_partition,
@@ -419,6 +422,7 @@ void daemon_pass(daemon_t *d, int timer)
     if (!e) return;
     d->now = DS_MAX(d->now, (int64_t)time(NULL));
     d->passes++;
+    d->pass_dispatches = 0;
     d->t_pass = daemon_now_mono();
     if (d->ngrace) daemon_grace_tick(d);
     hold_unstartable(d);
