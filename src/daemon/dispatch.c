@@ -40,27 +40,34 @@ static int coloc_ok(const daemon_t *d, int32_t j)
     return !shared || ok;
 }
 
+/* Up to n GPUs of node m, lowest index first, that hold nothing but job j and where Slurm would run it (of its
+ * pinned indices only, with pinned): engine indices into tgt, node indices into idx; how many. */
+static int lowest_free(const daemon_t *d, int32_t j, int32_t m, int n, int pinned, int32_t *tgt, int *idx)
+{
+    const ds_engine_t *e = d->e;
+    const dslot_t *sl = &d->slot[j];
+    char w[160];
+    int k = 0;
+    for (int c = 0; c < e->nodes[m].ngpus && k < n; c++) {
+        int mine = !pinned;
+        for (int i = 0; !mine && i < sl->npin; i++) mine = sl->pin[i] == c;
+        const ds_gpu_t *gp = ds_engine_gpu(e, e->nodes[m].gpu0 + c);
+        if (!mine || gp->nres > 1 || (gp->nres == 1 && gp->res[0] != j) || gpumap_refuses(d, j, m, c, w, sizeof w)) continue;
+        tgt[k] = e->nodes[m].gpu0 + c;
+        idx[k++] = c;
+    }
+    return k;
+}
+
 /* Moves an unshared start to n GPUs of some node that hold nothing but this job and where Slurm would
  * start it (its indices when it is pinned for life); 1 when moved (node and idx updated). */
 static int move_where_slurm_starts(daemon_t *d, int32_t j, int32_t *node, int *idx, int n, const char *why)
 {
     ds_engine_t *e = d->e;
     dslot_t *sl = &d->slot[j];
-    char w2[160];
     for (int32_t m = 0; m < d->nnodes; m++) {
         int32_t tgt[SL_MAX_GPUS];
-        int c2[SL_MAX_GPUS], k = 0;
-        for (int c = 0; c < e->nodes[m].ngpus && k < n; c++) {
-            if (pinned_for_life(d, sl, starts_g(d, j))) {
-                int pinned = 0;
-                for (int i = 0; i < sl->npin; i++) pinned |= sl->pin[i] == c;
-                if (!pinned) continue;
-            }
-            const ds_gpu_t *gp = ds_engine_gpu(e, e->nodes[m].gpu0 + c);
-            if (gp->nres > 1 || (gp->nres == 1 && gp->res[0] != j) || gpumap_refuses(d, j, m, c, w2, sizeof w2)) continue;
-            tgt[k] = e->nodes[m].gpu0 + c;
-            c2[k++] = c;
-        }
+        int c2[SL_MAX_GPUS], k = lowest_free(d, j, m, n, pinned_for_life(d, sl, starts_g(d, j)), tgt, c2);
         if (k < n || (m != *node && !ds_engine_node_fits(e, m, j))) continue;
         if (ds_engine_move(e, j, tgt) != DS_OK) continue;
         dlog(1, "job %u: %s; placed on %s GPU %d%s instead", sl->id, why, d->nodes[m].name, c2[0], n > 1 ? "+" : "");
@@ -191,16 +198,10 @@ static void dispatch(daemon_t *d, int32_t j, int32_t other)
     if (any) {
         /* Slurm takes the lowest free indices: the engine holds those, so what it offers next is what is free */
         int32_t tgt[SL_MAX_GPUS];
-        int k = 0, same = 1;
-        for (int c = 0; c < e->nodes[node].ngpus && k < n; c++) {
-            const ds_gpu_t *gp = ds_engine_gpu(e, e->nodes[node].gpu0 + c);
-            char w[160];
-            if (gp->nres > 1 || (gp->nres == 1 && gp->res[0] != j) || gpumap_refuses(d, j, node, c, w, sizeof w)) continue;
-            same &= c == idx[k];
-            tgt[k++] = e->nodes[node].gpu0 + c;
-        }
-        if (k == n && !same && ds_engine_move(e, j, tgt) == DS_OK)
-            for (int i = 0; i < n; i++) idx[i] = tgt[i] - e->nodes[node].gpu0;
+        int c2[SL_MAX_GPUS];
+        if (lowest_free(d, j, node, n, 0, tgt, c2) == n && memcmp(c2, idx, (size_t)n * sizeof *idx) &&
+            ds_engine_move(e, j, tgt) == DS_OK)
+            memcpy(idx, c2, (size_t)n * sizeof *idx);
     }
     int asked = any && sj && sj->untyped_gpus == n && sj->gres_gpus == n;
     const char *pmodel = d->model_pins ? d->tname[d->node_type[node]] : NULL;

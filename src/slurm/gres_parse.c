@@ -29,22 +29,18 @@ void sl_parse_idx_list(const char *s, sl_job_t *j)
 
 void sl_parse_gres_detail(const char *detail, sl_job_t *j)
 {
-    sl_job_t one;
-    for (const char *p = detail ? strstr(detail, "IDX:") : NULL; p; p = strstr(p + 4, "IDX:")) {
-        one.ngpu_idx = 0;
-        sl_parse_idx_list(p + 4, &one);
-        for (int i = 0; i < one.ngpu_idx; i++) {
-            int dup = 0;
-            for (int k = 0; k < j->ngpu_idx && !dup; k++) dup = j->gpu_idx[k] == one.gpu_idx[i];
-            if (!dup && j->ngpu_idx < SL_MAX_GPUS) j->gpu_idx[j->ngpu_idx++] = one.gpu_idx[i];
-        }
+    for (const char *p = detail ? strstr(detail, "IDX:") : NULL; p; p = strstr(p + 4, "IDX:")) sl_parse_idx_list(p + 4, j);
+    /* several typed entries: the engine wants them in index order, each once */
+    int n = 0;
+    for (int a = 0; a < j->ngpu_idx; a++) {
+        int v = j->gpu_idx[a], b = n;
+        while (b > 0 && j->gpu_idx[b - 1] > v) b--;
+        if (b > 0 && j->gpu_idx[b - 1] == v) continue;
+        memmove(j->gpu_idx + b + 1, j->gpu_idx + b, (size_t)(n - b) * sizeof *j->gpu_idx);
+        j->gpu_idx[b] = v;
+        n++;
     }
-    /* several typed entries: the engine wants them in index order */
-    for (int a = 1; a < j->ngpu_idx; a++)
-        for (int b = a; b > 0 && j->gpu_idx[b - 1] > j->gpu_idx[b]; b--) {
-            int t = j->gpu_idx[b];
-            j->gpu_idx[b] = j->gpu_idx[b - 1], j->gpu_idx[b - 1] = t;
-        }
+    j->ngpu_idx = n;
 }
 
 /* The count of one GRES entry "gpu:N", "gpu:TYPE:N" (after "gres:"), -1 when it has none. */
