@@ -62,7 +62,7 @@ replay_one() {
   CLEAN=1 "$root/deploy/slurm/start.sh" --variant "$v" > "$dir/start.log" 2>&1 || { cat "$dir/start.log" >&2; return 1; }
   export SLURM_CONF=$root/deploy/slurm/variants/$v/slurm.conf
   "$root/deploy/slurm/accounting.sh" tenants "$tenants"
-  local dpid="" port=$((20000 + RANDOM % 20000))
+  local dpid="" port=$((20000 + RANDOM % 12000))
   if [ "$v" = deepshared ]; then
     # the daemon runs in wall seconds: its cycle is the simulator's 60 s compressed; predictions start from
     # the workload's mean run time compressed, and learn from the jobs that finish

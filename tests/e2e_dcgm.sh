@@ -17,7 +17,7 @@ command -v dcgm-exporter >/dev/null || skip "dcgm-exporter is not installed (NVI
 command -v prometheus >/dev/null || skip "prometheus is not installed (scripts/deps.sh --with-slurm installs it)"
 [ -x "$build/deepshared" ] || skip "$build/deepshared not built (needs libslurm-dev, libmicrohttpd-dev)"
 W=$(mktemp -d /tmp/ds-e2e-dcgm.XXXXXX)
-port=$((20000 + RANDOM % 20000)) pport=$((port + 1))
+port=$((20000 + RANDOM % 12000)) pport=$((port + 1))
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
 trap cleanup EXIT

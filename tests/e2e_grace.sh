@@ -17,7 +17,7 @@ grace=10
 export SLURM_CONF=$root/deploy/slurm/slurm.conf
 W=$(mktemp -d /tmp/ds-e2e-grace.XXXXXX)
 chmod 755 "$W"
-port=$((20000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 12000))
 fails=0
 dpid=""
 name=e2e-grace

@@ -21,7 +21,7 @@ ntake=${E2E_TAKEOVERS:-4}
 export SLURM_CONF=$root/deploy/slurm/slurm.conf
 W=$(mktemp -d /tmp/ds-ha.XXXXXX)
 chmod 755 "$W"
-base=$((20000 + RANDOM % 20000))
+base=$((20000 + RANDOM % 12000))
 port_a=$base port_b=$((base + 1)) eport=$((base + 2)) epeer=$((base + 3))
 fails=0 apid="" bpid="" etcd_pid="" mon=""
 name=ha

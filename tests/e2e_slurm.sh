@@ -17,7 +17,7 @@ cycle=${E2E_CYCLE:-2}
 export SLURM_CONF=$root/deploy/slurm/slurm.conf
 W=$(mktemp -d /tmp/ds-e2e.XXXXXX)
 chmod 755 "$W"
-port=$((20000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 12000))
 fails=0
 dpid=""
 mon=""
@@ -72,7 +72,7 @@ if cmake -DCMAKE_INSTALL_PREFIX=/usr "$build" >"$W/cpack.log" 2>&1 &&
   /usr/sbin/deepshared --check-config "$W/bad.conf" >"$W/cc.bad" 2>&1; rc=$?
   [ $rc = 1 ] && grep -q "$W/bad.conf:2: column 'cycle'" "$W/cc.bad" && ok "--check-config: an invalid file exits 1 naming file, line and key: $(cat "$W/cc.bad")" \
     || bad "--check-config on an invalid file: rc $rc, $(cat "$W/cc.bad")"
-  printf 'tenant a 1\nlisten = 0.0.0.0:%d\n' $((20000 + RANDOM % 20000)) > "$W/public.conf"
+  printf 'tenant a 1\nlisten = 0.0.0.0:%d\n' $((20000 + RANDOM % 12000)) > "$W/public.conf"
   /usr/sbin/deepshared --check-config "$W/public.conf" >"$W/cc.pub" 2>&1; rc=$?
   [ $rc = 1 ] && grep -q "not a loopback address" "$W/cc.pub" && ok "--check-config: a public address without a read token is refused" \
     || bad "--check-config on a public address without a token: rc $rc, $(cat "$W/cc.pub")"

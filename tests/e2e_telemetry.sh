@@ -29,7 +29,8 @@ mon_w=3 mon_tau=0.7 mon_z=2 mon_sigma0=0.1
 export SLURM_CONF=$root/deploy/slurm/slurm.conf
 W=$(mktemp -d /tmp/ds-e2e-tel.XXXXXX)
 chmod 755 "$W"
-port=$((20000 + RANDOM % 20000))
+# below the kernel's ephemeral ports (32768-60999): an outgoing connection never holds the port the daemon binds
+port=$((20000 + RANDOM % 12000))
 fails=0
 dpid=""
 name=e2e-tel-$source

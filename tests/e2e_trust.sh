@@ -13,7 +13,7 @@ build=$(cd "${1:?usage: e2e_trust.sh BUILD_DIR}" && pwd)
 export SLURM_CONF=$root/deploy/slurm/slurm.conf
 W=$(mktemp -d /tmp/ds-trust.XXXXXX)
 chmod 755 "$W"
-port=$((20000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 12000))
 fails=0
 dpid=""
 name=trust

@@ -17,7 +17,7 @@ cycle=${E2E_CYCLE:-2}
 export SLURM_CONF=$root/deploy/slurm/variants/typed-shared/slurm.conf
 W=$(mktemp -d /tmp/ds-e2e-tshared.XXXXXX)
 chmod 755 "$W"
-port=$((20000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 12000))
 fails=0
 dpid=""
 mon=""

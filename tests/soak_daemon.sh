@@ -19,7 +19,7 @@ nslow=${SOAK_SLOW:-300}
 export SLURM_CONF=$root/deploy/slurm/slurm.conf
 W=$(mktemp -d /tmp/ds-soak.XXXXXX)
 chmod 755 "$W"
-port=$((20000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 12000))
 fails=0
 dpid="" mon="" poller=""
 name=soak
