@@ -23,7 +23,9 @@
 #      simulated twins of deepshared with the live costs, docs/native-slurm.md "What the simulator models"),
 #      PIN_WHOLE (deepshared's pin_whole_gpus, 0: Slurm picks a whole-GPU job's GPUs, nothing is pinned), REPIN
 #      (deepshared's repin, 0; it matters only with PIN_WHOLE=1), RESTART_PINNED (the twins' --restart-pinned: 0
-#      with PIN_WHOLE=0; with PIN_WHOLE=1, 1, 0, 3 for REPIN 0, 1, 2)
+#      with PIN_WHOLE=0; with PIN_WHOLE=1, 1, 0, 3 for REPIN 0, 1, 2), DS_POLICY (policy parameters of deepshared
+#      and of every simulated deepshare beside it, "KEY=VALUE ...", e.g. "quota-yield=1"; default none: the policy's
+#      defaults)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mkdir -p "${1:-bench-native-out}" && cd "${1:-bench-native-out}" && pwd)
@@ -34,6 +36,13 @@ run_from=${RUN_FROM:-1}
 poll=${POLL:-0.05}
 repin=${REPIN:-0}
 pin_whole=${PIN_WHOLE:-0}
+ds_policy=${DS_POLICY:-}
+for kv in $ds_policy; do
+  case $kv in [a-z]*=?*) ;; *) echo "slurm_vs_native: DS_POLICY: '$kv' is not KEY=VALUE" >&2; exit 2 ;; esac
+done
+# the same parameters as simulate's flags (--KEY VALUE), for the simulated deepshare beside the live runs
+ds_flags=()
+for kv in $ds_policy; do ds_flags+=("--${kv%%=*}" "${kv#*=}"); done
 variants=${VARIANTS:-slurm-quota slurm-borrow deepshared}
 trace=${TRACE:-$root/bench/native/jobs.csv}
 tenants=${TENANTS:-$root/bench/native/tenants.csv}
@@ -81,6 +90,7 @@ replay_one() {
       echo "journal = $dir/journal.csv"
       echo "default_runtime = $mean"
       echo "listen = 127.0.0.1:$port"
+      for kv in $ds_policy; do echo "policy.${kv%%=*} = ${kv#*=}"; done
       tail -n +2 "$tenants" | tr -d '\r' | awk -F, 'NF >= 2 {print "tenant", tolower($1), $2}'
     } > "$dir/deepshared.conf"
     "$build/deepshared" -c "$dir/deepshared.conf" > "$dir/deepshared.log" 2>&1 &
@@ -106,7 +116,7 @@ replay_one() {
 
 if [ -z "${REPORT_ONLY:-}" ]; then
   export -f replay_one log
-  export root out build ds compress trace tenants window cycle poll repin pin_whole
+  export root out build ds compress trace tenants window cycle poll repin pin_whole ds_policy
   for r in $(seq "$run_from" "$((run_from + runs - 1))"); do
     for v in $variants; do
       log "$v run $r: replaying $(($(wc -l < "$trace") - 1)) jobs, x$compress ($(date +%T))"
@@ -152,7 +162,7 @@ for p in slurm-quota slurm-borrow; do
     --window "$window" --cycle "$cycle" --policy "$p" --quiet >/dev/null 2>&1 && twins="$twins,$p"
 done
 "$ds" compare --trace "$simtrace" --vc-config "$tenants" --mode pooled --gpus-per-node 4 --pool-nodes 4 --k 1 --no-cpu-check \
-  --window "$window" --cycle "$cycle" --policies "deepshare,fifo,sjf,tiresias$twins" "${obs[@]}" --out "$out/report" --quiet || true
+  --window "$window" --cycle "$cycle" --policies "deepshare,fifo,sjf,tiresias$twins" "${ds_flags[@]}" "${obs[@]}" --out "$out/report" --quiet || true
 sum=$out/report/summary.csv
 [ -s "$sum" ] || { log "no summary: $sum"; exit 1; }
 # sim FIELD POLICY: the simulator's figure (summary.csv: 4 avg_jct, 7 avg_queue, 9 p99_queue, 12 gpu_alloc, 15 preemptions, 18 compliance)
@@ -204,7 +214,7 @@ if [ -s "$lagpool" ] && [ -s "$latpool" ]; then
       rules=(--restart-pinned "${RESTART_PINNED:-$(case $pin_whole$repin in 0*) echo 0 ;; 10) echo 1 ;; 11) echo 0 ;; *) echo 3 ;; esac)}" --requeue-settle $((3 * compress)))
       [ "$c" = costs ] || rules=()
       "$ds" simulate --trace "$out/sim-costs-trace.csv" --vc-config "$tenants" --mode pooled --gpus-per-node 4 --pool-nodes 4 --k 1 \
-        --no-cpu-check --window "$window" --cycle "$cycle" --policy deepshare "${rules[@]}" --json "$out/sim-costs.json" --quiet \
+        --no-cpu-check --window "$window" --cycle "$cycle" --policy deepshare "${rules[@]}" "${ds_flags[@]}" --json "$out/sim-costs.json" --quiet \
         2>/dev/null || continue
       j=$out/sim-costs.json
       printf 'deepshare-%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$c" "$k" "$(jsonnum "$j" jobs)" "$(jsonnum "$j" avg_queue)" "$(jsonnum "$j" p99_queue)" \
