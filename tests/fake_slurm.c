@@ -238,26 +238,35 @@ void fs_pin(sl_job_t *j, const char *node, const int *idx, int n)
     dirty = 1;
 }
 
+/* Starts job j when Slurm would (dispatched, not held, its node up, its GPUs there); 1 when it started. */
+static int run_one(sl_job_t *j, const char *staging)
+{
+    if (j->state != SL_PENDING || j->held || !strcmp(j->partition, staging) || !j->req_nodes[0]) return 0;
+    if (!startable(j)) return 0;
+    int up = 1; /* Slurm starts nothing on a node out of service */
+    for (int k = 0; k < nnodes; k++)
+        if (!strcmp(nodes[k].name, j->req_nodes)) up = nodes[k].up;
+    if (!up) return 0;
+    if (slurm_picks(j)) j->ngpu_idx = typed_pick(j, j->gpu_idx); /* gres_detail's IDX */
+    j->state = SL_RUNNING;
+    j->start = j->submit + 1;
+    _Static_assert(sizeof j->nodes == sizeof j->req_nodes, "node name fields differ");
+    memcpy(j->nodes, j->req_nodes, sizeof j->nodes); /* snprintf here trips gcc's -Wrestrict (one struct) */
+    dirty = 1;
+    return 1;
+}
+
 int fs_run_dispatched(const char *staging)
 {
     int n = 0;
-    for (int i = 0; i < njobs; i++) {
-        sl_job_t *j = &jobs[i];
-        if (j->state != SL_PENDING || j->held || !strcmp(j->partition, staging) || !j->req_nodes[0]) continue;
-        if (!startable(j)) continue;
-        int up = 1; /* Slurm starts nothing on a node out of service */
-        for (int k = 0; k < nnodes; k++)
-            if (!strcmp(nodes[k].name, j->req_nodes)) up = nodes[k].up;
-        if (!up) continue;
-        if (slurm_picks(j)) j->ngpu_idx = typed_pick(j, j->gpu_idx); /* gres_detail's IDX */
-        j->state = SL_RUNNING;
-        j->start = j->submit + 1;
-        _Static_assert(sizeof j->nodes == sizeof j->req_nodes, "node name fields differ");
-        memcpy(j->nodes, j->req_nodes, sizeof j->nodes); /* snprintf here trips gcc's -Wrestrict (one struct) */
-        n++;
-    }
-    if (n) dirty = 1;
+    for (int i = 0; i < njobs; i++) n += run_one(&jobs[i], staging);
     return n;
+}
+
+int fs_run_job(uint32_t id, const char *staging)
+{
+    sl_job_t *j = fs_job(id);
+    return j ? run_one(j, staging) : 0;
 }
 
 void fs_fail(fs_op_t op, int n) { fail_left[op] = n; }

@@ -48,6 +48,8 @@ void fs_pin(sl_job_t *j, const char *node, const int *idx, int n);
 /* Slurm's own scheduler: starts every job dispatched to a node (pending, not held, in a partition
  * other than staging) unless it asks for a shard of a GPU that has none; returns how many started. */
 int fs_run_dispatched(const char *staging);
+/* The same for one job, as Slurm starts jobs in its own order (e.g. a higher partition priority tier first). */
+int fs_run_job(uint32_t id, const char *staging);
 /* The job's script ends now, unseen by the daemon until its next sl_load_jobs (slurmctld has heard of
  * it: sl_job_running says so); with race set slurmctld has not heard of it yet either, so a requeue
  * still lands and Slurm runs the job again, as on the real cluster. */

@@ -530,6 +530,24 @@ static void test_engine_adopt_move(void **state)
     assert_int_equal(e->gpus[11].nres, 1);
     assert_int_equal(e->nodes[0].cpus_used, 0);
     assert_int_equal(ds_engine_check(e, msg, sizeof msg), 0);
+    /* several jobs at once: job 0 onto GPU 4 of job 1, which moves on to 5 and 6, cannot go alone; a GPU named
+     * twice, or a job of the set not running, refuses the whole set and moves nothing */
+    int32_t pair[] = {0, 1}, shift[] = {4, 5, 6}, twice[] = {4, 4, 5}, back[] = {11, 4, 5}, onto4[] = {4};
+    assert_int_equal(ds_engine_move(e, 0, onto4), DS_EINVAL);
+    assert_int_equal(ds_engine_move_many(e, 2, pair, twice), DS_EINVAL);
+    assert_int_equal(ds_engine_move_many(e, 2, (int32_t[]){1, 2}, shift), DS_EINVAL);
+    assert_int_equal(e->jgpus[e->jgpu_off[0]], 11);
+    assert_int_equal(e->jgpus[e->jgpu_off[1]], 4);
+    assert_int_equal(ds_engine_move_many(e, 2, pair, shift), DS_OK);
+    assert_int_equal(e->jgpus[e->jgpu_off[0]], 4);
+    assert_int_equal(e->jgpus[e->jgpu_off[1]], 5);
+    assert_int_equal(e->jgpus[e->jgpu_off[1] + 1], 6);
+    assert_int_equal(e->nodes[1].nfree, 1);
+    assert_int_equal(e->nodes[2].nfree, 4);
+    assert_int_equal(ds_engine_check(e, msg, sizeof msg), 0);
+    assert_int_equal(ds_engine_move_many(e, 2, pair, back), DS_OK);
+    assert_int_equal(e->nodes[1].nfree, 2);
+    assert_int_equal(ds_engine_check(e, msg, sizeof msg), 0);
     /* the policy places new work around adopted jobs */
     ds_engine_arrive(e, 2, 20);
     ds_engine_schedule(e, 20, 0);

@@ -682,6 +682,44 @@ static void test_unpinned_requeued_restarts_anywhere(void **state)
     assert_true(dt_metric(&D, "deepshare_repins_total") == 0);
 }
 
+/* Slurm starts two jobs sent to one node in the other order than deepshared placed them (on the local cluster:
+ * a prod job before a batch job dispatched a pass earlier, as prod's priority tier is higher), so each holds
+ * GPUs the engine gave the other. The sync moves both at once; before, the first move found its GPUs taken
+ * and the engine was rebuilt from Slurm (2-3 times a live replay, each resetting the policy's smoothed QAD). */
+static void test_unpinned_swapped_starts(void **state)
+{
+    (void)state;
+    fs_add_job(2, "a", "staging", "gpus=1");
+    boot("deepshare");
+    D.cfg.pin_whole_gpus = 0;
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_int_equal(fs_calls(FS_DISPATCH), 1);
+    int32_t g0 = D.e->nodes[0].gpu0;
+    assert_int_equal(engine_gpu(2) - g0, 0);
+    fs_add_job(3, "b", "staging", "gpus=2");
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_int_equal(fs_calls(FS_DISPATCH), 2);
+    assert_int_equal(engine_gpu(3) - g0, 1);
+    double rebuilds = dt_metric(&D, "deepshare_rebuilds_total");
+    assert_int_equal(fs_run_job(3, "staging"), 1);
+    assert_int_equal(fs_run_job(2, "staging"), 1);
+    assert_int_equal(fs_job(3)->gpu_idx[0], 0);
+    assert_int_equal(fs_job(3)->gpu_idx[1], 1);
+    assert_int_equal(fs_job(2)->gpu_idx[0], 2);
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_policy_ok();
+    assert_true(dt_metric(&D, "deepshare_rebuilds_total") == rebuilds);
+    int32_t s3 = daemon_slot_of(&D, 3);
+    assert_int_equal(ds_engine_job_gpus(D.e, s3)[0] - g0, 0);
+    assert_int_equal(ds_engine_job_gpus(D.e, s3)[1] - g0, 1);
+    assert_int_equal(engine_gpu(2) - g0, 2);
+    assert_int_equal(dt_jstate(&D, 2)->status, DS_JS_RUNNING);
+    assert_int_equal(dt_jstate(&D, 3)->status, DS_JS_RUNNING);
+}
+
 /* A job that asked typed GPUs itself (--gres=gpu:g1:1,gpu:g2:1) is pinned as before: 22.05 keeps its types
  * through a clear and refuses an untyped request beside them (seen on the local cluster). */
 static void test_unpinned_typed_request_pinned(void **state)
@@ -1483,6 +1521,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_repin_whole_gpu_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unpinned_first_dispatch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unpinned_requeued_restarts_anywhere, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unpinned_swapped_starts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unpinned_off_keeps_pins, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unpinned_typed_request_pinned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repin_guaranteed_only, setup, teardown),

@@ -211,6 +211,11 @@ void ds_engine_adopt(ds_engine_t *e, int32_t job, const int32_t *gpus, int klass
  * run state; the policy is not involved. For drivers whose cluster can only run a job on particular GPUs
  * (the Slurm daemon: a job keeps the GPU indices pinned at its first start). Returns DS_OK or DS_EINVAL. */
 int ds_engine_move(ds_engine_t *e, int32_t job, const int32_t *gpus);
+/* Moves n such jobs at once, jobs[k] to its nplaced GPUs next in gpus (jobs[0]'s first, then jobs[1]'s, ...):
+ * a target may be one another job of the set leaves, so a set can swap GPUs (Slurm started two jobs sent to
+ * one node in the other order than the engine placed them). All or nothing: DS_OK, or DS_EINVAL with the
+ * engine unchanged. */
+int ds_engine_move_many(ds_engine_t *e, int32_t n, const int32_t *jobs, const int32_t *gpus);
 /* Takes back a start the driver could not carry out (the Slurm daemon: a dispatch Slurm refused or
  * cannot pin): the job is pending again as if this start had not happened (its pending spell and
  * queue order go on; no preemption, restart overhead or run time is counted). The policy hears

@@ -603,42 +603,70 @@ void ds_engine_adopt(ds_engine_t *e, int32_t j, const int32_t *gpus, int klass, 
     if (e->ops->adopt) e->ops->adopt(e, e->pstate, j, now);
 }
 
-int ds_engine_move(ds_engine_t *e, int32_t j, const int32_t *gpus)
+int ds_engine_move(ds_engine_t *e, int32_t j, const int32_t *gpus) { return ds_engine_move_many(e, 1, &j, gpus); }
+
+/* Whether job j is one of jobs[0..n). */
+static int among(const int32_t *jobs, int32_t n, int32_t j)
 {
-    ds_jstate_t *s = &e->js[j];
-    if (s->status != DS_JS_RUNNING || s->shared) return DS_EINVAL;
-    int32_t *mine = &e->jgpus[e->jgpu_off[j]];
-    for (int32_t i = 0; i < s->nplaced; i++) {
-        const ds_gpu_t *g = &e->gpus[gpus[i]];
-        if (g->nres > 1 || (g->nres == 1 && g->res[0] != j)) return DS_EINVAL;
-        for (int32_t k = 0; k < i; k++)
-            if (gpus[k] == gpus[i]) return DS_EINVAL;
+    for (int32_t k = 0; k < n; k++)
+        if (jobs[k] == j) return 1;
+    return 0;
+}
+
+int ds_engine_move_many(ds_engine_t *e, int32_t n, const int32_t *jobs, const int32_t *gpus)
+{
+    /* every target checked before anything moves: a refused set leaves the engine as it was */
+    int64_t off = 0;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t j = jobs[k];
+        const ds_jstate_t *s = &e->js[j];
+        if (s->status != DS_JS_RUNNING || s->shared || among(jobs, k, j)) return DS_EINVAL;
+        int32_t type = ds_engine_gpu_type(e, e->jgpus[e->jgpu_off[j]]);
+        for (int32_t i = 0; i < s->nplaced; i++) {
+            const ds_gpu_t *g = &e->gpus[gpus[off + i]];
+            /* a target may be held only by a job of the set, which leaves it */
+            if (g->nres > 1 || (g->nres == 1 && !among(jobs, n, g->res[0]))) return DS_EINVAL;
+            /* a job runs on one GPU type: a move keeps it on the type it runs on */
+            if (ds_engine_gpu_type(e, gpus[off + i]) != type) return DS_EINVAL;
+            for (int64_t m = 0; m < off + i; m++)
+                if (gpus[m] == gpus[off + i]) return DS_EINVAL;
+        }
+        off += s->nplaced;
     }
-    const ds_job_t *job = &e->trace->jobs[j];
-    /* a job runs on one GPU type: a move keeps it on the type it runs on */
-    for (int32_t i = 0; i < s->nplaced; i++)
-        if (ds_engine_gpu_type(e, gpus[i]) != ds_engine_gpu_type(e, mine[0])) return DS_EINVAL;
-    ds_placement_charge(e, j, -1);
-    for (int32_t i = 0; i < s->nplaced; i++) {
-        ds_gpu_t *g = &e->gpus[mine[i]];
-        util_account(e, g, -1);
-        g->nres = 0;
-        g->gmem_used -= job->gmem_mib;
-        g->util_sum = g->gmem_util_sum = 0;
-        ds_placement_take(e, g->node, -1);
+    for (int32_t k = 0; k < n; k++) {
+        int32_t j = jobs[k];
+        const ds_jstate_t *s = &e->js[j];
+        const int32_t *mine = &e->jgpus[e->jgpu_off[j]];
+        ds_placement_charge(e, j, -1);
+        for (int32_t i = 0; i < s->nplaced; i++) {
+            ds_gpu_t *g = &e->gpus[mine[i]];
+            util_account(e, g, -1);
+            g->nres = 0;
+            g->gmem_used -= e->trace->jobs[j].gmem_mib;
+            g->util_sum = g->gmem_util_sum = 0;
+            ds_placement_take(e, g->node, -1);
+        }
     }
-    for (int32_t i = 0; i < s->nplaced; i++) {
-        ds_gpu_t *g = &e->gpus[gpus[i]];
-        ds_placement_take(e, g->node, 1);
-        g->res[g->nres++] = j;
-        g->gmem_used += job->gmem_mib;
-        g->util_sum = job->gpu_util;
-        g->gmem_util_sum = job->gmem_util;
-        util_account(e, g, +1);
-        mine[i] = gpus[i];
+    off = 0;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t j = jobs[k];
+        const ds_jstate_t *s = &e->js[j];
+        const ds_job_t *job = &e->trace->jobs[j];
+        int32_t *mine = &e->jgpus[e->jgpu_off[j]];
+        for (int32_t i = 0; i < s->nplaced; i++) {
+            ds_gpu_t *g = &e->gpus[gpus[off + i]];
+            ds_placement_take(e, g->node, 1);
+            g->res[g->nres++] = j;
+            g->gmem_used += job->gmem_mib;
+            g->util_sum = job->gpu_util;
+            g->gmem_util_sum = job->gmem_util;
+            util_account(e, g, +1);
+            mine[i] = gpus[off + i];
+        }
+        off += s->nplaced;
+        ds_placement_charge(e, j, +1);
+        mark_rate(e, j);
     }
-    ds_placement_charge(e, j, +1);
-    mark_rate(e, j);
     return DS_OK;
 }
 

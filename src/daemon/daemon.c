@@ -115,6 +115,8 @@ void daemon_teardown(daemon_t *d)
     ds_idmap_free(&d->warned);
     ds_idmap_free(&d->bounce_of);
     free(d->bounce);
+    free(d->mv_slot);
+    free(d->mv_gpus);
     free(d->shardless);
     free(d->leftover);
     free(d->completing);

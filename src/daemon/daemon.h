@@ -160,6 +160,10 @@ typedef struct daemon {
     ds_idmap_t byid;
     int need_rebuild;
     char rebuild_why[200];
+    /* a sync's running jobs whose GPUs Slurm picked where the engine had another of them (moved together
+     * after the sync has seen them all, so jobs Slurm started in the other order swap) */
+    int32_t *mv_slot, *mv_gpus;
+    int32_t nmv, capmv, mv_ngpus;
     int64_t now;
     /* latest Slurm snapshot */
     sl_job_t *sj;

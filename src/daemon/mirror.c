@@ -473,6 +473,39 @@ static int stale_dispatch(daemon_t *d, const sl_job_t *j)
 }
 
 /* Mirrors one Slurm job into its slot. */
+/* Notes that job slot s runs on engine GPUs g[0..n) in Slurm (moved by apply_moves). */
+static void defer_move(daemon_t *d, int32_t s, const int32_t *g, int n)
+{
+    if (d->nmv == d->capmv) {
+        d->capmv = d->capmv ? 2 * d->capmv : 16;
+        d->mv_slot = ds_xrealloc(d->mv_slot, (size_t)d->capmv * sizeof *d->mv_slot);
+        d->mv_gpus = ds_xrealloc(d->mv_gpus, (size_t)d->capmv * SL_MAX_GPUS * sizeof *d->mv_gpus);
+    }
+    d->mv_slot[d->nmv++] = s;
+    memcpy(d->mv_gpus + d->mv_ngpus, g, (size_t)n * sizeof *g);
+    d->mv_ngpus += n;
+}
+
+/* Moves the engine's jobs onto the GPUs Slurm picked for them, all at once: where Slurm started two jobs sent
+ * to one node in the other order (a prod job before a batch job dispatched earlier: prod's priority tier is
+ * higher), each holds GPUs the engine gave the other, and only together do they fit. What does not fit is a
+ * state the engine cannot follow: a rebuild. */
+static void apply_moves(daemon_t *d)
+{
+    if (!d->nmv) return;
+    if (ds_engine_move_many(d->e, d->nmv, d->mv_slot, d->mv_gpus) == DS_OK) {
+        for (int32_t k = 0; k < d->nmv; k++) {
+            const sl_job_t *j = daemon_find_job(d, d->slot[d->mv_slot[k]].id);
+            if (j) dlog(1, "job %u: Slurm runs it on GPU %d%s of %s: moved there", j->id, j->gpu_idx[0],
+                        j->ngpu_idx > 1 ? "+" : "", j->nodes);
+        }
+    } else if (!d->need_rebuild) {
+        d->need_rebuild = 1;
+        snprintf(d->rebuild_why, sizeof d->rebuild_why, "job %u holds other GPUs in Slurm", d->slot[d->mv_slot[0]].id);
+    }
+    d->nmv = d->mv_ngpus = 0;
+}
+
 static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
 {
     const ds_jstate_t *js = ds_engine_job(d->e, s);
@@ -541,10 +574,10 @@ static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
             int n = job_engine_gpus(d, j, g);
             int same = n == js->nplaced;
             for (int i = 0; same && i < n; i++) same = g[i] == ds_engine_job_gpus(d->e, s)[i];
-            if (!same && gpumap_picks_whole(d) && n == js->nplaced && j->state == SL_RUNNING && ds_engine_move(d->e, s, g) == DS_OK) {
-                /* Slurm picked other GPUs of the node than the engine had (it picks them: gpumap_picks_whole) */
-                dlog(1, "job %u: Slurm runs it on GPU %d%s of %s: moved there", j->id, j->gpu_idx[0], n > 1 ? "+" : "",
-                     j->nodes);
+            if (!same && gpumap_picks_whole(d) && n == js->nplaced && j->state == SL_RUNNING) {
+                /* Slurm picked other GPUs of the node than the engine had (it picks them: gpumap_picks_whole);
+                 * moved once the sync has seen every job, as another job Slurm started may hold them here */
+                defer_move(d, s, g, n);
             } else if (!same) {
                 d->need_rebuild = 1;
                 snprintf(d->rebuild_why, sizeof d->rebuild_why, "job %u holds other GPUs in Slurm", j->id);
@@ -666,6 +699,7 @@ int daemon_sync(daemon_t *d, int force, char *err, size_t errn)
         else if (d->slot[s].withdrawn) d->slot[s].withdrawn = D_GONE;
     }
     ds_idmap_free(&present);
+    apply_moves(d);
     ds_engine_clear_decisions(d->e);
     ds_engine_clear_rate_changes(d->e);
     if (d->need_rebuild) {
