@@ -472,7 +472,6 @@ static int stale_dispatch(daemon_t *d, const sl_job_t *j)
     return 1;
 }
 
-/* Mirrors one Slurm job into its slot. */
 /* Notes that job slot s runs on engine GPUs g[0..n) in Slurm (moved by apply_moves). */
 static void defer_move(daemon_t *d, int32_t s, const int32_t *g, int n)
 {
@@ -506,6 +505,7 @@ static void apply_moves(daemon_t *d)
     d->nmv = d->mv_ngpus = 0;
 }
 
+/* Mirrors one Slurm job into its slot. */
 static void reconcile(daemon_t *d, int32_t s, const sl_job_t *j, double mono)
 {
     const ds_jstate_t *js = ds_engine_job(d->e, s);
