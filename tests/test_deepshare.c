@@ -764,13 +764,14 @@ static double at_085(void *ctx, int32_t job, int64_t now)
 /* What the monitor holds a pair to (monitor-threshold): the pair of revoke_case measured at 0.85 for good,
  * while B's 2-GPU job waits with no GPU free (pressure: the threshold of the moment is tau-max = 0.95; B is
  * served, its G job running). current revokes it once the mean is confidently under 0.95 (the 4th sample);
- * floor (rho-min 0.7) and urgent (no under-served G member) keep it for good. */
+ * floor (rho-min 0.7) and urgent (no under-served G member) keep it for good. With revoke-for any: nothing
+ * waits for the BE member's place here, which revoke-for shorter (the default, test_revoke_for) asks. */
 static void monitor_case(const char *kv, int64_t when)
 {
     ds_trace_t t;
     tu_trace(&t, "A:1 B:1", "1 A 1 0 100000; 2 A 1 0 100000; 3 B 1 10 100000; 4 B 2 20 100000");
     char opts[128];
-    snprintf(opts, sizeof opts, "%s,share-first=0", kv);
+    snprintf(opts, sizeof opts, "%s,share-first=0,revoke-for=any", kv);
     void *cfg = cfg_with(opts);
     ds_engine_t *e = engine_for(&t, 1, cfg);
     ds_engine_set_hooks(e, &(ds_driver_hooks_t){.observe_retention = at_085});
@@ -806,6 +807,78 @@ static void test_monitor_threshold(void **st)
     /* below the floor, floor revokes too (a pair its estimate misjudged), once the mean of its samples plus
      * two standard errors (the prior noise 0.1 before 30 deviations) is under ln 0.9: at the 13th sample */
     monitor_case("monitor-threshold=floor,rho-min=0.9,tau-max=0.95", 13 * 60);
+}
+
+static double at_05(void *ctx, int32_t job, int64_t now)
+{
+    (void)ctx, (void)job, (void)now;
+    return 0.5;
+}
+
+/* revoke-for shorter: the pair of monitor_case (measured at 0.85, threshold of the moment 0.95) is revoked only
+ * while a waiting job of its GPU count, predicted to end before the BE member (job 2, 100,000 s), could take
+ * that member's place beside B's job 3; job 5 (B, 1 GPU, arriving at 30) waits, A's G job 1 holding GPU 0 with
+ * no memory to share. With job 5 of 500 s the pair goes at the 4th sample as with any, and job 5 takes the
+ * place; with job 5 of 200,000 s, or none, the pair runs on. Measured at 0.5, under rho-min, it goes anyway. */
+static void revoke_for_case(const char *kv, double (*rho)(void *, int32_t, int64_t), int64_t dur5, int64_t when)
+{
+    ds_trace_t t;
+    char jobs[256];
+    snprintf(jobs, sizeof jobs, "1 A 1 0 100000; 2 A 1 0 100000; 3 B 1 10 100000; 4 B 2 20 100000%s", dur5 ? "; 5 B 1 30 " : "");
+    if (dur5) snprintf(jobs + strlen(jobs), sizeof jobs - strlen(jobs), "%lld", (long long)dur5);
+    tu_trace(&t, "A:1 B:1", jobs);
+    t.jobs[0].gmem_mib = 24576;
+    if (dur5) t.jobs[4].gmem_mib = 1;
+    char opts[128];
+    snprintf(opts, sizeof opts, "%s,share-first=0", kv);
+    void *cfg = cfg_with(opts);
+    ds_engine_t *e = engine_for(&t, 1, cfg);
+    ds_engine_set_hooks(e, &(ds_driver_hooks_t){.observe_retention = rho});
+    ds_engine_arrive(e, 0, 0);
+    ds_engine_arrive(e, 1, 0);
+    ds_engine_schedule(e, 0, 1);
+    ds_engine_arrive(e, 2, 10);
+    ds_engine_schedule(e, 10, 0);
+    assert_int_equal(e->js[2].partner, 1);
+    ds_engine_arrive(e, 3, 20);
+    ds_engine_schedule(e, 20, 0);
+    if (dur5) {
+        ds_engine_arrive(e, 4, 30);
+        ds_engine_schedule(e, 30, 0);
+        assert_int_equal(e->js[4].status, DS_JS_PENDING);
+    }
+    int64_t revoked = 0;
+    for (int64_t now = 60; now <= 20 * 60 && !revoked; now += 60) {
+        ds_engine_clear_decisions(e);
+        ds_engine_schedule(e, now, 1);
+        if (e->n_revocations) revoked = now;
+    }
+    assert_int_equal(revoked, when);
+    if (when) {
+        assert_int_equal(e->js[1].preemptions, 1);
+        if (dur5 && dur5 < 100000) {
+            assert_int_equal(e->js[4].status, DS_JS_RUNNING);
+            assert_int_equal(e->js[4].partner, 2);
+        }
+    } else {
+        assert_int_equal(e->js[2].partner, 1);
+        assert_int_equal(e->js[1].preemptions, 0);
+    }
+    ds_engine_destroy(e);
+    ops()->config_free(cfg);
+    ds_trace_free(&t);
+}
+
+static void test_revoke_for(void **st)
+{
+    (void)st;
+    revoke_for_case("revoke-for=any", at_085, 500, 4 * 60);
+    revoke_for_case("revoke-for=shorter", at_085, 500, 4 * 60);
+    revoke_for_case("revoke-for=shorter", at_085, 200000, 0);
+    revoke_for_case("revoke-for=shorter", at_085, 0, 0);
+    revoke_for_case("revoke-for=any", at_085, 0, 4 * 60);
+    /* under rho-min (0.7): the mean plus two standard errors (prior noise 0.1) is under ln 0.7 at once */
+    revoke_for_case("revoke-for=shorter", at_05, 0, 3 * 60);
 }
 
 /* QG order: band first. An under-served tenant's long job precedes a well-served tenant's short
@@ -1290,6 +1363,7 @@ int main(void)
         cmocka_unit_test(test_missing_sample_never_revokes),
         cmocka_unit_test(test_revoke_needs_confident_mean),
         cmocka_unit_test(test_monitor_threshold),
+        cmocka_unit_test(test_revoke_for),
         cmocka_unit_test(test_admit_floor),
         cmocka_unit_test(test_gpu_time_order),
         cmocka_unit_test(test_overrun_yield),

@@ -35,6 +35,7 @@ void dsp_config_default(dsp_config_t *c)
     c->monitor_z = 2.0;
     c->admit_floor = 1;
     c->monitor_threshold = DSP_MON_CURRENT;
+    c->revoke_for = DSP_RF_SHORTER;
     c->learn_retention = 1;
     c->probe_z = 3.0;
     c->type_quota = DSP_TQ_TYPED;
@@ -170,6 +171,15 @@ int dsp_config_set(void *config, const char *key, const char *value, ds_error_t 
         }
         return DS_OK;
     }
+    if (!strcmp(k, "revoke-for")) {
+        if (!strcmp(value, "any")) c->revoke_for = DSP_RF_ANY;
+        else if (!strcmp(value, "shorter")) c->revoke_for = DSP_RF_SHORTER;
+        else {
+            ds_error_set(err, NULL, 0, "revoke-for", "'%s' is not any or shorter", value);
+            return DS_EINVAL;
+        }
+        return DS_OK;
+    }
     if (!strcmp(k, "monitor-threshold")) {
         if (!strcmp(value, "current")) c->monitor_threshold = DSP_MON_CURRENT;
         else if (!strcmp(value, "admit")) c->monitor_threshold = DSP_MON_ADMIT;
@@ -227,6 +237,10 @@ void dsp_config_help(FILE *f)
             "threshold a retention sample is compared with: current (recomputed), admit (at admission), floor (rho-min: "
             "only a pair the estimate misjudged is revoked) or urgent (the current one for a G member of an "
             "under-served tenant, rho-min otherwise)");
+    fprintf(f, "  --%-20s %-6s %s\n", "revoke-for", "shorter",
+            "which pairs measured under the monitor's threshold are revoked: any (all of them) or shorter (those "
+            "under rho-min, and the others only while a waiting job of the same GPU count, predicted to end before "
+            "the BE member and to keep rho-min or more beside the kept job, could take the BE member's place)");
     fprintf(f, "  --%-20s %-6s %s\n", "conditional-remaining", "none",
             "which decisions read the learned runtime model's remaining-time estimate conditional on what a job has "
             "run (the median of its recent errors beyond that; docs/predictors.md): the preemption cost (victims), "

@@ -64,6 +64,8 @@ typedef struct dsp_config {
     int admit_floor;        /* the model's prediction admits at rho_min; the monitor enforces the threshold (1) */
     double monitor_z;       /* ...and the pair's mean retention that far (in standard errors) below threshold (2; 0: off) */
     int monitor_threshold;  /* DSP_MON_*: what a retention sample is compared with (ds_monitor.c) */
+    int revoke_for;         /* DSP_RF_*: a pair under the monitor's threshold is revoked always (any), or only
+                               while a waiting job predicted to end sooner could take its BE member's place (shorter) */
     int learn_retention;    /* admission uses the monitor's measurements of a workload pair (1) */
     double probe_z;         /* an unmeasured pair is admitted on its prediction + probe_z x the interference
                                predictor's uncertainty, one such probe per pair at a time (3; 0: off) */
@@ -408,6 +410,7 @@ int dsp_place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
 int dsp_try_cpu_reclaim(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
 
 /* ds_monitor.c (docs/policy.md §6) */
+enum { DSP_RF_ANY = 0, DSP_RF_SHORTER = 1 };
 void dsp_monitor(ds_engine_t *e, dsp_t *s, int64_t now);
 
 /* ds_workcons.c: idle GPUs to the jobs classification left over, as BE */

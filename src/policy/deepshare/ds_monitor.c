@@ -57,6 +57,37 @@ static int32_t victim_of(const ds_engine_t *e, int32_t a, int32_t b)
     return a > b ? a : b;
 }
 
+/* Whether a waiting job could use v's place beside kept better than v does (revoke-for shorter): one of the
+ * same GPU count, room in the GPU's memory, not banned from kept, both predicted at the admission bar beside
+ * each other, and predicted to end sooner than v, so the place serves the shorter job first, as the queue
+ * does. A pair under the monitor's threshold but at rho-min or more is still worth more than no pair (both
+ * run at 0.7 or better); revoking it pays only when its place goes to such a job. Under load on Venus x1.5
+ * the revoked places are what a burst of short wide jobs shares; where every pair sits in the 0.75-0.95 band
+ * (pairs the profile lacks at missing-rho model) a revocation only sends the BE member back to wait.
+ * At most max-candidates jobs of kept's GPU count are examined, as a partner search does. */
+static int place_wanted(const ds_engine_t *e, dsp_t *s, int32_t kept, int32_t v, int64_t now)
+{
+    const ds_trace_t *t = e->trace;
+    const dsp_config_t *c = &s->cfg;
+    int32_t part = e->js[kept].part, g = t->jobs[kept].gpus, pt = dsp_pair_type(e, s, kept), examined = 0;
+    int32_t gmem = e->ntypes > 1 ? ds_engine_gpu_gmem(e, e->jgpus[e->jgpu_off[kept]]) : e->cfg.gmem_per_gpu;
+    double vrem = dsp_remaining(e, s, v, now), base = dsp_tau_base(e, s, part);
+    const dsp_list_t *pl = &s->pend[part];
+    for (int32_t k = 0; k < pl->n && examined < c->max_candidates; k++) {
+        int32_t x = pl->v[k];
+        if (t->jobs[x].gpus != g || e->js[x].held || !ds_engine_startable(e, x)) continue;
+        examined++;
+        if (s->banned[x] == kept || s->banned[kept] == x) continue;
+        if (t->jobs[x].gmem_mib + t->jobs[kept].gmem_mib > gmem) continue;
+        if (e->ntypes > 1 && !ds_engine_type_ok(e, x, ds_engine_job_type(e, kept))) continue;
+        if (!(dsp_remaining(e, s, x, now) < vrem)) continue;
+        double bx = c->admit_floor ? c->rho_min : dsp_tau_tenant(s, base, t->jobs[x].tenant);
+        double bk = c->admit_floor ? c->rho_min : dsp_tau_tenant(s, base, t->jobs[kept].tenant);
+        if (dsp_retention(e, s, x, kept, pt) >= bx && dsp_retention(e, s, kept, x, pt) >= bk) return 1;
+    }
+    return 0;
+}
+
 void dsp_monitor(ds_engine_t *e, dsp_t *s, int64_t now)
 {
     if (!e->hooks.observe_retention) return;
@@ -92,6 +123,10 @@ void dsp_monitor(ds_engine_t *e, dsp_t *s, int64_t now)
         if (s->low[a] < s->cfg.w) continue;
         if (!confidently_low(s, a, ta) && !confidently_low(s, b, tb)) continue;
         int32_t v = victim_of(e, a, b), kept = v == a ? b : a;
+        /* below rho-min the estimate that admitted the pair was wrong: it goes whatever waits */
+        if (s->cfg.revoke_for == DSP_RF_SHORTER && !confidently_low(s, a, s->cfg.rho_min) &&
+            !confidently_low(s, b, s->cfg.rho_min) && !place_wanted(e, s, kept, v, now))
+            continue;
         s->banned[v] = kept;
         s->st.preempt_revoke++;
         ds_engine_revoke(e, v, kept, now, DSP_R_REVOKE);
