@@ -761,41 +761,18 @@ static double at_085(void *ctx, int32_t job, int64_t now)
     return 0.85;
 }
 
-/* What the monitor holds a pair to (monitor-threshold): the pair of revoke_case measured at 0.85 for good,
+static void revoke_for_case(const char *kv, double (*rho)(void *, int32_t, int64_t), int64_t dur5, int64_t when);
+
+/* What the monitor holds a pair to (monitor-threshold): the pair of revoke_for_case (below) measured at 0.85 for good,
  * while B's 2-GPU job waits with no GPU free (pressure: the threshold of the moment is tau-max = 0.95; B is
  * served, its G job running). current revokes it once the mean is confidently under 0.95 (the 4th sample);
- * floor (rho-min 0.7) and urgent (no under-served G member) keep it for good. With revoke-for any: nothing
- * waits for the BE member's place here, which revoke-for shorter (the default, test_revoke_for) asks. */
+ * floor (rho-min 0.7) and urgent (no under-served G member) keep it for good. Run with revoke-for any: nothing
+ * here waits for the BE member's place, which revoke-for shorter (the default; test_revoke_for) asks for. */
 static void monitor_case(const char *kv, int64_t when)
 {
-    ds_trace_t t;
-    tu_trace(&t, "A:1 B:1", "1 A 1 0 100000; 2 A 1 0 100000; 3 B 1 10 100000; 4 B 2 20 100000");
     char opts[128];
-    snprintf(opts, sizeof opts, "%s,share-first=0,revoke-for=any", kv);
-    void *cfg = cfg_with(opts);
-    ds_engine_t *e = engine_for(&t, 1, cfg);
-    ds_engine_set_hooks(e, &(ds_driver_hooks_t){.observe_retention = at_085});
-    ds_engine_arrive(e, 0, 0);
-    ds_engine_arrive(e, 1, 0);
-    ds_engine_schedule(e, 0, 1);
-    ds_engine_arrive(e, 2, 10);
-    ds_engine_schedule(e, 10, 0);
-    assert_int_equal(e->js[2].partner, 1);
-    ds_engine_arrive(e, 3, 20);
-    ds_engine_schedule(e, 20, 0);
-    assert_int_equal(e->js[3].status, DS_JS_PENDING);
-    int64_t revoked = 0;
-    for (int64_t now = 60; now <= 20 * 60 && !revoked; now += 60) {
-        ds_engine_clear_decisions(e);
-        ds_engine_schedule(e, now, 1);
-        if (e->n_revocations) revoked = now;
-    }
-    assert_int_equal(revoked, when);
-    if (when) assert_int_equal(e->js[1].preemptions, 1); /* the BE member */
-    assert_int_equal(e->js[2].preemptions, 0);
-    ds_engine_destroy(e);
-    ops()->config_free(cfg);
-    ds_trace_free(&t);
+    snprintf(opts, sizeof opts, "%s,revoke-for=any", kv);
+    revoke_for_case(opts, at_085, 0, when);
 }
 
 static void test_monitor_threshold(void **st)
