@@ -71,7 +71,8 @@ static int place_wanted(const ds_engine_t *e, dsp_t *s, int32_t kept, int32_t v,
     const dsp_config_t *c = &s->cfg;
     int32_t part = e->js[kept].part, g = t->jobs[kept].gpus, pt = dsp_pair_type(e, s, kept), examined = 0;
     int32_t gmem = e->ntypes > 1 ? ds_engine_gpu_gmem(e, e->jgpus[e->jgpu_off[kept]]) : e->cfg.gmem_per_gpu;
-    double vrem = dsp_remaining(e, s, v, now), base = dsp_tau_base(e, s, part);
+    double vrem = dsp_remaining(e, s, v, now), base = c->admit_floor ? 0 : dsp_tau_base(e, s, part);
+    double bk = c->admit_floor ? c->rho_min : dsp_tau_tenant(s, base, t->jobs[kept].tenant);
     const dsp_list_t *pl = &s->pend[part];
     for (int32_t k = 0; k < pl->n && examined < c->max_candidates; k++) {
         int32_t x = pl->v[k];
@@ -82,7 +83,6 @@ static int place_wanted(const ds_engine_t *e, dsp_t *s, int32_t kept, int32_t v,
         if (e->ntypes > 1 && !ds_engine_type_ok(e, x, ds_engine_job_type(e, kept))) continue;
         if (!(dsp_remaining(e, s, x, now) < vrem)) continue;
         double bx = c->admit_floor ? c->rho_min : dsp_tau_tenant(s, base, t->jobs[x].tenant);
-        double bk = c->admit_floor ? c->rho_min : dsp_tau_tenant(s, base, t->jobs[kept].tenant);
         if (dsp_retention(e, s, x, kept, pt) >= bx && dsp_retention(e, s, kept, x, pt) >= bk) return 1;
     }
     return 0;
