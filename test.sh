@@ -15,6 +15,21 @@ if [ "$(id -u)" -eq 0 ] && [ -z "${DS_SKIP_SLURM:-}" ]; then
 fi
 jobs=$(nproc)
 status=0
+# Every stage's output is kept as well as shown, so that the summary printed last (CI shows only the tail
+# of a run) names each failed stage and repeats what it said.
+logs=$(mktemp -d /tmp/ds-test-logs.XXXXXX)
+failed=()
+# stage NAME CMD...: runs CMD; a failure marks the run failed and is named in the summary
+stage() {
+  local name=$1; shift
+  # tee through a process substitution, not a pipe: a daemon a test leaves holding the output must not
+  # keep the run waiting
+  if "$@" > >(tee "$logs/${#failed[@]}.log") 2>&1; then return 0; fi
+  mv "$logs/${#failed[@]}.log" "$logs/failed-${#failed[@]}.log"
+  failed+=("$name"); status=1
+}
+unit_tests() { (cd "$1" && ctest --output-on-failure -j"$jobs"); }
+dcgm() { local rc=0; bash tests/e2e_dcgm.sh build-test-release || rc=$?; [ $rc = 0 ] || [ $rc = 77 ]; }
 for cfg in release asan; do
   dir=build-test-$cfg
   opts=(-DCMAKE_BUILD_TYPE=Release)
@@ -24,38 +39,48 @@ for cfg in release asan; do
   cmake -S . -B "$dir" "${opts[@]}" >/dev/null
   cmake --build "$dir" -j"$jobs" >/dev/null
   echo "== $cfg tests" >&2
-  (cd "$dir" && ctest --output-on-failure -j"$jobs") || status=1
+  stage "$cfg unit tests" unit_tests "$dir"
 done
 # Every reader under libFuzzer (ASan+UBSan): the regression inputs, then DS_FUZZ_SECONDS (20) per target.
 # DS_SKIP_FUZZ=1 skips; tests/fuzz/run.sh SECONDS --campaign DIR is the longer nightly run.
 if [ -z "${DS_SKIP_FUZZ:-}" ]; then
   echo "== fuzz targets (${DS_FUZZ_SECONDS:-20} s each)" >&2
-  DS_FUZZ_BUILD=build-test-fuzz DS_FUZZ_JOBS="$jobs" bash tests/fuzz/run.sh "${DS_FUZZ_SECONDS:-20}" || status=1
+  stage "fuzz targets" env DS_FUZZ_BUILD=build-test-fuzz DS_FUZZ_JOBS="$jobs" bash tests/fuzz/run.sh "${DS_FUZZ_SECONDS:-20}"
 fi
 if [ $slurm_e2e = 1 ]; then
   echo "== Slurm end-to-end test (deepshared on a local cluster)" >&2
-  bash tests/e2e_slurm.sh build-test-release || status=1
+  stage "e2e_slurm.sh" bash tests/e2e_slurm.sh build-test-release
   echo "== the trust boundary as a plain user (job_submit.lua, tenants' members, GRES, arrays, --begin, dependencies)" >&2
-  bash tests/e2e_trust.sh build-test-release || status=1
+  stage "e2e_trust.sh" bash tests/e2e_trust.sh build-test-release
   echo "== production: nodes drained, down and not responding; active/standby with a leader lease in etcd (~4 min)" >&2
-  bash tests/e2e_ha.sh build-test-release || status=1
+  stage "e2e_ha.sh" bash tests/e2e_ha.sh build-test-release
   echo "== telemetry end-to-end test (jobs report their step rate; a degraded pair revoked, a good one kept; ~3 min)" >&2
-  bash tests/e2e_telemetry.sh build-test-release || status=1
+  stage "e2e_telemetry.sh" bash tests/e2e_telemetry.sh build-test-release
   echo "== two GPU models (V100 and K80 nodes, Gres=gpu:TYPE:N): typed requests, per-type quotas, reclaim by type" >&2
-  bash tests/e2e_types.sh build-test-release || status=1
+  stage "e2e_types.sh" bash tests/e2e_types.sh build-test-release
   echo "== GPU sharing on two GPU models (per-GPU model types gpu:v100_gN:1 with shards; job_submit.lua rewrites gpu:v100:N; ~15 s)" >&2
-  bash tests/e2e_types_shared.sh build-test-release || status=1
+  stage "e2e_types_shared.sh" bash tests/e2e_types_shared.sh build-test-release
   echo "== telemetry through Prometheus (a stand-in dcgm-exporter scraped by Debian's prometheus; ~3 min)" >&2
-  bash tests/e2e_telemetry.sh build-test-release prometheus || status=1
+  stage "e2e_telemetry.sh prometheus" bash tests/e2e_telemetry.sh build-test-release prometheus
   echo "== telemetry by HTTP POST (the jobs POST munge-signed step rates to /api/progress; ~3 min)" >&2
-  bash tests/e2e_telemetry.sh build-test-release post || status=1
+  stage "e2e_telemetry.sh post" bash tests/e2e_telemetry.sh build-test-release post
   echo "== graceful preemption (a victim signalled, checkpoints, is requeued and resumes; ~2 min)" >&2
-  bash tests/e2e_grace.sh build-test-release || status=1
+  stage "e2e_grace.sh" bash tests/e2e_grace.sh build-test-release
   echo "== dcgm-exporter on a real NVIDIA GPU (skips where there is none)" >&2
-  rc=0; bash tests/e2e_dcgm.sh build-test-release || rc=$?; [ $rc = 0 ] || [ $rc = 77 ] || status=1
+  stage e2e_dcgm.sh dcgm
   if [ -n "${DS_SOAK:-}" ]; then
     echo "== deepshared soak (SIGKILLs during a burst, slurmctld restart under shard jobs, slow clients; 2-7 min)" >&2
-    bash tests/soak_daemon.sh build-test-release || status=1
+    stage "soak_daemon.sh" bash tests/soak_daemon.sh build-test-release
   fi
 fi
+if [ $status = 0 ]; then
+  echo "== all stages passed" >&2
+else
+  for i in "${!failed[@]}"; do
+    echo "== FAILED: ${failed[$i]}; what it said of it:" >&2
+    grep -E -i 'fail|error|assert|bad |timed out' "$logs/failed-$i.log" | tail -25 >&2 || tail -25 "$logs/failed-$i.log" >&2
+  done
+  echo "== FAILED stages: ${failed[*]}" >&2
+fi
+rm -rf "$logs"
 exit $status
