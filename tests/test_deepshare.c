@@ -412,7 +412,8 @@ static void yield_back_case(int hold)
 {
     ds_trace_t t;
     tu_trace(&t, "A:8 B:8", "1 A 8 0 10000; 2 A 8 10 100; 3 B 8 0 100000");
-    void *cfg = cfg_with("colocation=0,work-conserving=0,preemption=0");
+    /* the overrun yield alone: the quota yield, ahead of it in the cycle, would make the yield at 240 */
+    void *cfg = cfg_with("colocation=0,work-conserving=0,preemption=0,quota-yield=0");
     ds_runtime_predictor_t rp = {.name = "test", .predict = pred_100};
     ds_predictors_t pr = {&rp, NULL, NULL};
     ds_engine_t *e = engine_with(&t, 8, cfg, &pr);
@@ -533,9 +534,9 @@ static void quota_yield_case(const char *kv, double head_pred, int yields)
 static void test_quota_yield(void **st)
 {
     (void)st;
-    quota_yield_case("quota-yield=1,colocation=0,work-conserving=0", 100, 1);
-    quota_yield_case("colocation=0,work-conserving=0", 100, 0); /* off by default */
-    quota_yield_case("quota-yield=1,colocation=0,work-conserving=0", 5000, 0);
+    quota_yield_case("colocation=0,work-conserving=0", 100, 1); /* on by default (revision 9) */
+    quota_yield_case("quota-yield=0,colocation=0,work-conserving=0", 100, 0);
+    quota_yield_case("colocation=0,work-conserving=0", 5000, 0);
 }
 
 static double const_rho(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)
@@ -1069,7 +1070,9 @@ static void test_reservation_backfill(void **st)
     ds_trace_t t;
     tu_trace(&t, "A:16", "1 A 8 0 1000; 2 A 4 0 500; 3 A 16 1 50; 4 A 2 10 2000; 5 A 2 10 100");
     for (int rv = 0; rv < 2; rv++) {
-        void *c = cfg_with(rv ? "reserve-after=5" : "reserve-after=0");
+        /* one tenant: with the quota yield its longer runs would give way to job 3 and be reclaimed by it,
+         * the quota yield's own case (test_quota_yield), not the reservation's */
+        void *c = cfg_with(rv ? "reserve-after=5,quota-yield=0" : "reserve-after=0,quota-yield=0");
         ds_sim_result_t r;
         run_ds(&t, c, DS_MODE_POOLED, &r);
         assert_int_equal(r.start[4], 10);
@@ -1098,7 +1101,7 @@ static void test_align_ends(void **st)
     ds_trace_t t;
     tu_trace(&t, "A:16", "1 A 6 0 100; 2 A 4 0 1000; 3 A 1 10 500; 4 A 8 20 50");
     for (int al = 0; al < 2; al++) {
-        void *c = cfg_with(al ? "align-ends=1" : "align-ends=0");
+        void *c = cfg_with(al ? "align-ends=1,quota-yield=0" : "align-ends=0,quota-yield=0"); /* as above */
         ds_sim_result_t r;
         run_ds(&t, c, DS_MODE_POOLED, &r);
         assert_int_equal(r.start[0], 0);
