@@ -18,6 +18,7 @@ status=0
 # Every stage's output is kept as well as shown, so that the summary printed last (CI shows only the tail
 # of a run) names each failed stage and repeats what it said.
 logs=$(mktemp -d /tmp/ds-test-logs.XXXXXX)
+trap 'rm -rf "$logs"' EXIT
 failed=()
 # stage NAME CMD...: runs CMD; a failure marks the run failed and is named in the summary
 stage() {
@@ -28,7 +29,6 @@ stage() {
   mv "$logs/${#failed[@]}.log" "$logs/failed-${#failed[@]}.log"
   failed+=("$name"); status=1
 }
-unit_tests() { (cd "$1" && ctest --output-on-failure -j"$jobs"); }
 dcgm() { local rc=0; bash tests/e2e_dcgm.sh build-test-release || rc=$?; [ $rc = 0 ] || [ $rc = 77 ]; }
 for cfg in release asan; do
   dir=build-test-$cfg
@@ -39,7 +39,7 @@ for cfg in release asan; do
   cmake -S . -B "$dir" "${opts[@]}" >/dev/null
   cmake --build "$dir" -j"$jobs" >/dev/null
   echo "== $cfg tests" >&2
-  stage "$cfg unit tests" unit_tests "$dir"
+  stage "$cfg unit tests" ctest --test-dir "$dir" --output-on-failure -j"$jobs"
 done
 # Every reader under libFuzzer (ASan+UBSan): the regression inputs, then DS_FUZZ_SECONDS (20) per target.
 # DS_SKIP_FUZZ=1 skips; tests/fuzz/run.sh SECONDS --campaign DIR is the longer nightly run.
@@ -82,5 +82,4 @@ else
   done
   echo "== FAILED stages: ${failed[*]}" >&2
 fi
-rm -rf "$logs"
 exit $status

@@ -208,9 +208,7 @@ static void test_only_one_gpu_jobs_pinned(void **st)
      * preemptions unpinned), and their pinned restarts are taken back 200 times against 36 with every job
      * pinned: what pinning one-GPU jobs only saves is the restarts of multi-GPU jobs. */
     const ds_policy_ops_t *ops = ds_policy_find("deepshare");
-    void *pc = ops->config_new();
-    ds_error_t perr;
-    assert_int_equal(ops->config_set(pc, "quota-yield", "0", &perr), 0);
+    void *pc = tu_policy_config(ops, (const char *const[]){"quota-yield", "0", NULL});
     for (int pinned = 0; pinned <= 2; pinned++) {
         ds_sim_config_t c;
         ds_sim_config_default(&c);

@@ -76,16 +76,22 @@ void tu_run(const ds_trace_t *t, const char *policy, ds_mode_t mode, ds_sim_resu
     tu_sim(t, &c, r);
 }
 
-void tu_run_kv(const ds_trace_t *t, const char *policy, ds_mode_t mode, const char *const *kv, ds_sim_result_t *r)
+void *tu_policy_config(const ds_policy_ops_t *ops, const char *const *kv)
 {
-    const ds_policy_ops_t *ops = ds_policy_find(policy);
-    assert_non_null(ops);
     void *pc = ops->config_new ? ops->config_new() : NULL;
     for (int i = 0; kv && kv[i]; i += 2) {
         ds_error_t err;
         assert_non_null(pc);
         assert_int_equal(ops->config_set(pc, kv[i], kv[i + 1], &err), DS_OK);
     }
+    return pc;
+}
+
+void tu_run_kv(const ds_trace_t *t, const char *policy, ds_mode_t mode, const char *const *kv, ds_sim_result_t *r)
+{
+    const ds_policy_ops_t *ops = ds_policy_find(policy);
+    assert_non_null(ops);
+    void *pc = tu_policy_config(ops, kv);
     ds_sim_config_t c;
     ds_sim_config_default(&c);
     c.engine.mode = mode;

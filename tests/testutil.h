@@ -33,6 +33,9 @@ void tu_expect_error(const ds_error_t *err, const char *file_part, long line, co
 void tu_sim(const ds_trace_t *t, ds_sim_config_t *c, ds_sim_result_t *r);
 /* Runs one policy in mode with parameters kv ("name", "value", ..., NULL; may be NULL), invariants checked;
  * asserts that every parameter is taken and the run succeeds. */
+/* A config of the policy with kv's "key", "value", ... pairs (NULL-ended) set; NULL for a policy without
+ * parameters. Free with ops->config_free. */
+void *tu_policy_config(const ds_policy_ops_t *ops, const char *const *kv);
 void tu_run_kv(const ds_trace_t *t, const char *policy, ds_mode_t mode, const char *const *kv, ds_sim_result_t *r);
 /* Runs one policy with invariants checked; asserts success. */
 void tu_run(const ds_trace_t *t, const char *policy, ds_mode_t mode, ds_sim_result_t *r);
