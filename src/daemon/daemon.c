@@ -13,6 +13,38 @@ static double table_rate(void *ctx, const ds_trace_t *t, int32_t job, int32_t gt
     return ds_speeds_rate(ctx, t, job, gtype);
 }
 
+static void rtm_log(void *ctx, const char *msg)
+{
+    (void)ctx;
+    dlog(0, "%s", msg);
+}
+
+static void rtm_learn(void *ctx, uint32_t id, const char *tenant, const char *user, int gpus, double seconds,
+                      int64_t end, int64_t submit, double limit)
+{
+    rtmodel_learn(ctx, id, tenant, user, gpus, seconds, end, submit, limit);
+}
+
+/* The runtime predictor the policy sees, learning from the journal as hist_open reads it. */
+static void predictor_setup(daemon_t *d)
+{
+    hist_init(&d->hist, d->cfg.min_history, d->cfg.default_runtime);
+    if (d->cfg.runtime_model) {
+        rtmodel_init(&d->rtm, d->cfg.min_history, d->cfg.default_runtime, rtm_log, NULL);
+        d->hist.on_learn = rtm_learn;
+        d->hist.on_learn_ctx = &d->rtm;
+        rtmodel_predictor(&d->rt, &d->rtm);
+    } else {
+        hist_predictor(&d->rt, &d->hist);
+    }
+}
+
+static void predictor_teardown(daemon_t *d)
+{
+    hist_free(&d->hist);
+    if (d->cfg.runtime_model) rtmodel_free(&d->rtm);
+}
+
 int daemon_setup(daemon_t *d, ds_error_t *err)
 {
     pthread_mutex_init(&d->lock, NULL);
@@ -26,12 +58,12 @@ int daemon_setup(daemon_t *d, ds_error_t *err)
     }
     int rc = daemon_policy_config(&d->cfg, &d->ops, &d->pconfig, err);
     if (rc) return rc;
-    hist_init(&d->hist, d->cfg.min_history, d->cfg.default_runtime);
+    predictor_setup(d);
     if (d->cfg.journal[0]) {
         if (hist_open(&d->hist, d->cfg.journal, NULL, err)) return DS_EIO;
-        dlog(0, "journal %s: learned from %lld finished jobs", d->cfg.journal, (long long)d->hist.records);
+        dlog(0, "journal %s: learned from %lld finished jobs (runtime model: %s)", d->cfg.journal,
+             (long long)d->hist.records, d->cfg.runtime_model ? "boosted" : "history");
     }
-    hist_predictor(&d->rt, &d->hist);
     memset(&d->ip, 0, sizeof d->ip);
     d->ip.name = "profile";
     d->ip.ctx = d;
@@ -83,8 +115,8 @@ void daemon_take_lead(daemon_t *d)
         /* what the old leader journaled since this instance started */
         ds_error_t err;
         ds_error_clear(&err);
-        hist_free(&d->hist);
-        hist_init(&d->hist, d->cfg.min_history, d->cfg.default_runtime);
+        predictor_teardown(d);
+        predictor_setup(d);
         if (hist_open(&d->hist, d->cfg.journal, NULL, &err)) {
             char m[400];
             ds_error_format(&err, m, sizeof m);
@@ -108,7 +140,7 @@ void daemon_teardown(daemon_t *d)
     if (d->pconfig && d->ops->config_free) d->ops->config_free(d->pconfig);
     if (d->have_coloc) ds_coloc_free(&d->coloc);
     if (d->have_speeds) ds_speeds_free(&d->speeds);
-    hist_free(&d->hist);
+    predictor_teardown(d);
     tel_free(&d->tel);
     ds_trace_free(&d->trace);
     ds_idmap_free(&d->byid);

@@ -14,6 +14,7 @@
 #include "daemon/dconfig.h"
 #include "daemon/hist.h"
 #include "daemon/lease.h"
+#include "daemon/rtmodel.h"
 #include "daemon/telemetry.h"
 #include "slurm/slurm_io.h"
 
@@ -106,6 +107,7 @@ typedef struct daemon {
     const ds_policy_ops_t *ops;
     void *pconfig;
     hist_t hist;
+    rtmodel_t rtm;                  /* the boosted runtime model (runtime_model = boosted) */
     ds_runtime_predictor_t rt;
     ds_interference_predictor_t ip;
     ds_predictors_t preds;

@@ -31,6 +31,7 @@ void dconfig_default(dconfig_t *c)
     snprintf(c->journal, sizeof c->journal, "/var/lib/deepshared/journal.csv");
     c->missing_rho = 1.0;
     c->default_runtime = 3600;
+    c->runtime_model = 1;
     c->min_history = 3;
     c->gmem_mib = 24576;
     c->default_gmem_mib = 8192;
@@ -188,6 +189,12 @@ static int set_key(dconfig_t *c, const char *path, long line, const char *k, con
     NUM("missing_rho", missing_rho, 0, 1);
     NUM("default_runtime", default_runtime, 1, 1e9);
     INT("min_history", min_history, 1, 1e6);
+    if (!strcmp(k, "runtime_model")) {
+        if (!strcmp(v, "boosted") || !strcmp(v, "history")) { c->runtime_model = !strcmp(v, "boosted"); return DS_OK; }
+        ds_error_set(err, path, line, k, "expected boosted (the simulator's gradient-boosted model) or history (means "
+                     "of log run times per user, tenant, cluster), got '%s'", v);
+        return DS_EPARSE;
+    }
     INT("gpu_mem_mib", gmem_mib, 1, 1e7);
     INT("default_job_gpu_mem_mib", default_gmem_mib, 0, 1e7);
     INT("k", k, 1, 4);
@@ -584,8 +591,8 @@ void dconfig_print(FILE *f, const dconfig_t *c)
             c->gpu_sharing, c->gmem_mib, c->default_gmem_mib, c->job_capacity);
     fprintf(f, "repin = %d\npin_whole_gpus = %d\n", c->repin, c->pin_whole_gpus);
     fprintf(f, "qad_lambda = %g\nqad_theta = %g\n", c->qad_lambda, c->qad_theta);
-    fprintf(f, "journal = %s\ndefault_runtime = %g\nmin_history = %d\n", c->journal, c->default_runtime,
-            c->min_history);
+    fprintf(f, "journal = %s\ndefault_runtime = %g\nmin_history = %d\nruntime_model = %s\n", c->journal,
+            c->default_runtime, c->min_history, c->runtime_model ? "boosted" : "history");
     fprintf(f, "interference_profile = %s\nmissing_rho = %g\n", c->interference, c->missing_rho);
     fprintf(f, "speeds = %s\n", c->speeds);
     if (c->listen_port) fprintf(f, "listen = %s:%d\n", c->listen_addr, c->listen_port);
@@ -635,6 +642,7 @@ void dconfig_reload_merge(const dconfig_t *cur, dconfig_t *next, char *restart, 
     KEEP_N(missing_rho, "missing_rho");
     KEEP_N(default_runtime, "default_runtime");
     KEEP_N(min_history, "min_history");
+    KEEP_N(runtime_model, "runtime_model");
     KEEP_N(gmem_mib, "gpu_mem_mib");
     KEEP_N(k, "k");
     KEEP_N(gpu_sharing, "gpu_sharing");

@@ -41,6 +41,7 @@ typedef struct dconfig {
     double missing_rho;      /* retention of unprofiled pairs */
     double default_runtime;  /* seconds, before any job has finished */
     int min_history;         /* finished jobs before a user's or tenant's mean is trusted */
+    int runtime_model;       /* 1: boosted (the simulator's online model, rtmodel.c), 0: history (hist.c's means) */
     int gmem_mib;            /* GPU memory per GPU */
     int default_gmem_mib;    /* a job's GPU memory when its comment does not say */
     int k;                   /* residents per GPU */

@@ -101,8 +101,8 @@ static void warn_stderr(const char *msg) { fprintf(stderr, "deepshared: %s\n", m
  * reported, not guessed at. Journals written before start and submit were recorded hold 6-field records,
  * before time limits 8-field ones, and one journal may hold every kind (a daemon upgraded in place appends
  * to its old file). */
-static const char *parse_record(char *buf, uint32_t *id, char **tenant, char **user, double *sec, int64_t *end,
-                                double *limit)
+static const char *parse_record(char *buf, uint32_t *id, char **tenant, char **user, int *gpus, double *sec,
+                                int64_t *end, int64_t *submit, double *limit)
 {
     char *nl = strchr(buf, '\n');
     if (!nl) return "incomplete record (torn by a crash?)";
@@ -127,6 +127,7 @@ static const char *parse_record(char *buf, uint32_t *id, char **tenant, char **u
     if (!*f[1] || !*f[2] || strlen(f[1]) > 127 || strlen(f[2]) > 127) return "bad tenant or user";
     long g = strtol(f[3], &e, 10);
     if (e == f[3] || *e || g < 0 || g > 1000000) return "bad gpus";
+    *gpus = (int)g;
     *sec = strtod(f[4], &e);
     /* inf or 1e308 seconds would poison every later mean: a year is the longest run time believed */
     if (e == f[4] || *e || !(*sec >= 0 && *sec <= HIST_MAX_SECONDS)) return "bad seconds (not a finite run time of at most a year)";
@@ -134,6 +135,7 @@ static const char *parse_record(char *buf, uint32_t *id, char **tenant, char **u
     long long en = strtoll(f[5], &e, 10);
     if (errno || e == f[5] || *e || en < 0 || en > 0xffffffffLL) return "bad end time";
     *limit = 0;
+    *submit = 0;
     if (n == 9) {
         /* whole seconds, 0: none; at most a year, as a run time */
         errno = 0;
@@ -149,6 +151,7 @@ static const char *parse_record(char *buf, uint32_t *id, char **tenant, char **u
         errno = 0;
         long long su = strtoll(f[7], &e, 10);
         if (errno || e == f[7] || *e || su < 0 || su > st) return "bad submit time (not a Unix time at most the start)";
+        *submit = su;
     }
     *end = en;
     *tenant = f[1];
@@ -173,11 +176,12 @@ int hist_open(hist_t *h, const char *path, void (*warn)(const char *msg), ds_err
             if (got == 1 && buf[0] == '\n') continue;
             uint32_t id;
             char *tenant, *user;
+            int gpus;
             double sec, limit;
-            int64_t end;
+            int64_t end, submit;
             const char *why = (size_t)got != strlen(buf) ? "NUL byte in record"
                               : got > 600 ? "record longer than 600 bytes"
-                                          : parse_record(buf, &id, &tenant, &user, &sec, &end, &limit);
+                                          : parse_record(buf, &id, &tenant, &user, &gpus, &sec, &end, &submit, &limit);
             if (why) {
                 /* a torn last line after a crash is expected; anything else is worth a look */
                 snprintf(msg, sizeof msg, "%s:%ld: malformed journal record skipped: %s", path, line, why);
@@ -187,6 +191,7 @@ int hist_open(hist_t *h, const char *path, void (*warn)(const char *msg), ds_err
             }
             if (ds_idmap_put(&h->recorded, rec_key(id, end), 1) >= 0) continue;
             hist_learn_limit(h, tenant, user, sec, limit);
+            if (h->on_learn) h->on_learn(h->on_learn_ctx, id, tenant, user, gpus, sec, end, submit, limit);
             h->records++;
         }
         free(buf);
@@ -235,6 +240,7 @@ int hist_record(hist_t *h, uint32_t id, const char *tenant, const char *user, in
     if (limit < 0 || limit > (int64_t)HIST_MAX_SECONDS) limit = 0;
     if (ds_idmap_put(&h->recorded, rec_key(id, end), 1) >= 0) return 0;
     hist_learn_limit(h, tenant, user, seconds, (double)limit);
+    if (h->on_learn) h->on_learn(h->on_learn_ctx, id, tenant, user, gpus, seconds, end, submit, (double)limit);
     h->records++;
     if (h->fd < 0) return 0;
     char line[512];

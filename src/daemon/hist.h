@@ -31,6 +31,11 @@ typedef struct hist {
     int32_t resid_unsorted;
     /* what the jobs' time limits say beside the history (deepshare/limits.h) */
     ds_limits_t lim;
+    /* told of every job learned, the journal's records at open and each one recorded after (rtmodel.c's
+     * boosted model learns beside the means); set between hist_init and hist_open */
+    void (*on_learn)(void *ctx, uint32_t slurm_id, const char *tenant, const char *user, int gpus, double seconds,
+                     int64_t end, int64_t submit, double limit);
+    void *on_learn_ctx;
 } hist_t;
 
 #define HIST_MAX_SECONDS (366.0 * 86400) /* longest run time learned from */

@@ -165,7 +165,8 @@ static int32_t add_slot(daemon_t *d, const sl_job_t *j)
     job->ckpt = h.ckpt; /* the preemption cost counts from its last checkpoint (docs/policy.md §4.1) */
     /* its time limit caps what is predicted of it, and foretells it for a user whose limits have (limits.h) */
     job->limit = (int32_t)(j->limit_s > 0 && j->limit_s <= DS_MAX_DURATION ? j->limit_s : 0);
-    double p = hist_predict_limit(&d->hist, d->trace.tenants[job->tenant].name, j->user, (double)job->limit);
+    job->duration = 0;
+    double p = d->rt.predict(d->rt.ctx, &d->trace, s, d->now > 0 ? d->now : (int64_t)time(NULL));
     job->estimate = p;
     job->duration = (int64_t)ceil(p); /* what "oracle" policies see: the daemon has no truth */
     job->line = 0;
@@ -395,14 +396,17 @@ static int rebuild(daemon_t *d, ds_error_t *err)
     return DS_OK;
 }
 
-/* A finished job's run time as the journal learns it: with a speed table on several types, in seconds of the
- * reference type (the first), as the simulator's durations and the policy's work done count it -- its run
- * time there times its rate on the type it ran on. A job whose slot is gone (it ended while deepshared was
- * down) is learned as it ran. */
+/* A finished job's run time as the journal learns it: all its runs, the earlier ones as the engine counted
+ * them, since a prediction is compared with what the job has run in all (a requeued job that resumed from
+ * its checkpoint ran only what was left in its last run). With a speed table on several types, in seconds of
+ * the reference type (the first), as the simulator's durations and the policy's work done count it -- its
+ * run time there times its rate on the type it ran on. A job whose slot is gone (it ended while deepshared
+ * was down) is learned from its last run. */
 static double journal_seconds(const daemon_t *d, const sl_job_t *j)
 {
     double secs = (double)(j->end - j->start);
     int32_t s = daemon_slot_of(d, j->id);
+    if (d->e && s >= 0 && ds_engine_job(d->e, s)->status == DS_JS_RUNNING) secs += (double)ds_engine_job(d->e, s)->run_time;
     if (!d->have_speeds || d->ntypes < 2 || !d->e || s < 0) return secs;
     int node = gpumap_node(d, j->nodes);
     int32_t ty = node >= 0 ? d->node_type[node] : ds_engine_job_type(d->e, s);

@@ -1,0 +1,217 @@
+/* rtmodel.c: deepshared's boosted runtime predictor (rtmodel.h): the simulator's online model over a table
+ * of the jobs deepshared has predicted and learned, the time limits applied on top as in a replay. */
+#include "daemon/rtmodel.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void rtmodel_init(rtmodel_t *r, int min_history, double default_runtime, void (*log)(void *ctx, const char *msg),
+                  void *log_ctx)
+{
+    memset(r, 0, sizeof *r);
+    ds_trace_init(&r->t);
+    ds_idmap_init(&r->byid);
+    /* the simulator's defaults (cli/model_predictors.c): what the suite measured is what runs here */
+    ds_runtime_model_config_default(&r->mc);
+    r->mc.log = log;
+    r->mc.log_ctx = log_ctx;
+    r->m = ds_runtime_model_create(&r->t, &r->mc);
+    ds_limits_init(&r->lim, min_history);
+    r->default_runtime = default_runtime;
+    r->now = INT64_MIN;
+    /* four training windows of rows, then all but the latest window of finished jobs are dropped */
+    r->max_rows = 4 * (r->mc.window > 0 ? (int32_t)r->mc.window : 12000);
+}
+
+void rtmodel_free(rtmodel_t *r)
+{
+    ds_runtime_model_destroy(r->m);
+    ds_trace_free(&r->t);
+    ds_idmap_free(&r->byid);
+    ds_limits_free(&r->lim);
+    free(r->fin);
+    free(r->end);
+    memset(r, 0, sizeof *r);
+}
+
+/* The model retrains when time crosses its boundaries and starts over when time goes back (a new replay,
+ * in the simulator): a daemon's clock stepping back must not make it forget. */
+static int64_t tick(rtmodel_t *r, int64_t now)
+{
+    if (now > r->now) r->now = now;
+    return r->now;
+}
+
+static int32_t tenant_of(rtmodel_t *r, const char *name)
+{
+    int32_t i = ds_trace_find_tenant(&r->t, name);
+    return i >= 0 ? i : ds_trace_add_tenant(&r->t, name, 0);
+}
+
+static int32_t new_row(rtmodel_t *r)
+{
+    ds_trace_add_job(&r->t);
+    int32_t row = r->t.njobs - 1;
+    if (row >= r->rcap) {
+        int32_t cap = r->rcap ? 2 * r->rcap : 1024;
+        while (cap <= row) cap *= 2;
+        r->fin = ds_xrealloc(r->fin, (size_t)cap);
+        r->end = ds_xrealloc(r->end, (size_t)cap * sizeof *r->end);
+        r->rcap = cap;
+    }
+    r->fin[row] = 0;
+    r->end[row] = 0;
+    return row;
+}
+
+typedef struct ended {
+    int64_t end;
+    int32_t row;
+} ended_t;
+
+static int cmp_end(const void *a, const void *b)
+{
+    const ended_t *x = a, *y = b;
+    if (x->end != y->end) return x->end < y->end ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* A fresh table of the latest training window (at most half the rows) of finished jobs (learned again, in the order they ended) and
+ * the latest unfinished rows: a job cancelled before it ran is never learned, so unfinished rows are kept by
+ * recency too, and one dropped while still waiting is added again at its next prediction. */
+static void compact(rtmodel_t *r)
+{
+    int32_t n = r->t.njobs, nf = 0, nu = 0;
+    ended_t *f = ds_xmalloc((size_t)(n ? n : 1) * sizeof *f);
+    int32_t *u = ds_xmalloc((size_t)(n ? n : 1) * sizeof *u);
+    for (int32_t i = 0; i < n; i++) {
+        if (r->fin[i]) f[nf++] = (ended_t){r->end[i], i};
+        else u[nu++] = i;
+    }
+    qsort(f, (size_t)nf, sizeof *f, cmp_end);
+    int32_t keep_f = DS_MIN(DS_MIN(nf, r->max_rows / 2), (int32_t)(r->mc.window > 0 ? r->mc.window : nf));
+    int32_t keep_u = DS_MIN(nu, r->max_rows / 4);
+    rtmodel_t old = *r;
+    ds_trace_init(&r->t);
+    ds_idmap_init(&r->byid);
+    r->fin = NULL, r->end = NULL, r->rcap = 0;
+    for (int32_t k = 0; k < old.t.ntenants; k++) ds_trace_add_tenant(&r->t, old.t.tenants[k].name, 0);
+    r->m = ds_runtime_model_create(&r->t, &r->mc);
+    for (int32_t pass = 0; pass < 2; pass++) {
+        int32_t from = pass ? nu - keep_u : nf - keep_f, to = pass ? nu : nf;
+        for (int32_t k = from; k < to; k++) {
+            int32_t i = pass ? u[k] : f[k].row;
+            const ds_job_t *o = &old.t.jobs[i];
+            int32_t row = new_row(r);
+            ds_job_t *j = &r->t.jobs[row];
+            *j = *o;
+            j->user = o->user >= 0 ? ds_strtab_intern(&r->t.users, old.t.users.s[o->user]) : -1;
+            j->model = o->model >= 0 ? ds_strtab_intern(&r->t.models, old.t.models.s[o->model]) : -1;
+            j->dataset = o->dataset >= 0 ? ds_strtab_intern(&r->t.datasets, old.t.datasets.s[o->dataset]) : -1;
+            if (pass) {
+                ds_idmap_put(&r->byid, j->id, row);
+            } else {
+                r->fin[row] = 1;
+                r->end[row] = old.end[i];
+                ds_runtime_model_observe(r->m, row, old.end[i]);
+            }
+        }
+    }
+    free(f);
+    free(u);
+    ds_runtime_model_destroy(old.m);
+    ds_trace_free(&old.t);
+    ds_idmap_free(&old.byid);
+    free(old.fin);
+    free(old.end);
+    r->compactions++;
+}
+
+static void maybe_compact(rtmodel_t *r)
+{
+    if (r->t.njobs >= r->max_rows) compact(r);
+}
+
+void rtmodel_learn(rtmodel_t *r, uint32_t id, const char *tenant, const char *user, int gpus, double seconds,
+                   int64_t end, int64_t submit, double limit)
+{
+    int64_t now = tick(r, end);
+    int32_t row = ds_idmap_get(&r->byid, id);
+    if (row >= 0 && r->fin[row]) row = -1; /* learned already: a reused id's second job */
+    if (row < 0) {
+        row = new_row(r);
+        ds_job_t *j = &r->t.jobs[row];
+        j->id = id;
+        /* a record without its submit time: it was submitted by its start at the latest */
+        j->submit = submit > 0 ? submit : end - (int64_t)seconds;
+        j->tenant = tenant_of(r, tenant);
+        j->user = ds_strtab_intern(&r->t.users, user);
+        j->gpus = gpus > 0 ? gpus : 1;
+        j->cpus = 1;
+        j->limit = limit > 0 && limit <= DS_MAX_DURATION ? (int32_t)limit : 0;
+        ds_idmap_put(&r->byid, id, row);
+    }
+    ds_job_t *j = &r->t.jobs[row];
+    /* what the model would have said of it (its features fixed now, if it never was predicted): the residual
+     * the error-conditional estimates learn from, and the base the limits are compared with */
+    double base = r->learned ? ds_runtime_model_predict(r->m, row, now) : r->default_runtime;
+    if (limit > 0) ds_limits_learn(&r->lim, tenant, user, seconds, limit, base);
+    j->duration = (int64_t)llround(seconds < 1 ? 1 : seconds);
+    ds_runtime_model_observe(r->m, row, now);
+    r->fin[row] = 1;
+    r->end[row] = now;
+    r->learned++;
+    maybe_compact(r);
+}
+
+double rtmodel_predict(rtmodel_t *r, const ds_trace_t *t, int32_t jx, int64_t now)
+{
+    const ds_job_t *job = &t->jobs[jx];
+    now = tick(r, now);
+    int32_t row = ds_idmap_get(&r->byid, job->id);
+    if (row >= 0 && r->fin[row] && r->t.jobs[row].submit != job->submit) {
+        /* a reused Slurm id: the learned job keeps its place in the history, not its id */
+        compact(r);
+        row = ds_idmap_get(&r->byid, job->id);
+    }
+    const char *tenant = t->tenants[job->tenant].name;
+    const char *user = job->user >= 0 && job->user < t->users.n ? t->users.s[job->user] : "";
+    if (row < 0) {
+        maybe_compact(r);
+        row = new_row(r);
+        ds_job_t *j = &r->t.jobs[row];
+        *j = *job;
+        j->tenant = tenant_of(r, tenant);
+        j->user = ds_strtab_intern(&r->t.users, user);
+        const char *mn = ds_trace_model_name(t, job), *dn = ds_trace_dataset_name(t, job);
+        j->model = mn && job->model >= 0 ? ds_strtab_intern(&r->t.models, mn) : -1;
+        j->dataset = dn && job->dataset >= 0 ? ds_strtab_intern(&r->t.datasets, dn) : -1;
+        j->duration = 0;
+        ds_idmap_put(&r->byid, job->id, row);
+    }
+    /* predicted even before anything has finished, so that its features are those of its submit time */
+    double base = ds_runtime_model_predict(r->m, row, now);
+    if (!r->learned) base = r->default_runtime;
+    if (job->limit <= 0) return base;
+    return ds_limits_predict(&r->lim, tenant, user, (double)job->limit, base);
+}
+
+static double predict_cb(void *ctx, const ds_trace_t *t, int32_t j, int64_t now)
+{
+    return rtmodel_predict(ctx, t, j, now);
+}
+
+static double beyond_cb(void *ctx, double pred, int64_t elapsed)
+{
+    return ds_runtime_model_beyond(((rtmodel_t *)ctx)->m, pred, elapsed);
+}
+
+void rtmodel_predictor(ds_runtime_predictor_t *p, rtmodel_t *r)
+{
+    memset(p, 0, sizeof *p);
+    p->name = "boosted";
+    p->ctx = r;
+    p->predict = predict_cb;
+    p->beyond = beyond_cb;
+}
