@@ -487,7 +487,8 @@ char *daemon_explain(daemon_t *d, uint32_t id)
     d->ops->explain(e, e->pstate, j, d->now, &b);
     telemetry_facts(d, j, &b);
     if (d->ops->props & DS_POLICY_USES_PREDICTORS)
-        ds_bprintf(&b, "  runtime predictor: deepshared's journal, %lld finished jobs\n", (long long)d->hist.records);
+        ds_bprintf(&b, "  runtime predictor: %s, learned from deepshared's journal (%lld finished jobs)\n",
+                   d->cfg.runtime_model ? "the boosted model" : "means of log run times", (long long)d->hist.records);
     speed_facts(d, j, &b);
     slurm_facts(d, j, &b);
     return ds_bdone(&b);
