@@ -165,7 +165,6 @@ static int32_t add_slot(daemon_t *d, const sl_job_t *j)
     job->ckpt = h.ckpt; /* the preemption cost counts from its last checkpoint (docs/policy.md §4.1) */
     /* its time limit caps what is predicted of it, and foretells it for a user whose limits have (limits.h) */
     job->limit = (int32_t)(j->limit_s > 0 && j->limit_s <= DS_MAX_DURATION ? j->limit_s : 0);
-    job->duration = 0;
     double p = d->rt.predict(d->rt.ctx, &d->trace, s, d->now > 0 ? d->now : (int64_t)time(NULL));
     job->estimate = p;
     job->duration = (int64_t)ceil(p); /* what "oracle" policies see: the daemon has no truth */
@@ -406,8 +405,9 @@ static double journal_seconds(const daemon_t *d, const sl_job_t *j)
 {
     double secs = (double)(j->end - j->start);
     int32_t s = daemon_slot_of(d, j->id);
-    if (d->e && s >= 0 && ds_engine_job(d->e, s)->status == DS_JS_RUNNING) secs += (double)ds_engine_job(d->e, s)->run_time;
-    if (!d->have_speeds || d->ntypes < 2 || !d->e || s < 0) return secs;
+    const ds_jstate_t *js = d->e && s >= 0 ? ds_engine_job(d->e, s) : NULL;
+    if (js && js->status == DS_JS_RUNNING) secs += (double)js->run_time;
+    if (!d->have_speeds || d->ntypes < 2 || !js) return secs;
     int node = gpumap_node(d, j->nodes);
     int32_t ty = node >= 0 ? d->node_type[node] : ds_engine_job_type(d->e, s);
     return ty >= 0 ? secs * ds_engine_speed(d->e, s, ty) : secs;

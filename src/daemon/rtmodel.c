@@ -65,6 +65,20 @@ static int32_t new_row(rtmodel_t *r)
     return row;
 }
 
+/* A new row holding job o of trace src, its names interned in the model's own table. */
+static int32_t copy_row(rtmodel_t *r, const ds_trace_t *src, const ds_job_t *o)
+{
+    int32_t row = new_row(r);
+    ds_job_t *j = &r->t.jobs[row];
+    *j = *o;
+    j->tenant = tenant_of(r, src->tenants[o->tenant].name);
+    j->user = o->user >= 0 && o->user < src->users.n ? ds_strtab_intern(&r->t.users, src->users.s[o->user])
+                                                       : ds_strtab_intern(&r->t.users, "");
+    j->model = o->model >= 0 ? ds_strtab_intern(&r->t.models, ds_trace_model_name(src, o)) : -1;
+    j->dataset = o->dataset >= 0 ? ds_strtab_intern(&r->t.datasets, ds_trace_dataset_name(src, o)) : -1;
+    return row;
+}
+
 typedef struct ended {
     int64_t end;
     int32_t row;
@@ -96,21 +110,14 @@ static void compact(rtmodel_t *r)
     ds_trace_init(&r->t);
     ds_idmap_init(&r->byid);
     r->fin = NULL, r->end = NULL, r->rcap = 0;
-    for (int32_t k = 0; k < old.t.ntenants; k++) ds_trace_add_tenant(&r->t, old.t.tenants[k].name, 0);
     r->m = ds_runtime_model_create(&r->t, &r->mc);
     for (int32_t pass = 0; pass < 2; pass++) {
         int32_t from = pass ? nu - keep_u : nf - keep_f, to = pass ? nu : nf;
         for (int32_t k = from; k < to; k++) {
             int32_t i = pass ? u[k] : f[k].row;
-            const ds_job_t *o = &old.t.jobs[i];
-            int32_t row = new_row(r);
-            ds_job_t *j = &r->t.jobs[row];
-            *j = *o;
-            j->user = o->user >= 0 ? ds_strtab_intern(&r->t.users, old.t.users.s[o->user]) : -1;
-            j->model = o->model >= 0 ? ds_strtab_intern(&r->t.models, old.t.models.s[o->model]) : -1;
-            j->dataset = o->dataset >= 0 ? ds_strtab_intern(&r->t.datasets, old.t.datasets.s[o->dataset]) : -1;
+            int32_t row = copy_row(r, &old.t, &old.t.jobs[i]);
             if (pass) {
-                ds_idmap_put(&r->byid, j->id, row);
+                ds_idmap_put(&r->byid, r->t.jobs[row].id, row);
             } else {
                 r->fin[row] = 1;
                 r->end[row] = old.end[i];
@@ -179,15 +186,8 @@ double rtmodel_predict(rtmodel_t *r, const ds_trace_t *t, int32_t jx, int64_t no
     const char *user = job->user >= 0 && job->user < t->users.n ? t->users.s[job->user] : "";
     if (row < 0) {
         maybe_compact(r);
-        row = new_row(r);
-        ds_job_t *j = &r->t.jobs[row];
-        *j = *job;
-        j->tenant = tenant_of(r, tenant);
-        j->user = ds_strtab_intern(&r->t.users, user);
-        const char *mn = ds_trace_model_name(t, job), *dn = ds_trace_dataset_name(t, job);
-        j->model = mn && job->model >= 0 ? ds_strtab_intern(&r->t.models, mn) : -1;
-        j->dataset = dn && job->dataset >= 0 ? ds_strtab_intern(&r->t.datasets, dn) : -1;
-        j->duration = 0;
+        row = copy_row(r, t, job);
+        r->t.jobs[row].duration = 0; /* not known until it has finished */
         ds_idmap_put(&r->byid, job->id, row);
     }
     /* predicted even before anything has finished, so that its features are those of its submit time */
