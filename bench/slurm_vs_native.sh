@@ -117,12 +117,17 @@ replay_one() {
 if [ -z "${REPORT_ONLY:-}" ]; then
   export -f replay_one log
   export root out build ds compress trace tenants window cycle poll repin pin_whole ds_policy
+  # munged is started by the first replay and kept between them (stop.sh leaves it); a bench that started it
+  # stops it at the end, so that it leaves no daemon behind
+  munge_before=0
+  [ -f /run/munge/munged.pid ] && kill -0 "$(cat /run/munge/munged.pid)" 2>/dev/null && munge_before=1
   for r in $(seq "$run_from" "$((run_from + runs - 1))"); do
     for v in $variants; do
       log "$v run $r: replaying $(($(wc -l < "$trace") - 1)) jobs, x$compress ($(date +%T))"
       "$root/scripts/with-cluster.sh" bash -c "replay_one $v $r" || log "$v run $r: replay failed (rc $?), see $out/$v/run-$r"
     done
   done
+  [ "$munge_before" = 1 ] || "$root/deploy/slurm/stop.sh" --munge || log "munged not stopped"
 fi
 
 # ---- the report: every run's figures, the simulator's on the same workload and cluster, per configuration
