@@ -603,6 +603,138 @@ static void test_runtime_conditional_remaining(void **state)
     ds_trace_free(&t);
 }
 
+/* Batch evidence (docs/predictors.md): jobs of one owner and GPU count submitted within the gap of each other
+ * are one batch (a chain: each within the gap of the last); a finish names the unfinished siblings it revises;
+ * a sibling's estimate is the median of the finished siblings that ran longer than it has, a run past all of
+ * them is expected within the batch's spread, and one past twice the longest gets no estimate from them. */
+static void test_runtime_batch_evidence(void **state)
+{
+    (void)state;
+    ds_trace_t t;
+    /* One user (tu_trace's): jobs 1-4 are one batch of 2-GPU jobs (submitted 0, 30, 80, 130: each within 60 s
+     * of the last), job 5 the same shape 200 s later (a new batch), jobs 6 and 7 other GPU counts. */
+    tu_trace(&t, "A:8 B:8", "1 A 2 0 1000; 2 A 2 30 1100; 3 A 2 80 1200; 4 A 2 130 5000; 5 A 2 330 900; "
+                            "6 A 1 10 50; 7 B 4 20 70");
+    ds_runtime_model_config_t c;
+    ds_runtime_model_config_default(&c);
+    assert_int_equal(c.batch_gap, 60);
+    c.batch_min_record = 0; /* the rules, without the record that earns their use (below) */
+    ds_runtime_model_t *m = ds_runtime_model_create(&t, &c);
+    ds_runtime_predictor_t p;
+    ds_runtime_model_as_predictor(m, &p);
+    assert_non_null(p.batch_total);
+    for (int32_t j = 0; j < t.njobs; j++) assert_true(ds_runtime_model_batch_total(m, j, 0) < 0); /* nothing finished */
+    ds_runtime_model_observe(m, 0, 1000); /* job 1 (1,000 s) */
+    int32_t n;
+    const int32_t *v = ds_runtime_model_batch_revised(m, 0, &n);
+    assert_int_equal(n, 3);
+    assert_int_equal(v[0], 1), assert_int_equal(v[1], 2), assert_int_equal(v[2], 3);
+    assert_true(ds_runtime_model_batch_total(m, 4, 0) < 0); /* job 5: 200 s after job 4, its own batch */
+    assert_true(ds_runtime_model_batch_total(m, 5, 0) < 0); /* job 6: another GPU count */
+    assert_true(fabs(ds_runtime_model_batch_total(m, 1, 0) - 1000) < 1e-9);
+    /* past the only finished sibling: 10% more (at least a minute); past twice it: nothing */
+    assert_true(fabs(ds_runtime_model_batch_total(m, 1, 1500) - 1650) < 1e-9);
+    assert_true(fabs(ds_runtime_model_batch_total(m, 1, 1010) - 1111) < 1e-9);
+    assert_true(ds_runtime_model_batch_total(m, 1, 2001) < 0);
+    ds_runtime_model_observe(m, 1, 1200); /* job 2 (1,100 s) */
+    v = ds_runtime_model_batch_revised(m, 1, &n);
+    assert_int_equal(n, 2);
+    assert_int_equal(v[0], 2), assert_int_equal(v[1], 3);
+    assert_true(fabs(ds_runtime_model_batch_total(m, 2, 0) - 1050) < 1e-9);     /* median of 1,000 and 1,100 */
+    assert_true(fabs(ds_runtime_model_batch_total(m, 2, 1050) - 1100) < 1e-9);  /* only 1,100 ran longer */
+    double spread = log(1100.0 / 1000.0);                                       /* 9.5%: the batch's own */
+    assert_true(fabs(ds_runtime_model_batch_total(m, 2, 1500) - 1500 * (1 + spread)) < 1e-6);
+    /* an observe of another job does not repeat the list */
+    ds_runtime_model_observe(m, 5, 1300);
+    ds_runtime_model_batch_revised(m, 1, &n);
+    assert_int_equal(n, 0);
+    /* a new replay (time goes back) forgets the finishes, not the batches */
+    ds_runtime_model_predict(m, 3, 0);
+    assert_true(ds_runtime_model_batch_total(m, 3, 0) < 0);
+    ds_runtime_model_observe(m, 2, 1500);
+    assert_true(fabs(ds_runtime_model_batch_total(m, 3, 0) - 1200) < 1e-9);
+    ds_runtime_model_destroy(m);
+    /* gap 0: no batches, no callbacks */
+    c.batch_gap = 0;
+    m = ds_runtime_model_create(&t, &c);
+    ds_runtime_model_as_predictor(m, &p);
+    assert_null(p.batch_total), assert_null(p.batch_revised);
+    ds_runtime_model_observe(m, 0, 1000);
+    assert_true(ds_runtime_model_batch_total(m, 1, 0) < 0);
+    ds_runtime_model_destroy(m);
+    ds_trace_free(&t);
+}
+
+/* Without users (ITP) the owner is the tenant: the same shape at the same time in two tenants is two batches. */
+static void test_runtime_batch_owner_tenant(void **state)
+{
+    (void)state;
+    ds_trace_t t;
+    tu_trace(&t, "A:8 B:8", "1 A 1 0 100; 2 B 1 0 900; 3 A 1 5 110; 4 B 1 5 950");
+    for (int32_t j = 0; j < t.njobs; j++) t.jobs[j].user = -1;
+    ds_runtime_model_config_t c;
+    ds_runtime_model_config_default(&c);
+    c.batch_min_record = 0;
+    ds_runtime_model_t *m = ds_runtime_model_create(&t, &c);
+    ds_runtime_model_observe(m, 0, 100);
+    ds_runtime_model_observe(m, 1, 900);
+    assert_true(fabs(ds_runtime_model_batch_total(m, 2, 0) - 100) < 1e-9);
+    assert_true(fabs(ds_runtime_model_batch_total(m, 3, 0) - 900) < 1e-9);
+    ds_runtime_model_destroy(m);
+    ds_trace_free(&t);
+}
+
+/* The evidence earns its use: where batches run alike (sweeps) it is used once it has erred less than the model
+ * on min_record jobs; where siblings' run times are independent draws it is not. */
+static int batch_trusted_after(int alike)
+{
+    ds_trace_t t;
+    ds_trace_init(&t);
+    ds_trace_add_tenant(&t, "A", 8);
+    /* 60 batches of three 1-GPU jobs of one user, an hour apart; log run times uniform in [ln 100, ln 3000],
+     * per batch (alike, each job within 2% of it) or per job (independent) */
+    uint64_t r = 12345;
+    double L = 0;
+    for (int b = 0; b < 60; b++)
+        for (int k = 0; k < 3; k++) {
+            ds_job_t *j = ds_trace_add_job(&t);
+            j->id = b * 3 + k + 1;
+            j->tenant = 0;
+            j->user = ds_strtab_intern(&t.users, "u");
+            j->gpus = 1;
+            j->cpus = 1;
+            j->submit = (int64_t)b * 3600 + k;
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            double u = (double)(r >> 11) / 9007199254740992.0;
+            if (!alike || k == 0) L = exp(log(100.0) + u * (log(3000.0) - log(100.0)));
+            j->duration = (int64_t)(L * (alike ? 1 + 0.02 * u : 1));
+            j->estimate = NAN;
+        }
+    ds_runtime_model_config_t c;
+    ds_runtime_model_config_default(&c);
+    ds_runtime_model_t *m = ds_runtime_model_create(&t, &c);
+    /* each batch predicted at submit, then finishing in order; of the last, only the first two */
+    for (int b = 0; b < 60; b++) {
+        for (int k = 0; k < 3; k++) ds_runtime_model_predict(m, b * 3 + k, (int64_t)b * 3600 + k);
+        for (int k = 0; k < (b < 59 ? 3 : 2); k++) ds_runtime_model_observe(m, b * 3 + k, (int64_t)b * 3600 + 3200 + k);
+    }
+    double v = ds_runtime_model_batch_total(m, 179, 0);
+    if (v >= 0) { /* when used: the median of its two finished siblings */
+        double a = (double)t.jobs[177].duration, b = (double)t.jobs[178].duration;
+        assert_true(fabs(v - 0.5 * (a + b)) < 1e-9);
+    }
+    ds_runtime_model_destroy(m);
+    ds_trace_free(&t);
+    return v >= 0;
+}
+
+static void test_runtime_batch_record(void **state)
+{
+    (void)state;
+    assert_true(batch_trusted_after(1));
+    assert_false(batch_trusted_after(0));
+}
+
 /* ---- interference ---- */
 
 /* A synthetic profile: retention of a falls linearly with the partner's GPU utilization. */
@@ -898,6 +1030,9 @@ int main(void)
         cmocka_unit_test(test_runtime_future_removed_same_predictions),
         cmocka_unit_test(test_runtime_incremental_matches_scratch),
         cmocka_unit_test(test_runtime_conditional_remaining),
+        cmocka_unit_test(test_runtime_batch_evidence),
+        cmocka_unit_test(test_runtime_batch_owner_tenant),
+        cmocka_unit_test(test_runtime_batch_record),
         cmocka_unit_test(test_interference_recovers_and_roundtrips),
         cmocka_unit_test(test_interference_lomo_real),
     };

@@ -106,6 +106,11 @@ typedef struct ds_runtime_model_config {
     double colsample;       /* colsample_bytree 0.8 */
     int32_t nthread;        /* training threads, 0 = XGBoost default (1: see runtime_model.c) */
     uint64_t seed;
+    int64_t batch_gap;      /* submission batches: a job joins its owner's batch when submitted within this many s of
+                             * its last member (60; <= 0: no batch evidence), docs/predictors.md */
+    int32_t batch_min_record; /* the evidence is used once, on at least this many of the latest (256) jobs finished with
+                               * both estimates (20), the batch's erred less than the model's on clearly more than half
+                               * (|ln(actual / estimate)|, a sign test at two standard deviations); 0: always */
     /* Called once per fallback situation (driver-provided: the engine does not print). */
     void (*log)(void *log_ctx, const char *msg);
     void *log_ctx;
@@ -132,6 +137,11 @@ int ds_runtime_model_retrain(ds_runtime_model_t *m, ds_error_t *err);
 double ds_runtime_model_remaining(const ds_runtime_model_t *m, double pred, int64_t elapsed);
 /* The same conditional estimate whatever the config says, or -1 before there are enough residuals. */
 double ds_runtime_model_beyond(const ds_runtime_model_t *m, double pred, int64_t elapsed);
+/* Batch evidence (docs/predictors.md): the unfinished siblings of job, when job is the latest observe()d,
+ * whose batch_total that finish changed (*n; valid until the next observe), and the batch's estimate of
+ * job's total run time given it has run elapsed s (< 0: its batch says nothing yet). */
+const int32_t *ds_runtime_model_batch_revised(const ds_runtime_model_t *m, int32_t job, int32_t *n);
+double ds_runtime_model_batch_total(ds_runtime_model_t *m, int32_t job, int64_t elapsed);
 /* Wraps the model as the engine's runtime predictor (name "model"; bench_replay uses it). */
 void ds_runtime_model_as_predictor(ds_runtime_model_t *m, ds_runtime_predictor_t *p);
 /* Latest finish time the model has been told about (the online-protocol guard checks it). */

@@ -22,6 +22,13 @@ typedef struct ds_runtime_predictor {
      * that has run elapsed seconds (the median over recent jobs' durations, scaled to pred, that
      * exceeded elapsed, less elapsed); < 0 while it has too few errors to say. */
     double (*beyond)(void *ctx, double pred, int64_t elapsed);
+    /* Optional, batch evidence (docs/predictors.md): jobs one owner submits in one burst with one GPU count
+     * (a sweep, an array) run about as long as each other. batch_total: the estimate of a job's total run
+     * time from its finished siblings, given it has run elapsed s; < 0 while none has finished (or it has
+     * outrun them so far that they say nothing). batch_revised: after observe_finish(job), the unfinished
+     * siblings whose batch_total that finish changed (*n of them; valid until the next observe_finish). */
+    double (*batch_total)(void *ctx, const ds_trace_t *t, int32_t job, int64_t elapsed);
+    const int32_t *(*batch_revised)(void *ctx, const ds_trace_t *t, int32_t job, int32_t *n);
 } ds_runtime_predictor_t;
 
 /* Predicted retention (colocated / exclusive throughput) of job a when it shares a GPU with job b. */

@@ -97,6 +97,20 @@ static double rt_beyond(void *ctx, double pred, int64_t elapsed)
     return p->beyond(p->ctx, pred, elapsed);
 }
 
+static double rt_batch_total(void *ctx, const ds_trace_t *t, int32_t job, int64_t elapsed)
+{
+    const ds_runtime_predictor_t *p = &mine(ctx)->rp;
+    return p->batch_total ? p->batch_total(p->ctx, t, job, elapsed) : -1;
+}
+
+static const int32_t *rt_batch_revised(void *ctx, const ds_trace_t *t, int32_t job, int32_t *n)
+{
+    const ds_runtime_predictor_t *p = &mine(ctx)->rp;
+    if (p->batch_revised) return p->batch_revised(p->ctx, t, job, n);
+    *n = 0;
+    return NULL;
+}
+
 static double if_predict(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)
 {
     inst_t *in = mine(ctx);
@@ -110,6 +124,7 @@ static double if_uncertainty(void *ctx, const ds_trace_t *t, int32_t a, int32_t 
 }
 
 ds_model_predictors_t *ds_model_predictors_create(const ds_trace_t *t, const ds_coloc_t *coloc, const char *single,
+                                                  int64_t batch_gap,
                                                   ds_runtime_predictor_t *rt, ds_interference_predictor_t *ip,
                                                   ds_error_t *err)
 {
@@ -120,12 +135,15 @@ ds_model_predictors_t *ds_model_predictors_create(const ds_trace_t *t, const ds_
     s->rc.log = log_once;
     s->rc.conditional = 1; /* used only when the CLI hands rt->remaining on (--remaining conditional) */
     s->rc.log_ctx = s;
+    if (batch_gap >= 0) s->rc.batch_gap = batch_gap;
     rt->name = "model";
     rt->ctx = s;
     rt->predict = rt_predict;
     rt->observe_finish = rt_observe;
     rt->remaining = rt_remaining;
     rt->beyond = rt_beyond;
+    rt->batch_total = s->rc.batch_gap > 0 ? rt_batch_total : NULL;
+    rt->batch_revised = s->rc.batch_gap > 0 ? rt_batch_revised : NULL;
     if (!coloc) {
         fprintf(stderr, "deepshare: --predictor model: no --coloc profile to train the interference model on: "
                         "using the measured retention (1 everywhere without a profile)\n");

@@ -2,6 +2,7 @@
  * measured colocation profile) or durations from the --estimates file with the measured profile. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/predictors.h"
@@ -12,6 +13,7 @@ void ds_cli_predictors_default(ds_cli_predictors_t *p)
 {
     memset(p, 0, sizeof *p);
     p->kind = "model";
+    p->batch_gap = -1;
 }
 
 int ds_cli_predictors_opt(ds_cli_predictors_t *p, const char *name, const char *val)
@@ -26,6 +28,16 @@ int ds_cli_predictors_opt(ds_cli_predictors_t *p, const char *name, const char *
             return -1;
         }
         p->remaining = !strcmp(val, "simple") ? 1 : 2;
+        return 1;
+    }
+    if (!strcmp(name, "batch-gap")) {
+        char *end;
+        long long v = strtoll(val, &end, 10);
+        if (end == val || *end || v < 0 || v > 86400) {
+            fprintf(stderr, "deepshare: option --batch-gap: '%s' is not a whole number of seconds in 0..86400\n", val);
+            return -1;
+        }
+        p->batch_gap = v;
         return 1;
     }
     if (!strcmp(name, "interference")) {
@@ -87,7 +99,7 @@ int ds_cli_predictors_setup(ds_cli_predictors_t *p, const ds_trace_t *t, const d
     const ds_coloc_t *train_on = coloc && coloc->no_profile ? NULL : coloc;
     if (!strcmp(p->kind, "model")) {
         /* online runtime models (daily retrain in trace time) and the forest trained on --coloc now */
-        if (!(p->rt_model = ds_model_predictors_create(t, train_on, p->single, &p->runtime, &p->interference, err)))
+        if (!(p->rt_model = ds_model_predictors_create(t, train_on, p->single, p->batch_gap, &p->runtime, &p->interference, err)))
             return -1;
         /* default simple: max(pred - elapsed, 1) through DeepShare's own formula */
         if (p->remaining != 2) p->runtime.remaining = NULL;
@@ -112,7 +124,7 @@ int ds_cli_predictors_setup(ds_cli_predictors_t *p, const ds_trace_t *t, const d
     if (p->interference_kind && !strcmp(p->interference_kind, "model")) {
         /* true durations beside the learned forest: the forest's share of a schedule's gap */
         ds_runtime_predictor_t unused;
-        if (!(p->rt_model = ds_model_predictors_create(t, train_on, p->single, &unused, &p->interference, err)))
+        if (!(p->rt_model = ds_model_predictors_create(t, train_on, p->single, p->batch_gap, &unused, &p->interference, err)))
             return -1;
     } else {
         ds_interference_oracle(&p->interference, coloc);

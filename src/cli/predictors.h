@@ -16,6 +16,7 @@ typedef struct ds_cli_predictors {
     const char *single;   /* --single FILE: workload profiles for the interference forest (model) */
     void *rt_model;       /* --predictor model: ds_model_predictors_t (cli/model_predictors.h) */
     const char *interference_kind; /* --interference model|measured; NULL: as --predictor says */
+    int64_t batch_gap;    /* --batch-gap S: the runtime model's submission batches (-1: its default, 60 s) */
     int remaining;        /* --remaining: 0 default (simple), 1 simple, 2 conditional (the model's estimate) */
     const ds_speeds_t *speeds; /* the workload's speed table (typed clusters), set before setup; NULL: none */
     ds_speed_predictor_t speed;

@@ -87,6 +87,22 @@ static double beyond_cb(void *ctx, double pred, int64_t elapsed)
     return w->base.beyond(w->base.ctx, pred, elapsed);
 }
 
+static double batch_total_cb(void *ctx, const ds_trace_t *t, int32_t job, int64_t elapsed)
+{
+    ds_limits_wrap_t *w = ctx;
+    double r = w->base.batch_total(w->base.ctx, t, job, elapsed);
+    int32_t lim = t->jobs[job].limit;
+    /* Slurm ends the job at its limit, whatever its siblings ran */
+    if (r >= 0 && lim > 0 && elapsed < lim && r > (double)lim) r = (double)lim;
+    return r;
+}
+
+static const int32_t *batch_revised_cb(void *ctx, const ds_trace_t *t, int32_t job, int32_t *n)
+{
+    ds_limits_wrap_t *w = ctx;
+    return w->base.batch_revised(w->base.ctx, t, job, n);
+}
+
 ds_limits_wrap_t *ds_limits_wrap(ds_runtime_predictor_t *out, const ds_runtime_predictor_t *base, int min_history)
 {
     ds_limits_wrap_t *w = ds_xcalloc(1, sizeof *w);
@@ -100,6 +116,8 @@ ds_limits_wrap_t *ds_limits_wrap(ds_runtime_predictor_t *out, const ds_runtime_p
     out->observe_finish = observe_cb;
     out->remaining = base->remaining ? remaining_cb : NULL;
     out->beyond = base->beyond ? beyond_cb : NULL;
+    out->batch_total = base->batch_total ? batch_total_cb : NULL;
+    out->batch_revised = base->batch_revised ? batch_revised_cb : NULL;
     return w;
 }
 

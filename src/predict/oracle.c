@@ -21,6 +21,8 @@ void ds_runtime_oracle(ds_runtime_predictor_t *p)
     p->observe_finish = NULL;
     p->remaining = NULL;
     p->beyond = NULL;
+    p->batch_total = NULL;
+    p->batch_revised = NULL;
 }
 
 static double estimate_runtime(void *ctx, const ds_trace_t *t, int32_t job, int64_t now)
@@ -39,6 +41,8 @@ void ds_runtime_from_estimates(ds_runtime_predictor_t *p)
     p->observe_finish = NULL;
     p->remaining = NULL;
     p->beyond = NULL;
+    p->batch_total = NULL;
+    p->batch_revised = NULL;
 }
 
 static double oracle_interference(void *ctx, const ds_trace_t *t, int32_t a, int32_t b)

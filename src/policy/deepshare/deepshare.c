@@ -81,6 +81,7 @@ static void dsp_on_finish(ds_engine_t *e, void *state, int32_t j, int64_t now)
     s->nactive--;
     const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
     if (rp && rp->observe_finish) rp->observe_finish(rp->ctx, e->trace, j, now);
+    dsp_batch_revise(e, s, j, now);
 }
 
 static void dsp_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now, int timer)

@@ -251,7 +251,7 @@ void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now)
         int32_t j = s->run.v[k];
         if (e->js[j].klass == DS_CLASS_G && s->pair[j] < 0 && waits[t->jobs[j].tenant] >= t->jobs[j].gpus &&
             (s->yielded[j] == DSP_YIELD_NONE || s->yielded[j] == DSP_YIELD_BACK) &&
-            dsp_elapsed(e, s, j, now) > s->pred[j])
+            dsp_elapsed(e, s, j, now) > s->pred[j] && dsp_batch_total(e, s, j, dsp_elapsed(e, s, j, now)) < 0)
             s->order[n++] = j;
     }
     if (!n) return;

@@ -4,8 +4,22 @@
  * by the order, the reservations, the stages and explain; calls nothing of theirs. */
 #include "ds_internal.h"
 
+double dsp_batch_total(const ds_engine_t *e, const dsp_t *s, int32_t j, double el)
+{
+    const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
+    if (!s->cfg.batch_evidence || !s->cfg.prediction || !rp || !rp->batch_total) return -1;
+    return rp->batch_total(rp->ctx, e->trace, j, (int64_t)el);
+}
+
 double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now)
 {
+    /* Its own batch's finished runs know more of it than the submit-time model or the rules below, which
+     * stand in for a prediction that has failed (docs/predictors.md, "Batch evidence"). */
+    {
+        double el = dsp_elapsed(e, s, j, now);
+        double bt = dsp_batch_total(e, s, j, el);
+        if (bt >= 0) return bt - el > 1.0 ? bt - el : 1.0;
+    }
     /* Several GPU types: a prediction is seconds of work on the job's reference type, and so is what it has
      * done (its runs at their types' speeds, dsp_work_done) and what remains. */
     if (e->ntypes > 1) {
@@ -38,7 +52,8 @@ double dsp_remaining_for(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_
 {
     const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
     /* a yielded run keeps its own rule (as long again as it has run) */
-    if ((s->cfg.cond_remaining & use) && rp && rp->beyond && !s->yielded[j]) {
+    if ((s->cfg.cond_remaining & use) && rp && rp->beyond && !s->yielded[j] &&
+        dsp_batch_total(e, s, j, dsp_elapsed(e, s, j, now)) < 0) {
         double r = rp->beyond(rp->ctx, s->pred[j], (int64_t)dsp_elapsed(e, s, j, now));
         if (r >= 0) return r;
     }

@@ -58,6 +58,7 @@ typedef struct dsp_config {
     int32_t w;              /* consecutive low samples before a revocation (3) */
     int gpu_time_order;     /* inside a band, order by predicted GPU-time (remaining x GPUs), not time (0) */
     int overrun_yield;      /* a G job that outlived its prediction yields its class while its tenant waits (1) */
+    int batch_evidence;     /* a job's finished batch siblings revise its estimate (1; docs/policy.md §3) */
     int quota_yield;        /* an under-served tenant's own longer G runs yield their class to its head job (0) */
     int served_g_in_qb;     /* G jobs of served tenants (S_i >= theta) are placed in QB's order, beside
                                best-effort work; only under-served tenants' G jobs go first (1) */
@@ -302,6 +303,11 @@ int dsp_observed_probe_ok(const dsp_t *s, const ds_trace_t *t, int32_t a, int32_
 void dsp_observed_set_probe(dsp_t *s, const ds_trace_t *t, int32_t a, int32_t b, int32_t gtype, int on);
 
 /* ds_estimate.c: predictions */
+/* j's total run time as its finished batch siblings put it, given it has run el s; < 0: they say nothing (or
+ * batch_evidence is off, or the predictor has no batches). */
+double dsp_batch_total(const ds_engine_t *e, const dsp_t *s, int32_t j, double el);
+/* After a finish: the job's unfinished siblings that wait take their revised keys. */
+void dsp_batch_revise(ds_engine_t *e, dsp_t *s, int32_t finished, int64_t now);
 double dsp_remaining(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now);
 /* The same for one use (DSP_CR_*): where cond_remaining names it, the runtime predictor's estimate given what j
  * has run (the median of its recent errors beyond that, docs/predictors.md) when it has one */

@@ -15,6 +15,27 @@ void dsp_set_key(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
     if (s->cfg.gpu_time_order) s->krem[j] *= e->trace->jobs[j].gpus;
 }
 
+void dsp_batch_revise(ds_engine_t *e, dsp_t *s, int32_t finished, int64_t now)
+{
+    const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
+    if (!s->cfg.batch_evidence || !s->cfg.prediction || !rp || !rp->batch_revised || !rp->batch_total) return;
+    int32_t n;
+    const int32_t *v = rp->batch_revised(rp->ctx, e->trace, finished, &n);
+    for (int32_t k = 0; k < n; k++) {
+        int32_t j = v[k];
+        if (!s->seen[j]) continue;
+        double bt = dsp_batch_total(e, s, j, dsp_elapsed(e, s, j, now));
+        if (bt >= 1.0) s->pred[j] = bt;
+        /* a waiting job's key is fixed while it waits (ds_order.c): it leaves and rejoins its list */
+        if (e->js[j].status == DS_JS_PENDING) {
+            int32_t part = e->js[j].part;
+            dsp_pend_remove(s, part, j);
+            dsp_set_key(e, s, j, now);
+            dsp_pend_insert(s, part, j);
+        }
+    }
+}
+
 /* (rem, submit, id): the order inside a tenant and inside a band. */
 static int cmp_rem(const dsp_t *s, int32_t a, int32_t b)
 {

@@ -1,0 +1,192 @@
+/* batches.c: submission batches (rt_batches.h): which jobs were submitted together by one owner with one
+ * GPU count, and what their finished members say of the others' run times. */
+#include "rt_batches.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void rt_batches_init(rt_batches_t *bt, int64_t gap, int32_t min_record)
+{
+    memset(bt, 0, sizeof *bt);
+    bt->gap = gap;
+    bt->min_record = min_record > RT_BATCH_REC ? RT_BATCH_REC : min_record;
+    bt->trusted = bt->min_record <= 0;
+}
+
+void rt_batches_free(rt_batches_t *bt)
+{
+    for (int32_t i = 0; i < bt->nb; i++) free(bt->b[i].fin);
+    free(bt->b);
+    free(bt->of);
+    free(bt->next);
+    free(bt->done);
+    free(bt->hkey);
+    free(bt->hval);
+    free(bt->out);
+    memset(bt, 0, sizeof *bt);
+}
+
+void rt_batches_reset(rt_batches_t *bt)
+{
+    bt->nrec = bt->hrec = bt->wins = 0;
+    bt->trusted = bt->min_record <= 0;
+    for (int32_t i = 0; i < bt->nb; i++) bt->b[i].nfin = 0;
+    if (bt->done) memset(bt->done, 0, (size_t)bt->prepared);
+}
+
+static uint64_t key_of(const ds_job_t *j)
+{
+    int32_t owner = j->user >= 0 ? j->user : -1 - j->tenant;
+    return (uint64_t)(uint32_t)owner << 32 | (uint32_t)j->gpus;
+}
+
+static uint64_t mix(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return k;
+}
+
+/* Slot of key k (its own, or the empty one where it would go). */
+static int32_t slot(const rt_batches_t *bt, uint64_t k)
+{
+    uint32_t mask = (uint32_t)bt->hcap - 1, i = (uint32_t)mix(k) & mask;
+    while (bt->hval[i] >= 0 && bt->hkey[i] != k) i = (i + 1) & mask;
+    return (int32_t)i;
+}
+
+static void grow_table(rt_batches_t *bt)
+{
+    int32_t oc = bt->hcap;
+    uint64_t *ok = bt->hkey;
+    int32_t *ov = bt->hval;
+    bt->hcap = oc ? 2 * oc : 256;
+    bt->hkey = ds_xmalloc((size_t)bt->hcap * sizeof *bt->hkey);
+    bt->hval = ds_xmalloc((size_t)bt->hcap * sizeof *bt->hval);
+    for (int32_t i = 0; i < bt->hcap; i++) bt->hval[i] = -1;
+    for (int32_t i = 0; i < oc; i++)
+        if (ov[i] >= 0) {
+            int32_t s = slot(bt, ok[i]);
+            bt->hkey[s] = ok[i], bt->hval[s] = ov[i];
+        }
+    free(ok);
+    free(ov);
+}
+
+/* Batches of jobs up to job, in trace (submit) order: a job joins only what was submitted before it. */
+static void prepare(rt_batches_t *bt, const ds_trace_t *t, int32_t job)
+{
+    if (job < bt->prepared) return;
+    if (job >= bt->cap) {
+        int32_t cap = DS_MAX(job + 1, DS_MAX(t->njobs, 2 * bt->cap));
+        bt->of = ds_xrealloc(bt->of, (size_t)cap * sizeof *bt->of);
+        bt->next = ds_xrealloc(bt->next, (size_t)cap * sizeof *bt->next);
+        bt->done = ds_xrealloc(bt->done, (size_t)cap);
+        bt->cap = cap;
+    }
+    for (int32_t i = bt->prepared; i <= job; i++) {
+        const ds_job_t *j = &t->jobs[i];
+        bt->next[i] = -1;
+        bt->done[i] = 0;
+        if (2 * (bt->hn + 1) > bt->hcap) grow_table(bt);
+        uint64_t k = key_of(j);
+        int32_t s = slot(bt, k), b = bt->hval[s];
+        if (b >= 0 && j->submit - t->jobs[bt->b[b].last].submit <= bt->gap) {
+            bt->next[bt->b[b].last] = i;
+            bt->b[b].last = i;
+        } else {
+            if (bt->nb == bt->capb) {
+                bt->capb = bt->capb ? 2 * bt->capb : 1024;
+                bt->b = ds_xrealloc(bt->b, (size_t)bt->capb * sizeof *bt->b);
+            }
+            b = bt->nb++;
+            bt->b[b] = (rt_batch_t){.first = i, .last = i};
+            if (bt->hval[s] < 0) bt->hn++;
+            bt->hkey[s] = k, bt->hval[s] = b;
+        }
+        bt->of[i] = b;
+    }
+    bt->prepared = job + 1;
+}
+
+/* Median of the finished durations (the estimate of a sibling that has not started). */
+static double batch_median(const rt_batch_t *b)
+{
+    int32_t n = b->nfin;
+    return n % 2 ? b->fin[n / 2] : 0.5 * (b->fin[n / 2 - 1] + b->fin[n / 2]);
+}
+
+/* Whether batches are alike is a property of the workload (sweeps and arrays are; a generator's independent
+ * draws are not): the evidence earns its use on the jobs that finished with both estimates, by erring less
+ * than the model on clearly more than half of the latest of them (a sign test, two standard deviations). */
+static void record(rt_batches_t *bt, double actual, double batch, double model)
+{
+    uint8_t win = fabs(log(actual / batch)) < fabs(log(actual / model));
+    if (bt->nrec == RT_BATCH_REC) bt->wins -= bt->win[bt->hrec];
+    else bt->nrec++;
+    bt->win[bt->hrec] = win;
+    bt->wins += win;
+    bt->hrec = (bt->hrec + 1) % RT_BATCH_REC;
+    bt->trusted = bt->min_record <= 0 ||
+                  (bt->nrec >= bt->min_record && bt->wins - 0.5 * bt->nrec > sqrt((double)bt->nrec));
+}
+
+const int32_t *rt_batches_finish(rt_batches_t *bt, const ds_trace_t *t, int32_t job, double model_pred, int32_t *n)
+{
+    *n = 0;
+    if (bt->gap <= 0) return bt->out;
+    prepare(bt, t, job);
+    if (bt->done[job]) return bt->out;
+    bt->done[job] = 1;
+    /* kept even when alone so far: later submissions may still join its batch */
+    rt_batch_t *b = &bt->b[bt->of[job]];
+    if (b->nfin == b->capfin) {
+        b->capfin = b->capfin ? 2 * b->capfin : 4;
+        b->fin = ds_xrealloc(b->fin, (size_t)b->capfin * sizeof *b->fin);
+    }
+    double d = t->jobs[job].duration > 1 ? (double)t->jobs[job].duration : 1.0;
+    if (b->nfin > 0 && model_pred > 0) record(bt, d, batch_median(b), model_pred);
+    int32_t i = b->nfin++;
+    while (i > 0 && b->fin[i - 1] > d) b->fin[i] = b->fin[i - 1], i--;
+    b->fin[i] = d;
+    for (int32_t x = b->first; x >= 0; x = bt->next[x]) {
+        if (bt->done[x]) continue;
+        if (*n == bt->capout) {
+            bt->capout = bt->capout ? 2 * bt->capout : 16;
+            bt->out = ds_xrealloc(bt->out, (size_t)bt->capout * sizeof *bt->out);
+        }
+        bt->out[(*n)++] = x;
+    }
+    return bt->out;
+}
+
+double rt_batches_total(rt_batches_t *bt, const ds_trace_t *t, int32_t job, int64_t elapsed)
+{
+    if (bt->gap <= 0 || !bt->trusted) return -1;
+    prepare(bt, t, job);
+    const rt_batch_t *b = &bt->b[bt->of[job]];
+    int32_t n = b->nfin;
+    if (n == 0) return -1;
+    double el = elapsed > 0 ? (double)elapsed : 0.0, hi = b->fin[n - 1];
+    if (el > 2 * hi) return -1;
+    /* the siblings that ran longer than it has: it is one of them, expected at their median */
+    int32_t lo = 0, up = n;
+    while (lo < up) {
+        int32_t mid = lo + (up - lo) / 2;
+        if (b->fin[mid] > el) up = mid;
+        else lo = mid + 1;
+    }
+    if (lo < n) {
+        int32_t k = n - lo;
+        return k % 2 ? b->fin[lo + k / 2] : 0.5 * (b->fin[lo + k / 2 - 1] + b->fin[lo + k / 2]);
+    }
+    /* It has outrun every finished sibling: the last of a batch usually ends within the batch's own
+     * spread of the others (the ratio of its longest to its shortest run; 10% while one has finished,
+     * at least 5%, at least a minute). */
+    double spread = n > 1 ? log(hi / b->fin[0]) : 0.1;
+    if (spread < 0.05) spread = 0.05;
+    double more = el * spread;
+    return el + (more > 60 ? more : 60);
+}

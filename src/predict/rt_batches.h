@@ -1,0 +1,49 @@
+/* rt_batches.h: submission batches for the runtime model (docs/predictors.md, "Batch evidence"): jobs
+ * of one owner (the user; the tenant where the trace has no users) and one GPU count submitted in one
+ * burst are a sweep or an array, and their run times agree far better than any submit-time estimate;
+ * once one of them finishes, its run time is evidence about the rest. Internal to src/predict. */
+#ifndef DS_RT_BATCHES_H
+#define DS_RT_BATCHES_H
+
+#include "deepshare/trace.h"
+
+#define RT_BATCH_REC 256  /* errors kept of each estimate */
+
+typedef struct rt_batch {
+    int32_t first, last;   /* members in submit order, linked through rt_batches_t.next */
+    int32_t nfin, capfin;
+    double *fin;           /* finished members' durations (s), ascending */
+} rt_batch_t;
+
+typedef struct rt_batches {
+    int32_t min_record;    /* errors of each estimate before the evidence may be used (0: used without a record) */
+    int64_t gap;           /* a job joins its owner's open batch when submitted within gap s of its last member */
+    int32_t prepared, cap; /* jobs [0, prepared) have a batch */
+    int32_t *of, *next;    /* per job: its batch, the next member (-1) */
+    uint8_t *done;         /* per job: finished (observed) */
+    int32_t nb, capb;
+    rt_batch_t *b;
+    /* open batch per (owner, GPU count): open addressing */
+    uint64_t *hkey;
+    int32_t *hval, hcap, hn;
+    int32_t *out, capout;  /* the revised list handed back */
+    /* its record: on the latest RT_BATCH_REC jobs that finished with evidence, whether the batch's estimate
+     * erred less than the model's (|ln(actual / estimate)|); the evidence is used while it clearly did */
+    uint8_t win[RT_BATCH_REC];
+    int32_t nrec, hrec, wins;
+    int trusted;
+} rt_batches_t;
+
+void rt_batches_init(rt_batches_t *bt, int64_t gap, int32_t min_record);
+void rt_batches_free(rt_batches_t *bt);
+/* Forget every finish (a new replay); batch membership is a property of the trace and stays. */
+void rt_batches_reset(rt_batches_t *bt);
+/* Records that job finished; model_pred: what the model predicted for it (<= 0: nothing). Returns its
+ * unfinished siblings (*n of them, valid until the next call). */
+const int32_t *rt_batches_finish(rt_batches_t *bt, const ds_trace_t *t, int32_t job, double model_pred, int32_t *n);
+/* The batch's estimate of job's total run time given it has run elapsed s; < 0 when none of its
+ * siblings has finished, or it has run over twice as long as any of them (then they say nothing), or
+ * while the batches' estimates have not erred less than the model's on clearly most jobs finished with both. */
+double rt_batches_total(rt_batches_t *bt, const ds_trace_t *t, int32_t job, int64_t elapsed);
+
+#endif
