@@ -403,6 +403,89 @@ static void test_overrun_yield(void **st)
     yield_case("colocation=0,work-conserving=0", 1, 8, 5, 1);   /* light tail, C's idle quota */
 }
 
+/* Batch evidence (docs/policy.md §3): a finished sibling re-keys a waiting job. A's j0 holds node 0 and B's j3
+ * node 1; A's j1 (predicted 100 s) and j2 (500 s) wait. j3 ends at 500 and, as the test predictor has it, is
+ * j1's batch sibling: its batch now puts j1 at 5,000 s, so j2 takes the freed node. Without the evidence j1
+ * does (both without the yields or preemption, which would move j0). With the overrun yield, a running job
+ * inside its batch's evidence (j0, predicted 100 s, its batch saying 2,000) has not overrun at 120: it does
+ * not yield to A's waiting work. */
+typedef struct batch_fake {
+    int finished; /* j3 has finished */
+} batch_fake_t;
+
+static double batch_pred(void *ctx, const ds_trace_t *t, int32_t job, int64_t now)
+{
+    (void)ctx, (void)t, (void)now;
+    return job == 2 ? 500 : 100;
+}
+
+static double batch_total(void *ctx, const ds_trace_t *t, int32_t job, int64_t elapsed)
+{
+    (void)t, (void)elapsed;
+    const batch_fake_t *f = ctx;
+    if (job == 0) return 2000;
+    return job == 1 && f->finished ? 5000 : -1;
+}
+
+static const int32_t *batch_revised(void *ctx, const ds_trace_t *t, int32_t job, int32_t *n)
+{
+    (void)ctx, (void)t;
+    static const int32_t sib[] = {1};
+    *n = job == 3 ? 1 : 0;
+    return sib;
+}
+
+static void batch_observe(void *ctx, const ds_trace_t *t, int32_t job, int64_t now)
+{
+    (void)t, (void)now;
+    if (job == 3) ((batch_fake_t *)ctx)->finished = 1;
+}
+
+static void batch_case(int on, int yield_only)
+{
+    ds_trace_t t;
+    tu_trace(&t, "A:8 B:8", "1 A 8 0 10000; 2 A 8 10 3000; 3 A 8 10 3000; 4 B 8 0 500");
+    char kv[160];
+    snprintf(kv, sizeof kv, "batch-evidence=%d,overrun-yield=%d,quota-yield=0,preemption=0,colocation=0,work-conserving=0", on, yield_only);
+    void *cfg = cfg_with(kv);
+    batch_fake_t f = {0};
+    ds_runtime_predictor_t rp = {.name = "test", .ctx = &f, .predict = batch_pred, .observe_finish = batch_observe,
+                                 .batch_total = batch_total, .batch_revised = batch_revised};
+    ds_predictors_t pr = {&rp, NULL, NULL};
+    ds_engine_t *e = engine_with(&t, 8, cfg, &pr);
+    dsp_t *s = e->pstate;
+    ds_engine_arrive(e, 0, 0);
+    ds_engine_arrive(e, 3, 0);
+    ds_engine_schedule(e, 0, 1);
+    ds_engine_arrive(e, 1, 10);
+    ds_engine_arrive(e, 2, 10);
+    ds_engine_schedule(e, 10, 0);
+    ds_engine_schedule(e, 120, 1); /* j0 has run 120 s of a predicted 100 while A waits */
+    assert_int_equal(s->st.yields, yield_only && !on ? 1 : 0);
+    if (yield_only) goto done;
+    ds_engine_finish(e, 3, 500);
+    ds_engine_schedule(e, 500, 0);
+    char msg[200];
+    assert_int_equal(ds_engine_check(e, msg, sizeof msg), 0);
+    assert_int_equal(ops()->check(e, e->pstate, msg, sizeof msg), 0);
+    assert_int_equal(e->js[on ? 2 : 1].status, DS_JS_RUNNING);
+    assert_int_equal(e->js[on ? 1 : 2].status, DS_JS_PENDING);
+    if (on) assert_true(dsp_remaining(e, s, 1, 500) == 5000.0);
+done:
+    ds_engine_destroy(e);
+    ops()->config_free(cfg);
+    ds_trace_free(&t);
+}
+
+static void test_batch_evidence(void **st)
+{
+    (void)st;
+    batch_case(1, 0);
+    batch_case(0, 0);
+    batch_case(1, 1);
+    batch_case(0, 1);
+}
+
 /* A yield lasts while its tenant's work waits (docs/policy.md §2). As in yield_case, A's j0 (predicted
  * 100 s, truly 10,000) holds node 0 as G and A's j1 waits from 10 behind B's node; without preemption
  * j1 cannot start, so j0 keeps running whatever its class. At 120 j0 yields to j1. The driver then
@@ -1347,6 +1430,7 @@ int main(void)
         cmocka_unit_test(test_admit_floor),
         cmocka_unit_test(test_gpu_time_order),
         cmocka_unit_test(test_overrun_yield),
+        cmocka_unit_test(test_batch_evidence),
         cmocka_unit_test(test_yield_back),
         cmocka_unit_test(test_quota_yield),
         cmocka_unit_test(test_probe_unmeasured_pair),
