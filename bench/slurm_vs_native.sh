@@ -40,8 +40,9 @@ ds_policy=${DS_POLICY:-}
 for kv in $ds_policy; do
   case $kv in [a-z]*=?*) ;; *) echo "slurm_vs_native: DS_POLICY: '$kv' is not KEY=VALUE" >&2; exit 2 ;; esac
 done
-# the same parameters as simulate's flags (--KEY VALUE), for the simulated deepshare beside the live runs
-ds_flags=()
+# the same parameters as simulate's flags (--KEY VALUE), for the simulated deepshare beside the live runs; deepshared's
+# runtime predictors have no batch evidence (docs/predictors.md), so neither has its twin
+ds_flags=(--batch-gap 0)
 for kv in $ds_policy; do ds_flags+=("--${kv%%=*}" "${kv#*=}"); done
 variants=${VARIANTS:-slurm-quota slurm-borrow deepshared}
 trace=${TRACE:-$root/bench/native/jobs.csv}

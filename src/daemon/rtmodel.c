@@ -16,6 +16,9 @@ void rtmodel_init(rtmodel_t *r, int min_history, double default_runtime, void (*
     ds_runtime_model_config_default(&r->mc);
     r->mc.log = log;
     r->mc.log_ctx = log_ctx;
+    /* no batch evidence here yet: the table of rows is compacted over a long life, and a batch would have to
+     * follow its rows (docs/predictors.md, "Batch evidence") */
+    r->mc.batch_gap = 0;
     r->m = ds_runtime_model_create(&r->t, &r->mc);
     ds_limits_init(&r->lim, min_history);
     r->default_runtime = default_runtime;
