@@ -471,6 +471,7 @@ static void batch_case(int on, int yield_only)
     assert_int_equal(e->js[on ? 2 : 1].status, DS_JS_RUNNING);
     assert_int_equal(e->js[on ? 1 : 2].status, DS_JS_PENDING);
     if (on) assert_true(dsp_remaining(e, s, 1, 500) == 5000.0);
+    assert_int_equal(s->st.batch_rekeyed, on ? 1 : 0);
 done:
     ds_engine_destroy(e);
     ops()->config_free(cfg);

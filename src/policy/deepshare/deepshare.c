@@ -333,6 +333,7 @@ static int dsp_stats(const ds_engine_t *e, const void *state, ds_policy_stat_t *
         {"preempt_reclaim", x->preempt_reclaim}, {"preempt_revoke", x->preempt_revoke},
         {"gpus_reclaimed", x->reclaimed_gpus}, {"be_starts", x->lent_jobs}, {"gpus_lent", x->lent_gpus},
         {"promotions", x->promotions}, {"gpus_promoted", x->promoted_gpus}, {"overrun_yields", x->yields}, {"yields_promoted_back", x->yields_back},
+        {"batch_revised", x->batch_revised}, {"batch_rekeyed", x->batch_rekeyed},
         {"coloc_attempts", x->coloc_attempts}, {"coloc_admitted", x->coloc_admitted},
         {"coloc_no_candidate", x->coloc_no_candidate}, {"coloc_rejected_memory", x->rej_memory},
         {"coloc_rejected_cpu", x->rej_cpu}, {"coloc_rejected_retention", x->rej_retention},

@@ -131,6 +131,7 @@ typedef struct dsp_stats {
     int64_t preempt_reclaim, preempt_revoke, reclaimed_gpus;
     int64_t mon_missing;            /* pair-cycles without a fresh retention sample (telemetry missing or stale) */
     int64_t lent_jobs, lent_gpus, promotions, promoted_gpus, demotions, yields, yields_back, quota_yields;
+    int64_t batch_revised, batch_rekeyed; /* siblings a finish revised (seen ones), and of those, waiting ones re-keyed */
     int64_t coloc_admitted, coloc_attempts, coloc_no_candidate;
     int64_t rej_memory, rej_cpu, rej_retention, rej_revoked, probes;
     int64_t cpu_reclaims, cpu_shrunk_jobs;

@@ -25,13 +25,15 @@ void dsp_batch_revise(ds_engine_t *e, dsp_t *s, int32_t finished, int64_t now)
         int32_t j = v[k];
         if (!s->seen[j]) continue;
         double bt = dsp_batch_total(e, s, j, dsp_elapsed(e, s, j, now));
-        if (bt >= 1.0) s->pred[j] = bt;
-        /* a waiting job's key is fixed while it waits (ds_order.c): it leaves and rejoins its list */
+        if (bt >= 1.0) s->pred[j] = bt, s->st.batch_revised++;
+        /* A waiting job's key is fixed while it waits (above): it leaves and rejoins its list, with what its
+         * batch says now, or (the evidence out of use since its key was set) what the model says. */
         if (e->js[j].status == DS_JS_PENDING) {
             int32_t part = e->js[j].part;
             dsp_pend_remove(s, part, j);
             dsp_set_key(e, s, j, now);
             dsp_pend_insert(s, part, j);
+            s->st.batch_rekeyed++;
         }
     }
 }
