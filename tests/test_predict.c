@@ -691,7 +691,7 @@ static int batch_trusted_after(int alike)
     ds_trace_t t;
     ds_trace_init(&t);
     ds_trace_add_tenant(&t, "A", 8);
-    /* 60 batches of three 1-GPU jobs of one user, an hour apart; log run times uniform in [ln 100, ln 3000],
+    /* 60 batches of three 1-GPU jobs of one user, 10,000 s apart; log run times uniform in [ln 100, ln 3000],
      * per batch (alike, each job within 2% of it) or per job (independent) */
     uint64_t r = 12345;
     double L = 0;
@@ -703,7 +703,7 @@ static int batch_trusted_after(int alike)
             j->user = ds_strtab_intern(&t.users, "u");
             j->gpus = 1;
             j->cpus = 1;
-            j->submit = (int64_t)b * 3600 + k;
+            j->submit = (int64_t)b * 10000 + k;
             r ^= r << 13, r ^= r >> 7, r ^= r << 17;
             double u = (double)(r >> 11) / 9007199254740992.0;
             if (!alike || k == 0) L = exp(log(100.0) + u * (log(3000.0) - log(100.0)));
@@ -713,10 +713,15 @@ static int batch_trusted_after(int alike)
     ds_runtime_model_config_t c;
     ds_runtime_model_config_default(&c);
     ds_runtime_model_t *m = ds_runtime_model_create(&t, &c);
-    /* each batch predicted at submit, then finishing in order; of the last, only the first two */
+    /* each batch predicted at submit, then run one after the other (a later one starts after the earlier ones
+     * finished, as the record needs); of the last, only the first two finish */
     for (int b = 0; b < 60; b++) {
-        for (int k = 0; k < 3; k++) ds_runtime_model_predict(m, b * 3 + k, (int64_t)b * 3600 + k);
-        for (int k = 0; k < (b < 59 ? 3 : 2); k++) ds_runtime_model_observe(m, b * 3 + k, (int64_t)b * 3600 + 3200 + k);
+        for (int k = 0; k < 3; k++) ds_runtime_model_predict(m, b * 3 + k, (int64_t)b * 10000 + k);
+        int64_t at = (int64_t)b * 10000 + 10;
+        for (int k = 0; k < (b < 59 ? 3 : 2); k++) {
+            at += t.jobs[b * 3 + k].duration + 1;
+            ds_runtime_model_observe(m, b * 3 + k, at);
+        }
     }
     double v = ds_runtime_model_batch_total(m, 179, 0);
     if (v >= 0) { /* when used: the median of its two finished siblings */

@@ -21,6 +21,7 @@ void rt_batches_free(rt_batches_t *bt)
     free(bt->of);
     free(bt->next);
     free(bt->done);
+    free(bt->end);
     free(bt->hkey);
     free(bt->hval);
     free(bt->out);
@@ -84,6 +85,7 @@ static void prepare(rt_batches_t *bt, const ds_trace_t *t, int32_t job)
         bt->of = ds_xrealloc(bt->of, (size_t)cap * sizeof *bt->of);
         bt->next = ds_xrealloc(bt->next, (size_t)cap * sizeof *bt->next);
         bt->done = ds_xrealloc(bt->done, (size_t)cap);
+        bt->end = ds_xrealloc(bt->end, (size_t)cap * sizeof *bt->end);
         bt->cap = cap;
     }
     for (int32_t i = bt->prepared; i <= job; i++) {
@@ -111,11 +113,25 @@ static void prepare(rt_batches_t *bt, const ds_trace_t *t, int32_t job)
     bt->prepared = job + 1;
 }
 
-/* Median of the finished durations (the estimate of a sibling that has not started). */
-static double batch_median(const rt_batch_t *b)
+static int cmp_double(const void *a, const void *b)
 {
-    int32_t n = b->nfin;
-    return n % 2 ? b->fin[n / 2] : 0.5 * (b->fin[n / 2 - 1] + b->fin[n / 2]);
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* What the evidence said of job while it waited: the median of its siblings that had finished by its start
+ * (taken as its finish less its run time: a lower bound where it was preempted); < 0 when none had. At most
+ * RT_BATCH_SCAN members are looked at, so a huge batch costs a bounded scan per finish. */
+static double estimate_at_start(rt_batches_t *bt, const ds_trace_t *t, const rt_batch_t *b, int32_t job, int64_t start)
+{
+    double v[RT_BATCH_SCAN];
+    int32_t n = 0, seen = 0;
+    for (int32_t x = b->first; x >= 0 && seen < RT_BATCH_SCAN && n < RT_BATCH_SCAN; x = bt->next[x], seen++)
+        if (x != job && bt->done[x] && bt->end[x] <= start)
+            v[n++] = t->jobs[x].duration > 1 ? (double)t->jobs[x].duration : 1.0;
+    if (!n) return -1;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* Whether batches are alike is a property of the workload (sweeps and arrays are; a generator's independent
@@ -133,13 +149,15 @@ static void record(rt_batches_t *bt, double actual, double batch, double model)
                   (bt->nrec >= bt->min_record && bt->wins - 0.5 * bt->nrec > sqrt((double)bt->nrec));
 }
 
-const int32_t *rt_batches_finish(rt_batches_t *bt, const ds_trace_t *t, int32_t job, double model_pred, int32_t *n)
+const int32_t *rt_batches_finish(rt_batches_t *bt, const ds_trace_t *t, int32_t job, int64_t now, double model_pred,
+                                 int32_t *n)
 {
     *n = 0;
     if (bt->gap <= 0) return bt->out;
     prepare(bt, t, job);
     if (bt->done[job]) return bt->out;
     bt->done[job] = 1;
+    bt->end[job] = now;
     /* kept even when alone so far: later submissions may still join its batch */
     rt_batch_t *b = &bt->b[bt->of[job]];
     if (b->nfin == b->capfin) {
@@ -147,7 +165,10 @@ const int32_t *rt_batches_finish(rt_batches_t *bt, const ds_trace_t *t, int32_t 
         b->fin = ds_xrealloc(b->fin, (size_t)b->capfin * sizeof *b->fin);
     }
     double d = t->jobs[job].duration > 1 ? (double)t->jobs[job].duration : 1.0;
-    if (b->nfin > 0 && model_pred > 0) record(bt, d, batch_median(b), model_pred);
+    if (b->nfin > 0 && model_pred > 0) {
+        double est = estimate_at_start(bt, t, b, job, now - (int64_t)d);
+        if (est > 0) record(bt, d, est, model_pred);
+    }
     int32_t i = b->nfin++;
     while (i > 0 && b->fin[i - 1] > d) b->fin[i] = b->fin[i - 1], i--;
     b->fin[i] = d;

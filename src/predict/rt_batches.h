@@ -8,6 +8,7 @@
 #include "deepshare/trace.h"
 
 #define RT_BATCH_REC 256  /* errors kept of each estimate */
+#define RT_BATCH_SCAN 256 /* members a record looks at */
 
 typedef struct rt_batch {
     int32_t first, last;   /* members in submit order, linked through rt_batches_t.next */
@@ -21,6 +22,7 @@ typedef struct rt_batches {
     int32_t prepared, cap; /* jobs [0, prepared) have a batch */
     int32_t *of, *next;    /* per job: its batch, the next member (-1) */
     uint8_t *done;         /* per job: finished (observed) */
+    int64_t *end;          /* per job: when it finished */
     int32_t nb, capb;
     rt_batch_t *b;
     /* open batch per (owner, GPU count): open addressing */
@@ -38,9 +40,11 @@ void rt_batches_init(rt_batches_t *bt, int64_t gap, int32_t min_record);
 void rt_batches_free(rt_batches_t *bt);
 /* Forget every finish (a new replay); batch membership is a property of the trace and stays. */
 void rt_batches_reset(rt_batches_t *bt);
-/* Records that job finished; model_pred: what the model predicted for it (<= 0: nothing). Returns its
- * unfinished siblings (*n of them, valid until the next call). */
-const int32_t *rt_batches_finish(rt_batches_t *bt, const ds_trace_t *t, int32_t job, double model_pred, int32_t *n);
+/* Records that job finished at now; model_pred: what the model predicted for it (<= 0: nothing). Where
+ * siblings had finished before it started, the record keeps whether their median erred less than the model.
+ * Returns its unfinished siblings (*n of them, valid until the next call). */
+const int32_t *rt_batches_finish(rt_batches_t *bt, const ds_trace_t *t, int32_t job, int64_t now, double model_pred,
+                                 int32_t *n);
 /* The batch's estimate of job's total run time given it has run elapsed s; < 0 when none of its
  * siblings has finished, or it has run over twice as long as any of them (then they say nothing), or
  * while the batches' estimates have not erred less than the model's on clearly most jobs finished with both. */

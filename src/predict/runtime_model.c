@@ -424,7 +424,7 @@ void ds_runtime_model_observe(ds_runtime_model_t *m, int32_t job, int64_t now)
     if (j->tenant >= 0) m->tenant_rows[j->tenant]++;
     rt_hist_add(&m->h, m->t, job, now);
     if (now > m->latest_observed) m->latest_observed = now;
-    m->rev = rt_batches_finish(&m->bt, m->t, job, m->pver[job] >= 0 ? m->pred[job] : 0, &m->nrev);
+    m->rev = rt_batches_finish(&m->bt, m->t, job, now, m->pver[job] >= 0 ? m->pred[job] : 0, &m->nrev);
     m->rev_job = job;
 }
 
