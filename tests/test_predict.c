@@ -684,6 +684,33 @@ static void test_runtime_batch_owner_tenant(void **state)
     ds_trace_free(&t);
 }
 
+/* A burst longer than 1,024 jobs is cut into batches of 1,024, so that a finish costs a bounded scan. */
+static void test_runtime_batch_bounded(void **state)
+{
+    (void)state;
+    ds_trace_t t;
+    ds_trace_init(&t);
+    ds_trace_add_tenant(&t, "A", 8);
+    for (int i = 0; i < 2100; i++) {
+        ds_job_t *j = ds_trace_add_job(&t);
+        j->id = i + 1, j->tenant = 0, j->user = ds_strtab_intern(&t.users, "u"), j->gpus = 1, j->cpus = 1;
+        j->submit = i, j->duration = 100, j->estimate = NAN;
+    }
+    ds_runtime_model_config_t c;
+    ds_runtime_model_config_default(&c);
+    ds_runtime_model_t *m = ds_runtime_model_create(&t, &c);
+    for (int32_t job = 0; job < 2100; job++) ds_runtime_model_batch_total(m, job, 0); /* each asked about at arrival */
+    int32_t n;
+    int64_t now = 3000;
+    for (int32_t job = 0; job < 2100; job += 1024) {
+        ds_runtime_model_observe(m, job, now++);
+        ds_runtime_model_batch_revised(m, job, &n);
+        assert_int_equal(n, job + 1024 <= 2100 ? 1023 : 2100 - job - 1);
+    }
+    ds_runtime_model_destroy(m);
+    ds_trace_free(&t);
+}
+
 /* The evidence earns its use: where batches run alike (sweeps) it is used once it has erred less than the model
  * on min_record jobs; where siblings' run times are independent draws it is not. */
 static int batch_trusted_after(int alike)
@@ -1038,6 +1065,7 @@ int main(void)
         cmocka_unit_test(test_runtime_batch_evidence),
         cmocka_unit_test(test_runtime_batch_owner_tenant),
         cmocka_unit_test(test_runtime_batch_record),
+        cmocka_unit_test(test_runtime_batch_bounded),
         cmocka_unit_test(test_interference_recovers_and_roundtrips),
         cmocka_unit_test(test_interference_lomo_real),
     };

@@ -95,16 +95,17 @@ static void prepare(rt_batches_t *bt, const ds_trace_t *t, int32_t job)
         if (2 * (bt->hn + 1) > bt->hcap) grow_table(bt);
         uint64_t k = key_of(j);
         int32_t s = slot(bt, k), b = bt->hval[s];
-        if (b >= 0 && j->submit - t->jobs[bt->b[b].last].submit <= bt->gap) {
+        if (b >= 0 && j->submit - t->jobs[bt->b[b].last].submit <= bt->gap && bt->b[b].size < RT_BATCH_MAX) {
             bt->next[bt->b[b].last] = i;
             bt->b[b].last = i;
+            bt->b[b].size++;
         } else {
             if (bt->nb == bt->capb) {
                 bt->capb = bt->capb ? 2 * bt->capb : 1024;
                 bt->b = ds_xrealloc(bt->b, (size_t)bt->capb * sizeof *bt->b);
             }
             b = bt->nb++;
-            bt->b[b] = (rt_batch_t){.first = i, .last = i};
+            bt->b[b] = (rt_batch_t){.first = i, .last = i, .size = 1};
             if (bt->hval[s] < 0) bt->hn++;
             bt->hkey[s] = k, bt->hval[s] = b;
         }
@@ -185,8 +186,9 @@ const int32_t *rt_batches_finish(rt_batches_t *bt, const ds_trace_t *t, int32_t 
 
 double rt_batches_total(rt_batches_t *bt, const ds_trace_t *t, int32_t job, int64_t elapsed)
 {
-    if (bt->gap <= 0 || !bt->trusted) return -1;
-    prepare(bt, t, job);
+    if (bt->gap <= 0) return -1;
+    prepare(bt, t, job); /* a job asked about is in its batch from then on, trusted or not */
+    if (!bt->trusted) return -1;
     const rt_batch_t *b = &bt->b[bt->of[job]];
     int32_t n = b->nfin;
     if (n == 0) return -1;

@@ -9,9 +9,11 @@
 
 #define RT_BATCH_REC 256  /* errors kept of each estimate */
 #define RT_BATCH_SCAN 256 /* members a record looks at */
+#define RT_BATCH_MAX 1024 /* members of one batch at most (a longer burst starts another): a finish costs O(this) */
 
 typedef struct rt_batch {
     int32_t first, last;   /* members in submit order, linked through rt_batches_t.next */
+    int32_t size;          /* members */
     int32_t nfin, capfin;
     double *fin;           /* finished members' durations (s), ascending */
 } rt_batch_t;
