@@ -472,6 +472,11 @@ static void batch_case(int on, int yield_only)
     assert_int_equal(e->js[on ? 1 : 2].status, DS_JS_PENDING);
     if (on) assert_true(dsp_remaining(e, s, 1, 500) == 5000.0);
     assert_int_equal(s->st.batch_rekeyed, on ? 1 : 0);
+    ds_buf_t b = {0};
+    ops()->explain(e, e->pstate, 1, 500, &b); /* explain names where j1's estimate comes from */
+    assert_non_null(b.s);
+    assert_true((strstr(b.s, "from its batch") != NULL) == on);
+    free(b.s);
 done:
     ds_engine_destroy(e);
     ops()->config_free(cfg);

@@ -183,8 +183,15 @@ void dsp_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now
                    "part of what the quotas leave by %s weight); it holds %lld, asks for %.0f\n", s->fair[t],
                    c->fair_weight == DSP_FW_EQUAL ? "equal" : "quota",
                    (long long)(e->tenant_g_gpus[t] + e->tenant_be_gpus[t]), s->fair_want[t]);
-    if (s->seen[j])
-        ds_bprintf(out, "  prediction: %.0f s in all, %.0f s left\n", s->pred[j], dsp_remaining(e, s, j, now));
+    if (s->seen[j]) {
+        double el = dsp_elapsed(e, s, j, now), bt = dsp_batch_total(e, s, j, el);
+        if (bt >= 0)
+            ds_bprintf(out, "  prediction: %.0f s in all, %.0f s left, from its batch (jobs of its owner and GPU count "
+                       "submitted with it) whose finished runs say so, having run %.0f s\n", bt,
+                       dsp_remaining(e, s, j, now), el);
+        else
+            ds_bprintf(out, "  prediction: %.0f s in all, %.0f s left\n", s->pred[j], dsp_remaining(e, s, j, now));
+    }
     if (js->status == DS_JS_RUNNING) {
         explain_running(e, s, j, out);
         return;
