@@ -96,6 +96,12 @@ static void test_gavel_bad_input(void **st)
     const char *syntax = tu_write_temp("gavel_syntax.json", "{\"v100\":\n {\"('A3C', 1)\": [}");
     assert_int_not_equal(ds_import_gavel(syntax, NULL, dir, &sum, &err), 0);
     tu_expect_error(&err, "gavel_syntax.json", 2, "", "column");
+    /* two spellings of one workload (a fuzzer's find): refused, not written as two rows of it */
+    ds_error_clear(&err);
+    const char *twice = tu_write_temp("gavel_twice.json", "{\"v100\": {\"('A3C', 1)\": {\"null\": 2}, "
+                                                          "\"('A3C', 01)\": {\"null\": 3}}}");
+    assert_int_not_equal(ds_import_gavel(twice, NULL, dir, &sum, &err), 0);
+    tu_expect_error(&err, "gavel_twice.json", 0, "('A3C', 01)", "names the same workload");
 }
 
 /* The shipped data/gavel files are Gavel's own, converted: speeds from the physical cluster's table, pairs

@@ -153,6 +153,9 @@ static int convert(json_t *root, const char *path, FILE *fs, FILE *fp, ds_gavel_
         if (fs) sum->types++;
         /* each job type's position in the table, so that a pair listed from both sides is written once */
         json_t *pos = json_object();
+        /* the workload each job type names: two spellings of one ("batch size  64", "01") would be two rows of
+         * one workload, which the speed table's reader refuses */
+        json_t *named = json_object();
         const char *kk;
         json_t *vv;
         size_t np = 0;
@@ -168,6 +171,16 @@ static int convert(json_t *root, const char *path, FILE *fs, FILE *fp, ds_gavel_
                 rc = DS_EPARSE;
                 break;
             }
+            char canon[96];
+            snprintf(canon, sizeof canon, "%s|%d|%d", a.model, a.batch, a.sf);
+            json_t *first = json_object_get(named, canon);
+            if (first) {
+                ds_error_set(err, path, 0, ka, "on %s: names the same workload (%s, batch %d, %d GPU%s) as %s", tname,
+                             a.model, a.batch, a.sf, a.sf == 1 ? "" : "s", json_string_value(first));
+                rc = DS_EPARSE;
+                break;
+            }
+            json_object_set_new(named, canon, json_string(ka));
             double na = alone(tobj, ka);
             if (na <= 0) {
                 if (fs) sum->unmeasured++;
@@ -223,6 +236,7 @@ static int convert(json_t *root, const char *path, FILE *fs, FILE *fp, ds_gavel_
             if (rc) break;
         }
         json_decref(pos);
+        json_decref(named);
         if (rc) break;
     }
     return rc;
