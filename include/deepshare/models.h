@@ -142,6 +142,11 @@ double ds_runtime_model_beyond(const ds_runtime_model_t *m, double pred, int64_t
  * job's total run time given it has run elapsed s (< 0: its batch says nothing yet). */
 const int32_t *ds_runtime_model_batch_revised(const ds_runtime_model_t *m, int32_t job, int32_t *n);
 double ds_runtime_model_batch_total(ds_runtime_model_t *m, int32_t job, int64_t elapsed);
+/* Offline, for evaluation: each job's estimate as batch evidence would have it at its start under the schedule
+ * end[] (start = end - duration): the median of its batch siblings that had ended by then (gap: --batch-gap),
+ * else pred[i]. Fills out[njobs] and, when not NULL, has[njobs] (1: from the evidence); returns how many. */
+int32_t ds_runtime_batch_at_start(const ds_trace_t *t, const int64_t *end, int64_t gap, const double *pred, double *out,
+                                  uint8_t *has);
 /* Wraps the model as the engine's runtime predictor (name "model"; bench_replay uses it). */
 void ds_runtime_model_as_predictor(ds_runtime_model_t *m, ds_runtime_predictor_t *p);
 /* Latest finish time the model has been told about (the online-protocol guard checks it). */

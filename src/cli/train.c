@@ -38,6 +38,9 @@ static void help(FILE *f)
             "  --min-history N       finished jobs a tenant needs for its own model (50)\n"
             "  --retrain-every N     retrain after N new finishes (8000; sooner while the history doubles)\n"
             "  --window N            train on the latest N finishes (12000; 0 = all)\n"
+            "  --batch-gap S         --evaluate also scores batch evidence: each job's siblings (its user's, or\n"
+            "                        tenant's, jobs of its GPU count submitted within S s of each other) that had\n"
+            "                        ended by its start, their median in place of the model's (60; 0: not scored)\n"
             "  --inc-rounds N        add N trees per retrain, fitted on the window, instead of a fresh booster (0)\n"
             "  --max-trees N         beyond N trees, grow a fresh booster on the window (200)\n"
             "  --retrain-period S    retrain at multiples of S seconds of trace time instead (the v1 schedule)\n"
@@ -180,6 +183,9 @@ static int train_runtime(int argc, char **argv)
         } else if (!strcmp(name, "retrain-every")) {
             if (ds_parse_i64("--retrain-every", val, 1, 1 << 30, &v)) return 2;
             rc.retrain_every = (int32_t)v, rc.retrain_period = 0;
+        } else if (!strcmp(name, "batch-gap")) {
+            if (ds_parse_i64("--batch-gap", val, 0, 86400, &v)) return 2;
+            rc.batch_gap = v;
         } else if (!strcmp(name, "window")) {
             if (ds_parse_i64("--window", val, 0, 1 << 30, &v)) return 2;
             rc.window = (int32_t)v;
@@ -232,6 +238,7 @@ static int train_runtime(int argc, char **argv)
     int32_t n = t.njobs;
     int64_t *end = ds_xmalloc((size_t)(n ? n : 1) * sizeof *end);
     double *pred = ds_xmalloc((size_t)(n ? n : 1) * sizeof *pred), *heur = ds_xmalloc((size_t)(n ? n : 1) * sizeof *heur);
+    double *bpred = ds_xmalloc((size_t)(n ? n : 1) * sizeof *bpred);
     double *actual = ds_xmalloc((size_t)(n ? n : 1) * sizeof *actual);
     double *cmpv[MAX_CMP] = {0};
     int32_t *th = ds_xmalloc((size_t)(n ? n : 1) * sizeof *th), *uh = ds_xmalloc((size_t)(n ? n : 1) * sizeof *uh);
@@ -285,6 +292,10 @@ static int train_runtime(int argc, char **argv)
         printf("answered by: tenant model %lld, cluster model %lld, history heuristic %lld; latest observed finish - "
                "submit <= %lld s (must be <= 0)\n", (long long)by_src[0], (long long)by_src[1], (long long)by_src[2],
                (long long)leak);
+        int32_t nbatch = ds_runtime_batch_at_start(&t, end, rc.batch_gap, pred, bpred, NULL);
+        if (rc.batch_gap > 0)
+            printf("batch evidence (gap %lld s): %d of %d jobs had siblings that had ended by their start (end from %s)\n",
+                   (long long)rc.batch_gap, nbatch, n, finish_desc);
         printf("\n  %-34s %7s %10s %9s %8s %8s %8s %8s %8s %10s\n", "predictor", "jobs", "MAPE%", "MAPE>=60%", "sMAPE%",
                "logMAPE%", "MdAPE%", "R2", "R2log", "MedAE s");
         static const char *bname[] = {"all jobs", "tenant history < 50", "tenant history 50-499", "tenant history >= 500",
@@ -303,6 +314,10 @@ static int train_runtime(int argc, char **argv)
                       : rc.per_tenant == DS_RT_TENANT_SEPARATE ? "deepshare model (separate tenants)"
                                                                : "deepshare model (cluster only)",
                       &m);
+            if (rc.batch_gap > 0) {
+                ds_reg_metrics(bpred, actual, mask, n, &m);
+                print_row("model + batch evidence at start", &m);
+            }
             ds_reg_metrics(heur, actual, mask, n, &m);
             print_row("user's recent median (heuristic)", &m);
             for (int k = 0; k < ncmp; k++) {
@@ -313,6 +328,16 @@ static int train_runtime(int argc, char **argv)
                 const char *base = strrchr(cmp[k], '/');
                 print_row(base ? base + 1 : cmp[k], &m);
             }
+        }
+        if (nbatch > 0) {
+            /* the jobs the evidence speaks for, scored both ways */
+            ds_runtime_batch_at_start(&t, end, rc.batch_gap, pred, bpred, mask);
+            printf("jobs with batch evidence at start:\n");
+            ds_reg_metrics_t m;
+            ds_reg_metrics(pred, actual, mask, n, &m);
+            print_row("deepshare model", &m);
+            ds_reg_metrics(bpred, actual, mask, n, &m);
+            print_row("batch evidence (siblings' median)", &m);
         }
         if (pred_out) {
             FILE *f = fopen(pred_out, "w");
@@ -364,6 +389,7 @@ out:
     free(end);
     free(pred);
     free(heur);
+    free(bpred);
     free(actual);
     free(th);
     free(uh);

@@ -1,6 +1,7 @@
 /* batches.c: submission batches (rt_batches.h): which jobs were submitted together by one owner with one
  * GPU count, and what their finished members say of the others' run times. */
 #include "rt_batches.h"
+#include "deepshare/models.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -182,6 +183,35 @@ const int32_t *rt_batches_finish(rt_batches_t *bt, const ds_trace_t *t, int32_t 
         bt->out[(*n)++] = x;
     }
     return bt->out;
+}
+
+int32_t ds_runtime_batch_at_start(const ds_trace_t *t, const int64_t *end, int64_t gap, const double *pred, double *out,
+                                  uint8_t *has)
+{
+    rt_batches_t bt;
+    rt_batches_init(&bt, gap, 0);
+    int32_t used = 0;
+    for (int32_t i = 0; i < t->njobs; i++) out[i] = pred[i];
+    if (has) memset(has, 0, (size_t)t->njobs);
+    if (gap > 0 && t->njobs > 0) {
+        prepare(&bt, t, t->njobs - 1);
+        double v[RT_BATCH_MAX];
+        for (int32_t i = 0; i < t->njobs; i++) {
+            const rt_batch_t *b = &bt.b[bt.of[i]];
+            if (b->size < 2) continue;
+            int64_t start = end[i] - t->jobs[i].duration;
+            int32_t n = 0;
+            for (int32_t x = b->first; x >= 0; x = bt.next[x])
+                if (x != i && end[x] <= start) v[n++] = t->jobs[x].duration > 1 ? (double)t->jobs[x].duration : 1.0;
+            if (!n) continue;
+            qsort(v, (size_t)n, sizeof *v, cmp_double);
+            out[i] = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+            if (has) has[i] = 1;
+            used++;
+        }
+    }
+    rt_batches_free(&bt);
+    return used;
 }
 
 double rt_batches_total(rt_batches_t *bt, const ds_trace_t *t, int32_t job, int64_t elapsed)
