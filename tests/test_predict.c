@@ -684,6 +684,26 @@ static void test_runtime_batch_owner_tenant(void **state)
     ds_trace_free(&t);
 }
 
+/* The offline score (train runtime --evaluate): a job's estimate at its start is the median of its siblings that
+ * had ended by then under the given schedule; without such siblings, the model's. */
+static void test_runtime_batch_at_start(void **state)
+{
+    (void)state;
+    ds_trace_t t;
+    /* one batch of three (0, 10, 20 s), run one after the other; job 4 alone */
+    tu_trace(&t, "A:8", "1 A 1 0 100; 2 A 1 10 300; 3 A 1 20 200; 4 A 2 30 50");
+    int64_t end[] = {100, 401, 602, 80};
+    double pred[] = {7, 7, 7, 7}, out[4];
+    uint8_t has[4];
+    assert_int_equal(ds_runtime_batch_at_start(&t, end, 60, pred, out, has), 2);
+    assert_true(out[0] == 7 && !has[0]);          /* the first had none ended */
+    assert_true(out[1] == 100 && has[1]);         /* job 2 started at 101: job 1 had ended */
+    assert_true(out[2] == 200 && has[2]);         /* job 3 started at 402: median of 100 and 300 */
+    assert_true(out[3] == 7 && !has[3]);
+    assert_int_equal(ds_runtime_batch_at_start(&t, end, 0, pred, out, NULL), 0); /* gap 0: nothing */
+    ds_trace_free(&t);
+}
+
 /* A burst longer than 1,024 jobs is cut into batches of 1,024, so that a finish costs a bounded scan. */
 static void test_runtime_batch_bounded(void **state)
 {
@@ -1066,6 +1086,7 @@ int main(void)
         cmocka_unit_test(test_runtime_batch_owner_tenant),
         cmocka_unit_test(test_runtime_batch_record),
         cmocka_unit_test(test_runtime_batch_bounded),
+        cmocka_unit_test(test_runtime_batch_at_start),
         cmocka_unit_test(test_interference_recovers_and_roundtrips),
         cmocka_unit_test(test_interference_lomo_real),
     };
