@@ -23,8 +23,8 @@ void rt_batches_free(rt_batches_t *bt)
     free(bt->next);
     free(bt->done);
     free(bt->end);
-    free(bt->hkey);
-    free(bt->hval);
+    ds_idmap_free(&bt->keys);
+    free(bt->open);
     free(bt->out);
     memset(bt, 0, sizeof *bt);
 }
@@ -37,44 +37,23 @@ void rt_batches_reset(rt_batches_t *bt)
     if (bt->done) memset(bt->done, 0, (size_t)bt->prepared);
 }
 
-static uint64_t key_of(const ds_job_t *j)
+static int64_t key_of(const ds_job_t *j)
 {
     int32_t owner = j->user >= 0 ? j->user : -1 - j->tenant;
-    return (uint64_t)(uint32_t)owner << 32 | (uint32_t)j->gpus;
+    return (int64_t)((uint64_t)(uint32_t)owner << 32 | (uint32_t)j->gpus);
 }
 
-static uint64_t mix(uint64_t k)
+/* The slot of a (owner, GPU count) key in open[], added (with no open batch) when new. */
+static int32_t key_slot(rt_batches_t *bt, int64_t k)
 {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    return k;
-}
-
-/* Slot of key k (its own, or the empty one where it would go). */
-static int32_t slot(const rt_batches_t *bt, uint64_t k)
-{
-    uint32_t mask = (uint32_t)bt->hcap - 1, i = (uint32_t)mix(k) & mask;
-    while (bt->hval[i] >= 0 && bt->hkey[i] != k) i = (i + 1) & mask;
-    return (int32_t)i;
-}
-
-static void grow_table(rt_batches_t *bt)
-{
-    int32_t oc = bt->hcap;
-    uint64_t *ok = bt->hkey;
-    int32_t *ov = bt->hval;
-    bt->hcap = oc ? 2 * oc : 256;
-    bt->hkey = ds_xmalloc((size_t)bt->hcap * sizeof *bt->hkey);
-    bt->hval = ds_xmalloc((size_t)bt->hcap * sizeof *bt->hval);
-    for (int32_t i = 0; i < bt->hcap; i++) bt->hval[i] = -1;
-    for (int32_t i = 0; i < oc; i++)
-        if (ov[i] >= 0) {
-            int32_t s = slot(bt, ok[i]);
-            bt->hkey[s] = ok[i], bt->hval[s] = ov[i];
-        }
-    free(ok);
-    free(ov);
+    int32_t s = ds_idmap_put(&bt->keys, k, bt->nkeys);
+    if (s >= 0) return s;
+    if (bt->nkeys == bt->capkeys) {
+        bt->capkeys = bt->capkeys ? 2 * bt->capkeys : 256;
+        bt->open = ds_xrealloc(bt->open, (size_t)bt->capkeys * sizeof *bt->open);
+    }
+    bt->open[bt->nkeys] = -1;
+    return bt->nkeys++;
 }
 
 /* Batches of jobs up to job, in trace (submit) order: a job joins only what was submitted before it. */
@@ -93,9 +72,7 @@ static void prepare(rt_batches_t *bt, const ds_trace_t *t, int32_t job)
         const ds_job_t *j = &t->jobs[i];
         bt->next[i] = -1;
         bt->done[i] = 0;
-        if (2 * (bt->hn + 1) > bt->hcap) grow_table(bt);
-        uint64_t k = key_of(j);
-        int32_t s = slot(bt, k), b = bt->hval[s];
+        int32_t s = key_slot(bt, key_of(j)), b = bt->open[s];
         if (b >= 0 && j->submit - t->jobs[bt->b[b].last].submit <= bt->gap && bt->b[b].size < RT_BATCH_MAX) {
             bt->next[bt->b[b].last] = i;
             bt->b[b].last = i;
@@ -107,8 +84,7 @@ static void prepare(rt_batches_t *bt, const ds_trace_t *t, int32_t job)
             }
             b = bt->nb++;
             bt->b[b] = (rt_batch_t){.first = i, .last = i, .size = 1};
-            if (bt->hval[s] < 0) bt->hn++;
-            bt->hkey[s] = k, bt->hval[s] = b;
+            bt->open[s] = b;
         }
         bt->of[i] = b;
     }
@@ -121,19 +97,25 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* What the evidence said of job while it waited: the median of its siblings that had finished by its start
- * (taken as its finish less its run time: a lower bound where it was preempted); < 0 when none had. At most
- * RT_BATCH_SCAN members are looked at, so a huge batch costs a bounded scan per finish. */
-static double estimate_at_start(rt_batches_t *bt, const ds_trace_t *t, const rt_batch_t *b, int32_t job, int64_t start)
+/* Median of v[0..n), ascending, n > 0. */
+static double median_sorted(const double *v, int32_t n)
 {
-    double v[RT_BATCH_SCAN];
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double seconds(const ds_job_t *j) { return j->duration > 1 ? (double)j->duration : 1.0; }
+
+/* What the evidence said of job while it waited: the median of its siblings that had finished (done, end) by
+ * its start; < 0 when none had. At most limit members are looked at, so a huge batch costs a bounded scan. */
+static double estimate_at_start(const rt_batches_t *bt, const ds_trace_t *t, int32_t job, int64_t start, int32_t limit)
+{
+    double v[RT_BATCH_MAX];
     int32_t n = 0, seen = 0;
-    for (int32_t x = b->first; x >= 0 && seen < RT_BATCH_SCAN && n < RT_BATCH_SCAN; x = bt->next[x], seen++)
-        if (x != job && bt->done[x] && bt->end[x] <= start)
-            v[n++] = t->jobs[x].duration > 1 ? (double)t->jobs[x].duration : 1.0;
+    for (int32_t x = bt->b[bt->of[job]].first; x >= 0 && seen < limit; x = bt->next[x], seen++)
+        if (x != job && bt->done[x] && bt->end[x] <= start) v[n++] = seconds(&t->jobs[x]);
     if (!n) return -1;
     qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return median_sorted(v, n);
 }
 
 /* Whether batches are alike is a property of the workload (sweeps and arrays are; a generator's independent
@@ -166,9 +148,10 @@ const int32_t *rt_batches_finish(rt_batches_t *bt, const ds_trace_t *t, int32_t 
         b->capfin = b->capfin ? 2 * b->capfin : 4;
         b->fin = ds_xrealloc(b->fin, (size_t)b->capfin * sizeof *b->fin);
     }
-    double d = t->jobs[job].duration > 1 ? (double)t->jobs[job].duration : 1.0;
+    double d = seconds(&t->jobs[job]);
+    /* its start taken as its finish less its run time: a lower bound where it was preempted */
     if (b->nfin > 0 && model_pred > 0) {
-        double est = estimate_at_start(bt, t, b, job, now - (int64_t)d);
+        double est = estimate_at_start(bt, t, job, now - (int64_t)d, RT_BATCH_SCAN);
         if (est > 0) record(bt, d, est, model_pred);
     }
     int32_t i = b->nfin++;
@@ -195,17 +178,13 @@ int32_t ds_runtime_batch_at_start(const ds_trace_t *t, const int64_t *end, int64
     if (has) memset(has, 0, (size_t)t->njobs);
     if (gap > 0 && t->njobs > 0) {
         prepare(&bt, t, t->njobs - 1);
-        double v[RT_BATCH_MAX];
+        /* every job has ended, at end[] */
+        memset(bt.done, 1, (size_t)t->njobs);
+        memcpy(bt.end, end, (size_t)t->njobs * sizeof *end);
         for (int32_t i = 0; i < t->njobs; i++) {
-            const rt_batch_t *b = &bt.b[bt.of[i]];
-            if (b->size < 2) continue;
-            int64_t start = end[i] - t->jobs[i].duration;
-            int32_t n = 0;
-            for (int32_t x = b->first; x >= 0; x = bt.next[x])
-                if (x != i && end[x] <= start) v[n++] = t->jobs[x].duration > 1 ? (double)t->jobs[x].duration : 1.0;
-            if (!n) continue;
-            qsort(v, (size_t)n, sizeof *v, cmp_double);
-            out[i] = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+            double est = estimate_at_start(&bt, t, i, end[i] - t->jobs[i].duration, RT_BATCH_MAX);
+            if (est < 0) continue;
+            out[i] = est;
             if (has) has[i] = 1;
             used++;
         }
@@ -231,10 +210,7 @@ double rt_batches_total(rt_batches_t *bt, const ds_trace_t *t, int32_t job, int6
         if (b->fin[mid] > el) up = mid;
         else lo = mid + 1;
     }
-    if (lo < n) {
-        int32_t k = n - lo;
-        return k % 2 ? b->fin[lo + k / 2] : 0.5 * (b->fin[lo + k / 2 - 1] + b->fin[lo + k / 2]);
-    }
+    if (lo < n) return median_sorted(b->fin + lo, n - lo);
     /* It has outrun every finished sibling: the last of a batch usually ends within the batch's own
      * spread of the others (the ratio of its longest to its shortest run; 10% while one has finished,
      * at least 5%, at least a minute). */

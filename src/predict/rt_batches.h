@@ -5,6 +5,7 @@
 #ifndef DS_RT_BATCHES_H
 #define DS_RT_BATCHES_H
 
+#include "deepshare/idmap.h"
 #include "deepshare/trace.h"
 
 #define RT_BATCH_REC 256  /* errors kept of each estimate */
@@ -27,9 +28,9 @@ typedef struct rt_batches {
     int64_t *end;          /* per job: when it finished */
     int32_t nb, capb;
     rt_batch_t *b;
-    /* open batch per (owner, GPU count): open addressing */
-    uint64_t *hkey;
-    int32_t *hval, hcap, hn;
+    /* open batch per (owner, GPU count): the key's slot in open[] */
+    ds_idmap_t keys;
+    int32_t *open, nkeys, capkeys;
     int32_t *out, capout;  /* the revised list handed back */
     /* its record: on the latest RT_BATCH_REC jobs that finished with evidence, whether the batch's estimate
      * erred less than the model's (|ln(actual / estimate)|); the evidence is used while it clearly did */
