@@ -40,9 +40,10 @@ ds_policy=${DS_POLICY:-}
 for kv in $ds_policy; do
   case $kv in [a-z]*=?*) ;; *) echo "slurm_vs_native: DS_POLICY: '$kv' is not KEY=VALUE" >&2; exit 2 ;; esac
 done
-# the same parameters as simulate's flags (--KEY VALUE), for the simulated deepshare beside the live runs; deepshared's
-# runtime predictors have no batch evidence (docs/predictors.md), so neither has its twin
-ds_flags=(--batch-gap 0)
+# the same parameters as simulate's flags (--KEY VALUE), for the simulated deepshare beside the live runs; both have
+# batch evidence (docs/predictors.md), the twin at the simulator's --batch-gap (60 trace s), the daemon at the same
+# gap compressed (batch_gap below)
+ds_flags=()
 for kv in $ds_policy; do ds_flags+=("--${kv%%=*}" "${kv#*=}"); done
 variants=${VARIANTS:-slurm-quota slurm-borrow deepshared}
 trace=${TRACE:-$root/bench/native/jobs.csv}
@@ -75,8 +76,10 @@ replay_one() {
   local dpid="" port=$((20000 + RANDOM % 12000))
   if [ "$v" = deepshared ]; then
     # the daemon runs in wall seconds: its cycle is the simulator's 60 s compressed; predictions start from
-    # the workload's mean run time compressed, and learn from the jobs that finish
+    # the workload's mean run time compressed, and learn from the jobs that finish; its batches' gap is the
+    # simulator's 60 s compressed, in whole seconds as Slurm's submit times are (at least 1: 0 is off)
     local mean; mean=$(awk -F, 'NR > 1 {s += $5; n++} END {printf "%.1f", s / n / '"$compress"'}' "$trace")
+    local gap; gap=$(awk "BEGIN {g = int(60 / $compress + 0.5); print g < 1 ? 1 : g}")
     {
       echo "policy = deepshare"
       echo "cycle = $(awk "BEGIN {print $cycle / $compress}")"
@@ -90,6 +93,7 @@ replay_one() {
       echo "k = 1"
       echo "journal = $dir/journal.csv"
       echo "default_runtime = $mean"
+      echo "batch_gap = $gap"
       echo "listen = 127.0.0.1:$port"
       for kv in $ds_policy; do echo "policy.${kv%%=*} = ${kv#*=}"; done
       tail -n +2 "$tenants" | tr -d '\r' | awk -F, 'NF >= 2 {print "tenant", tolower($1), $2}'

@@ -37,6 +37,7 @@ static void test_sample_config(void **state)
     assert_string_equal(c.listen_addr, "127.0.0.1");
     assert_int_equal(c.gpu_sharing, 1);
     assert_int_equal(c.repin, 0); /* off unless asked (docs/deepshared.md, "Pinned for life, or anew") */
+    assert_int_equal(c.batch_gap, 60);
 }
 
 static void expect_error(const char *text, long line, const char *field, const char *what)
@@ -193,6 +194,11 @@ static void test_config_hardening(void **state)
     expect_error("tenant a 4\npoll = -nan\n", 2, "poll", "expected a number");
     expect_error("tenant a 4\nk = 2.5\n", 2, "k", "expected an integer");
     expect_error("tenant a 4\njob_capacity = 100.5\n", 2, "job_capacity", "expected an integer");
+    /* batch_gap: whole seconds in [0, 86400] (0: no batch evidence), as the simulator's --batch-gap */
+    expect_error("tenant a 4\nbatch_gap = -1\n", 2, "batch_gap", "expected an integer in [0, 86400]");
+    expect_error("tenant a 4\nbatch_gap = 1.5\n", 2, "batch_gap", "expected an integer");
+    expect_error("tenant a 4\nbatch_gap = 90000\n", 2, "batch_gap", "expected an integer in [0, 86400]");
+    expect_error("tenant a 4\nbatch_gap = soon\n", 2, "batch_gap", "expected an integer");
     expect_error("tenant a 4\ncycle = inf\n", 2, "cycle", "expected a number");
     expect_error("tenant a 4\nlisten = localhost:9464\n", 2, "listen", "not an IPv4 address");
     expect_error("tenant a 4\nlisten = 300.1.1.1:80\n", 2, "listen", "not an IPv4 address");
@@ -407,7 +413,7 @@ static void test_print_and_reload_merge(void **state)
         "slurm_conf = ", "staging_partition = staging", "g_partition = prod", "be_partition = batch", "k = 2",
         "gpu_sharing = 1", "repin = 0", "gpu_mem_mib = 24576", "default_job_gpu_mem_mib = 8192", "job_capacity = 4096",
         "qad_lambda = 0.3", "qad_theta = 0.95", "journal = /var/lib/deepshared/journal.csv", "default_runtime = 3600",
-        "min_history = 3", "interference_profile = ", "missing_rho = 1", "listen = 127.0.0.1:9464",
+        "min_history = 3", "batch_gap = 60", "interference_profile = ", "missing_rho = 1", "listen = 127.0.0.1:9464",
         "status_window = 21600", "verbose = 0", "tenant a 4", "tenant b 2", "policy.m = 2", "read_token = (set"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (!strstr(out, keys[i])) fail_msg("'%s' missing from:\n%s", keys[i], out);

@@ -1,8 +1,9 @@
 /* test_state.c: deepshared's core (the ds_daemon library: mirror.c, dispatch.c, gpumap.c, ...) against the
  * in-memory Slurm of fake_slurm.c: explain in the policy's words, squeue priorities in its order,
  * rebuilding after a restart, a pinned GPU that is busy and the start taken back, requeue then restage,
- * slurmctld errors, GPUs that lost their shards or keep shards of no job after a slurmctld restart, and
- * pinned shard jobs the policy would pair where Slurm cannot run them. */
+ * slurmctld errors, GPUs that lost their shards or keep shards of no job after a slurmctld restart,
+ * pinned shard jobs the policy would pair where Slurm cannot run them, and batch evidence from a finish. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 static daemon_t D; /* large (latency samples): static, reset by boot */
 static const char *boot_param; /* one policy parameter "key=value" for the next boot, NULL none */
+static const char *boot_journal; /* the journal of the next boot, NULL none */
 static char journal_path[512];
 
 /* A fresh daemon on a fresh fake cluster of one node with four GPUs and the given tenants. */
@@ -25,7 +27,7 @@ static void boot_daemon(const char *policy, const char *const *tenants, const in
     memset(&D, 0, sizeof D);
     dconfig_default(&D.cfg);
     snprintf(D.cfg.policy, sizeof D.cfg.policy, "%s", policy);
-    D.cfg.journal[0] = 0;
+    snprintf(D.cfg.journal, sizeof D.cfg.journal, "%s", boot_journal ? boot_journal : "");
     D.cfg.listen_port = 0;
     D.cfg.k = 1; /* no colocation: these tests are about pins, requeues and errors */
     D.cfg.gpu_sharing = 0;
@@ -1378,6 +1380,64 @@ static void test_completing_gpu_not_offered(void **state)
     assert_policy_ok();
 }
 
+/* Batch evidence in deepshared, end to end (docs/deepshared.md, "Runtime prediction"): a journal of sweeps (pairs
+ * of a user's jobs submitted a second apart, the second run after the first as long as it) earns the evidence
+ * its record at start; then six jobs user ua submits seconds apart are one batch, and when the first of them
+ * completes in Slurm, the policy's estimates of its siblings, running and waiting, become its run time, and the
+ * waiting ones are re-keyed. */
+static void test_batch_evidence_in_daemon(void **state)
+{
+    (void)state;
+    char text[16 * 1024];
+    size_t n = (size_t)snprintf(text, sizeof text, "slurm_job_id,tenant,user,gpus,seconds,end,start,submit,limit\n");
+    for (int b = 0; b < 30; b++) {
+        long s0 = 10000 + 30000L * b, d = 3000 + 250 * b;
+        n += (size_t)snprintf(text + n, sizeof text - n, "%d,a,ua,1,%ld,%ld,%ld,%ld,0\n%d,a,ua,1,%ld,%ld,%ld,%ld,0\n",
+                              1000 + 2 * b, d, s0 + 10 + d, s0 + 10, s0, 1001 + 2 * b, d, s0 + 10 + 2 * d, s0 + 10 + d,
+                              s0 + 1);
+    }
+    boot_journal = tu_write_temp("batch-journal.csv", text);
+    for (uint32_t id = 101; id <= 106; id++) fs_add_job(id, "a", "staging", "gpus=1")->submit = 2000000 + id;
+    boot("deepshare");
+    boot_journal = NULL;
+    assert_int_equal(D.hist.records, 60);
+    assert_non_null(D.rt.batch_total);
+    assert_true(ds_runtime_model_batch_trusted(D.rtm.m));
+    assert_int_equal(sync_now(), 1);
+    daemon_pass(&D, 1);
+    assert_int_equal(fs_run_dispatched(D.cfg.staging), 4);
+    fs_touch();
+    assert_int_equal(sync_now(), 1);
+    const dsp_t *p = D.e->pstate;
+    uint32_t done = 0, waiting = 0;
+    for (uint32_t id = 101; id <= 106; id++) {
+        int32_t s = daemon_slot_of(&D, id);
+        if (dt_jstate(&D, id)->status == DS_JS_RUNNING && !done) done = id;
+        if (dt_jstate(&D, id)->status == DS_JS_PENDING) waiting = id;
+        assert_true(D.rt.batch_total(D.rt.ctx, &D.trace, s, 0) < 0); /* none has finished */
+    }
+    assert_true(done && waiting);
+    /* the first to run completes after 500 s */
+    sl_job_t *j = fs_job(done);
+    fs_end_script(done, 0);
+    j->completing = 0;
+    j->end = j->start + 500;
+    fs_touch();
+    assert_int_equal(sync_now(), 1);
+    assert_int_equal(D.hist.records, 61);
+    assert_int_equal(dt_jstate(&D, done)->status, DS_JS_DONE);
+    assert_int_equal(p->st.batch_revised, 5);
+    assert_int_equal(p->st.batch_rekeyed, 2);
+    for (uint32_t id = 101; id <= 106; id++) {
+        if (id == done) continue;
+        int32_t s = daemon_slot_of(&D, id);
+        assert_true(fabs(p->pred[s] - 500) < 1e-9);
+        assert_true(fabs(D.rt.batch_total(D.rt.ctx, &D.trace, s, 0) - 500) < 1e-9);
+    }
+    assert_true(dt_explain_has(&D, waiting, "  prediction: 500 s in all, 500 s left, from its batch"));
+    assert_policy_ok();
+}
+
 /* Writes the daemon's config file (private: it may hold a token). */
 static const char *conf(const char *text)
 {
@@ -1536,6 +1596,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pinned_pair_dispatched_unaware, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leftover_shards_avoided, setup, teardown),
         cmocka_unit_test_setup_teardown(test_completing_gpu_not_offered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batch_evidence_in_daemon, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reload, setup, NULL),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -107,7 +107,7 @@ typedef struct ds_runtime_model_config {
     int32_t nthread;        /* training threads, 0 = XGBoost default (1: see runtime_model.c) */
     uint64_t seed;
     int64_t batch_gap;      /* submission batches: a job joins its owner's batch when submitted within this many s of
-                             * its last member (60; <= 0: no batch evidence), docs/predictors.md */
+                             * its members (in a trace, of the last; 60; <= 0: no batch evidence), docs/predictors.md */
     int32_t batch_min_record; /* the evidence is used once, on at least this many of the latest (256) jobs finished with
                                * both estimates (20), the batch's erred less than the model's on clearly more than half
                                * (|ln(actual / estimate)|, a sign test at two standard deviations); 0: always */
@@ -142,6 +142,11 @@ double ds_runtime_model_beyond(const ds_runtime_model_t *m, double pred, int64_t
  * job's total run time given it has run elapsed s (< 0: its batch says nothing yet). */
 const int32_t *ds_runtime_model_batch_revised(const ds_runtime_model_t *m, int32_t job, int32_t *n);
 double ds_runtime_model_batch_total(ds_runtime_model_t *m, int32_t job, int64_t elapsed);
+/* For the daemon's compacted table (src/daemon/rtmodel.c): job's batch (an index, stable while m lives; -1:
+ * batches off), whether the batches' record has the evidence in use, and to taking from's record. */
+int32_t ds_runtime_model_batch_of(ds_runtime_model_t *m, int32_t job);
+int ds_runtime_model_batch_trusted(const ds_runtime_model_t *m);
+void ds_runtime_model_batch_carry(ds_runtime_model_t *to, const ds_runtime_model_t *from);
 /* Offline, for evaluation: each job's estimate as batch evidence would have it at its start under the schedule
  * end[] (start = end - duration): the median of its batch siblings that had ended by then (gap: --batch-gap),
  * else pred[i]. Fills out[njobs] and, when not NULL, has[njobs] (1: from the evidence); returns how many. */

@@ -30,7 +30,7 @@ static void predictor_setup(daemon_t *d)
 {
     hist_init(&d->hist, d->cfg.min_history, d->cfg.default_runtime);
     if (d->cfg.runtime_model) {
-        rtmodel_init(&d->rtm, d->cfg.min_history, d->cfg.default_runtime, rtm_log, NULL);
+        rtmodel_init(&d->rtm, d->cfg.min_history, d->cfg.default_runtime, d->cfg.batch_gap, rtm_log, NULL);
         d->hist.on_learn = rtm_learn;
         d->hist.on_learn_ctx = &d->rtm;
         rtmodel_predictor(&d->rt, &d->rtm);

@@ -32,6 +32,7 @@ void dconfig_default(dconfig_t *c)
     c->missing_rho = 1.0;
     c->default_runtime = 3600;
     c->runtime_model = 1;
+    c->batch_gap = 60; /* the simulator's --batch-gap default: what the suite measured is what runs here */
     c->min_history = 3;
     c->gmem_mib = 24576;
     c->default_gmem_mib = 8192;
@@ -189,6 +190,7 @@ static int set_key(dconfig_t *c, const char *path, long line, const char *k, con
     NUM("missing_rho", missing_rho, 0, 1);
     NUM("default_runtime", default_runtime, 1, 1e9);
     INT("min_history", min_history, 1, 1e6);
+    INT("batch_gap", batch_gap, 0, 86400);
     if (!strcmp(k, "runtime_model")) {
         if (!strcmp(v, "boosted") || !strcmp(v, "history")) { c->runtime_model = !strcmp(v, "boosted"); return DS_OK; }
         ds_error_set(err, path, line, k, "expected boosted (the simulator's gradient-boosted model) or history (means "
@@ -593,6 +595,7 @@ void dconfig_print(FILE *f, const dconfig_t *c)
     fprintf(f, "qad_lambda = %g\nqad_theta = %g\n", c->qad_lambda, c->qad_theta);
     fprintf(f, "journal = %s\ndefault_runtime = %g\nmin_history = %d\nruntime_model = %s\n", c->journal,
             c->default_runtime, c->min_history, c->runtime_model ? "boosted" : "history");
+    fprintf(f, "batch_gap = %d\n", c->batch_gap);
     fprintf(f, "interference_profile = %s\nmissing_rho = %g\n", c->interference, c->missing_rho);
     fprintf(f, "speeds = %s\n", c->speeds);
     if (c->listen_port) fprintf(f, "listen = %s:%d\n", c->listen_addr, c->listen_port);
@@ -643,6 +646,7 @@ void dconfig_reload_merge(const dconfig_t *cur, dconfig_t *next, char *restart, 
     KEEP_N(default_runtime, "default_runtime");
     KEEP_N(min_history, "min_history");
     KEEP_N(runtime_model, "runtime_model");
+    KEEP_N(batch_gap, "batch_gap");
     KEEP_N(gmem_mib, "gpu_mem_mib");
     KEEP_N(k, "k");
     KEEP_N(gpu_sharing, "gpu_sharing");

@@ -42,6 +42,7 @@ typedef struct dconfig {
     double default_runtime;  /* seconds, before any job has finished */
     int min_history;         /* finished jobs before a user's or tenant's mean is trusted */
     int runtime_model;       /* 1: boosted (the simulator's online model, rtmodel.c), 0: history (hist.c's means) */
+    int batch_gap;           /* boosted: s between a user's submissions of one GPU count in one batch (0: no batches) */
     int gmem_mib;            /* GPU memory per GPU */
     int default_gmem_mib;    /* a job's GPU memory when its comment does not say */
     int k;                   /* residents per GPU */

@@ -73,18 +73,26 @@ static void prepare(rt_batches_t *bt, const ds_trace_t *t, int32_t job)
         bt->next[i] = -1;
         bt->done[i] = 0;
         int32_t s = key_slot(bt, key_of(j)), b = bt->open[s];
-        if (b >= 0 && j->submit - t->jobs[bt->b[b].last].submit <= bt->gap && bt->b[b].size < RT_BATCH_MAX) {
-            bt->next[bt->b[b].last] = i;
+        /* A trace is in submit order, and there a job joins when within the gap after the batch's latest
+         * submission. The daemon's table (src/daemon/rtmodel.c) is in the order it first saw each job (a journal
+         * replayed at start: in order of finish), so a job joins when within the gap of the batch's submissions
+         * either way, and one submitted long before (a straggler) has a batch of its own that does not close
+         * the open one. */
+        const rt_batch_t *o = b >= 0 ? &bt->b[b] : NULL;
+        if (o && j->submit >= o->lo - bt->gap && j->submit <= o->hi + bt->gap && o->size < RT_BATCH_MAX) {
+            bt->next[o->last] = i;
             bt->b[b].last = i;
             bt->b[b].size++;
+            bt->b[b].lo = DS_MIN(o->lo, j->submit), bt->b[b].hi = DS_MAX(o->hi, j->submit);
         } else {
+            int opens = !o || j->submit >= o->hi;
             if (bt->nb == bt->capb) {
                 bt->capb = bt->capb ? 2 * bt->capb : 1024;
                 bt->b = ds_xrealloc(bt->b, (size_t)bt->capb * sizeof *bt->b);
             }
             b = bt->nb++;
-            bt->b[b] = (rt_batch_t){.first = i, .last = i, .size = 1};
-            bt->open[s] = b;
+            bt->b[b] = (rt_batch_t){.first = i, .last = i, .size = 1, .lo = j->submit, .hi = j->submit};
+            if (opens) bt->open[s] = b;
         }
         bt->of[i] = b;
     }
@@ -121,6 +129,11 @@ static double estimate_at_start(const rt_batches_t *bt, const ds_trace_t *t, int
 /* Whether batches are alike is a property of the workload (sweeps and arrays are; a generator's independent
  * draws are not): the evidence earns its use on the jobs that finished with both estimates, by erring less
  * than the model on clearly more than half of the latest of them (a sign test, two standard deviations). */
+static int earned(const rt_batches_t *bt)
+{
+    return bt->min_record <= 0 || (bt->nrec >= bt->min_record && bt->wins - 0.5 * bt->nrec > sqrt((double)bt->nrec));
+}
+
 static void record(rt_batches_t *bt, double actual, double batch, double model)
 {
     uint8_t win = fabs(log(actual / batch)) < fabs(log(actual / model));
@@ -129,8 +142,7 @@ static void record(rt_batches_t *bt, double actual, double batch, double model)
     bt->win[bt->hrec] = win;
     bt->wins += win;
     bt->hrec = (bt->hrec + 1) % RT_BATCH_REC;
-    bt->trusted = bt->min_record <= 0 ||
-                  (bt->nrec >= bt->min_record && bt->wins - 0.5 * bt->nrec > sqrt((double)bt->nrec));
+    bt->trusted = earned(bt);
 }
 
 const int32_t *rt_batches_finish(rt_batches_t *bt, const ds_trace_t *t, int32_t job, int64_t now, double model_pred,
@@ -218,4 +230,18 @@ double rt_batches_total(rt_batches_t *bt, const ds_trace_t *t, int32_t job, int6
     if (spread < 0.05) spread = 0.05;
     double more = el * spread;
     return el + (more > 60 ? more : 60);
+}
+
+int32_t rt_batches_of(rt_batches_t *bt, const ds_trace_t *t, int32_t job)
+{
+    if (bt->gap <= 0) return -1;
+    prepare(bt, t, job);
+    return bt->of[job];
+}
+
+void rt_batches_carry_record(rt_batches_t *to, const rt_batches_t *from)
+{
+    memcpy(to->win, from->win, sizeof to->win);
+    to->nrec = from->nrec, to->hrec = from->hrec, to->wins = from->wins;
+    to->trusted = earned(to);
 }

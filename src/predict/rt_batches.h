@@ -13,15 +13,17 @@
 #define RT_BATCH_MAX 1024 /* members of one batch at most (a longer burst starts another): a finish costs O(this) */
 
 typedef struct rt_batch {
-    int32_t first, last;   /* members in submit order, linked through rt_batches_t.next */
+    int32_t first, last;   /* members in job order (a trace's: submit order), linked through rt_batches_t.next */
     int32_t size;          /* members */
+    int64_t lo, hi;        /* earliest and latest submission of a member */
     int32_t nfin, capfin;
     double *fin;           /* finished members' durations (s), ascending */
 } rt_batch_t;
 
 typedef struct rt_batches {
     int32_t min_record;    /* errors of each estimate before the evidence may be used (0: used without a record) */
-    int64_t gap;           /* a job joins its owner's open batch when submitted within gap s of its last member */
+    int64_t gap;           /* a job joins its owner's open batch when submitted within gap s of its members' span
+                            * (in a trace, in submit order: of its last member) */
     int32_t prepared, cap; /* jobs [0, prepared) have a batch */
     int32_t *of, *next;    /* per job: its batch, the next member (-1) */
     uint8_t *done;         /* per job: finished (observed) */
@@ -52,5 +54,11 @@ const int32_t *rt_batches_finish(rt_batches_t *bt, const ds_trace_t *t, int32_t 
  * siblings has finished, or it has run over twice as long as any of them (then they say nothing), or
  * while the batches' estimates have not erred less than the model's on clearly most jobs finished with both. */
 double rt_batches_total(rt_batches_t *bt, const ds_trace_t *t, int32_t job, int64_t elapsed);
+/* job's batch (an index, stable while bt lives); -1 when batches are off. */
+int32_t rt_batches_of(rt_batches_t *bt, const ds_trace_t *t, int32_t job);
+/* to takes from's record (its wins and losses, so whether the evidence is in use): the daemon rebuilds its
+ * model over a compacted table of jobs, and what the evidence earned is a property of the workload, not of
+ * the rows dropped. */
+void rt_batches_carry_record(rt_batches_t *to, const rt_batches_t *from);
 
 #endif

@@ -440,6 +440,19 @@ double ds_runtime_model_batch_total(ds_runtime_model_t *m, int32_t job, int64_t 
     return rt_batches_total(&m->bt, m->t, job, elapsed);
 }
 
+int32_t ds_runtime_model_batch_of(ds_runtime_model_t *m, int32_t job)
+{
+    DS_ASSERT(job >= 0 && job < m->t->njobs);
+    return rt_batches_of(&m->bt, m->t, job);
+}
+
+int ds_runtime_model_batch_trusted(const ds_runtime_model_t *m) { return m->c.batch_gap > 0 && m->bt.trusted; }
+
+void ds_runtime_model_batch_carry(ds_runtime_model_t *to, const ds_runtime_model_t *from)
+{
+    rt_batches_carry_record(&to->bt, &from->bt);
+}
+
 double ds_runtime_model_beyond(const ds_runtime_model_t *m, double pred, int64_t elapsed)
 {
     return ds_resid_beyond(&m->res, pred, elapsed);
