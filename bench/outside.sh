@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # bench/outside.sh: every pooled policy on workloads the suite does not hold (other loads of its traces and
 # of the generator), to see whether DeepShare's standing holds off the suite's own points; docs/results.md,
-# "Outside the suite". Learned runtimes for every policy (the suite's default), one run each.
+# "Session 15: outside the suite". One run each, every policy fed by the same runtime source.
 #   bench/outside.sh [BIN] OUT
 # Environment: WORKLOADS (default all below), POLICIES (default the suite's pooled list), JOBS (2),
-# DS_DATA_DIR (../shared/data). Prints, per workload, the policies by average queue: avg, p99,
-# compliance, preemptions; OUT/<workload>/summary.csv holds every figure of 'compare'.
+# PRED (model, the suite's default: the learned predictor; oracle: true durations), DS_DATA_DIR
+# (../shared/data). Prints, per workload, the policies by average queue: avg, p99, compliance,
+# preemptions; OUT/<workload>/summary.csv holds every figure of 'compare'.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [ $# -ge 2 ]; then B=$1; shift; else B=$here/build/deepshare; fi
@@ -38,7 +39,7 @@ for w in $wl; do
     itp*|slice*) [ -f "$D/itp/itp_jobs.csv" ] || { echo "outside.sh: $w skipped: no $D/itp" >&2; continue; } ;;
   esac
   # shellcheck disable=SC2086
-  if ! "$B" compare --mode pooled --policies "$P" --no-plots --quiet --jobs "${JOBS:-2}" --out "$O/$w" ${args[$w]} \
+  if ! "$B" compare --mode pooled --policies "$P" --no-plots --quiet --jobs "${JOBS:-2}" --predictor "${PRED:-model}" --out "$O/$w" ${args[$w]} \
       2>"$O/$w.err" >/dev/null; then
     echo "outside.sh: $w: compare failed (see $O/$w.err)" >&2
     continue
