@@ -85,27 +85,16 @@ static int32_t copy_row(rtmodel_t *r, const ds_trace_t *src, const ds_job_t *o)
     return row;
 }
 
-typedef struct ended {
-    int64_t end;
+/* A row and the time it is ordered by (its end, or its submission). */
+typedef struct timed {
+    int64_t at;
     int32_t row;
-} ended_t;
+} timed_t;
 
-static int cmp_end(const void *a, const void *b)
+static int cmp_timed(const void *a, const void *b)
 {
-    const ended_t *x = a, *y = b;
-    if (x->end != y->end) return x->end < y->end ? -1 : 1;
-    return (x->row > y->row) - (x->row < y->row);
-}
-
-typedef struct kept {
-    int64_t submit;
-    int32_t row;
-} kept_t;
-
-static int cmp_submit(const void *a, const void *b)
-{
-    const kept_t *x = a, *y = b;
-    if (x->submit != y->submit) return x->submit < y->submit ? -1 : 1;
+    const timed_t *x = a, *y = b;
+    if (x->at != y->at) return x->at < y->at ? -1 : 1;
     return (x->row > y->row) - (x->row < y->row);
 }
 
@@ -115,7 +104,7 @@ static int cmp_submit(const void *a, const void *b)
  * waiting job keeps its batch's evidence, older finished rows of the kept unfinished rows' batches (newest
  * first, at most an eighth of the rows: a table kept at 7/8 of max_rows or less leaves room before the next
  * compaction). f: the finished rows in order of end; u: the unfinished in row order. */
-static void choose(rtmodel_t *r, const ended_t *f, int32_t nf, const int32_t *u, int32_t nu, uint8_t *keep)
+static void choose(rtmodel_t *r, const timed_t *f, int32_t nf, const int32_t *u, int32_t nu, uint8_t *keep)
 {
     int32_t keep_f = DS_MIN(DS_MIN(nf, r->max_rows / 2), (int32_t)(r->mc.window > 0 ? r->mc.window : nf));
     int32_t keep_u = DS_MIN(nu, r->max_rows / 4);
@@ -141,19 +130,19 @@ static void choose(rtmodel_t *r, const ended_t *f, int32_t nf, const int32_t *u,
 static void compact(rtmodel_t *r)
 {
     int32_t n = r->t.njobs, nf = 0, nu = 0, nk = 0;
-    ended_t *f = ds_xmalloc((size_t)(n ? n : 1) * sizeof *f);
+    timed_t *f = ds_xmalloc((size_t)(n ? n : 1) * sizeof *f);
     int32_t *u = ds_xmalloc((size_t)(n ? n : 1) * sizeof *u), *to = ds_xmalloc((size_t)(n ? n : 1) * sizeof *to);
-    kept_t *k = ds_xmalloc((size_t)(n ? n : 1) * sizeof *k);
+    timed_t *k = ds_xmalloc((size_t)(n ? n : 1) * sizeof *k);
     uint8_t *keep = ds_xcalloc((size_t)(n ? n : 1), 1);
     for (int32_t i = 0; i < n; i++) {
-        if (r->fin[i]) f[nf++] = (ended_t){r->end[i], i};
+        if (r->fin[i]) f[nf++] = (timed_t){r->end[i], i};
         else u[nu++] = i;
     }
-    qsort(f, (size_t)nf, sizeof *f, cmp_end);
+    qsort(f, (size_t)nf, sizeof *f, cmp_timed);
     choose(r, f, nf, u, nu, keep);
     for (int32_t i = 0; i < n; i++)
-        if (keep[i]) k[nk++] = (kept_t){r->t.jobs[i].submit, i};
-    qsort(k, (size_t)nk, sizeof *k, cmp_submit);
+        if (keep[i]) k[nk++] = (timed_t){r->t.jobs[i].submit, i};
+    qsort(k, (size_t)nk, sizeof *k, cmp_timed);
     rtmodel_t old = *r;
     ds_trace_init(&r->t);
     ds_idmap_init(&r->byid);
