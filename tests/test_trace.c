@@ -191,6 +191,25 @@ static void test_error_format(void **st)
     ds_trace_free(&t);
 }
 
+/* Jobs with no user (an empty field or the importers' "-") belong to their tenant's anonymous user, never to one
+ * user shared by every tenant: the runtime model's user histories and the batch rule key on it. */
+static void test_anonymous_users(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    read_ok(&t, "job_id,tenant,user,gpus,submit,duration\n1,A,,1,0,10\n2,B,-,1,1,10\n3,A,-,1,2,10\n4,B,ann,1,3,10\n"
+                "5,A,ann,1,4,10\n");
+    assert_int_equal(t.njobs, 5);
+    assert_string_equal(t.users.s[t.jobs[0].user], "-@A");
+    assert_string_equal(t.users.s[t.jobs[1].user], "-@B");
+    assert_int_equal(t.jobs[2].user, t.jobs[0].user);
+    assert_true(t.jobs[0].user != t.jobs[1].user);
+    /* a named user stays one user whatever the tenant */
+    assert_string_equal(t.users.s[t.jobs[3].user], "ann");
+    assert_int_equal(t.jobs[4].user, t.jobs[3].user);
+    ds_trace_free(&t);
+}
+
 /* Optional columns take documented defaults; Venus names are accepted; pandas-style "12.0" integers too. */
 static void test_defaults_and_aliases(void **st)
 {
@@ -210,7 +229,7 @@ static void test_defaults_and_aliases(void **st)
     assert_true(j->gpu_util == 100.0f && j->gmem_util == 100.0f);
     assert_int_equal(j->klass, DS_CLASS_AUTO);
     assert_int_equal(j->model, -1);
-    assert_string_equal(t.users.s[j->user], "-");
+    assert_string_equal(t.users.s[j->user], "-@A"); /* no user column: the tenant's anonymous user */
     ds_trace_free(&t);
 
     ds_trace_init(&t);
@@ -441,6 +460,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_generic_ok),
         cmocka_unit_test(test_time_limit),
+        cmocka_unit_test(test_anonymous_users),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_tenant_errors),
         cmocka_unit_test(test_field_errors),

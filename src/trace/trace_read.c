@@ -134,7 +134,16 @@ int ds_trace_read_jobs(ds_trace_t *t, const char *path, ds_error_t *err)
             rc = DS_EPARSE;
             break;
         }
-        j->user = ds_strtab_intern(&t->users, col[C_USER] >= 0 && c.fields[col[C_USER]][0] ? c.fields[col[C_USER]] : "-");
+        /* No user given (no column, an empty field, or the importers' "-"): the tenant is the finest identity
+         * known, so each tenant gets its own anonymous user "-@tenant". One "-" for the whole trace would let
+         * the runtime model's user histories and the batch rule join different tenants' jobs. */
+        const char *un = col[C_USER] >= 0 ? c.fields[col[C_USER]] : "";
+        if (un[0] && strcmp(un, "-") != 0) j->user = ds_strtab_intern(&t->users, un);
+        else {
+            char anon[sizeof t->tenants[0].name + 2];
+            snprintf(anon, sizeof anon, "-@%s", t->tenants[j->tenant].name);
+            j->user = ds_strtab_intern(&t->users, anon);
+        }
         if ((rc = ds_csv_int(&c, col[C_GPUS], cname[C_GPUS], 1, DS_MAX_JOB_GPUS, &v, err))) break;
         j->gpus = (int32_t)v;
         if (col[C_CPUS] >= 0) {
