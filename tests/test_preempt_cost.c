@@ -1,6 +1,6 @@
 /* test_preempt_cost.c: checkpoint-aware preemption (issue #30): the trace's ckpt column, the work a
  * preemption puts at risk, the simulator's rollback and GPU-hours lost, and DeepShare's victim cost and
- * min-runtime on a schedule worked out by hand. */
+ * min-runtime and young victims on schedules worked out by hand. */
 #include "testutil.h"
 
 #include <math.h>
@@ -275,6 +275,57 @@ static void test_min_runtime(void **st)
     ds_trace_free(&t);
 }
 
+/* Young victims: 16 one-GPU jobs of 100 s finish at t=100, so the typical run is 100 s. Then A runs X and Y
+ * (4 GPUs each) as G on node 0, Z1 (4 GPUs, from 101) and Z2 (4 GPUs, from 400) as BE on node 1, all 100,000 s
+ * long. B's 4-GPU job arrives at 450 and reclaims at the cycle of t=480: Z2 has run 80 s, younger than the
+ * typical run, Z1 379 s. By the work term alone Z2 is the cheaper victim (0.3 x 80/100000 against 0.3 x
+ * 379/100000); young, it costs 1 more, so Z1 goes. With young-victim 0, Z2 goes. */
+static void test_young_victim(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    tu_trace(&t, "A:8 B:8",
+             "1 A 1 0 100; 2 A 1 0 100; 3 A 1 0 100; 4 A 1 0 100; 5 A 1 0 100; 6 A 1 0 100; 7 A 1 0 100; 8 A 1 0 100; "
+             "9 B 1 0 100; 10 B 1 0 100; 11 B 1 0 100; 12 B 1 0 100; 13 B 1 0 100; 14 B 1 0 100; 15 B 1 0 100; "
+             "16 B 1 0 100; 17 A 4 101 100000; 18 A 4 101 100000; 19 A 4 101 100000; 20 A 4 400 100000; "
+             "21 B 4 450 500");
+    ds_sim_result_t r;
+    run_ds(&t, NOCOLOC, 0, &r);
+    assert_int_equal(r.start[18], 101);
+    assert_int_equal(r.start[19], 400);
+    assert_int_equal(r.start[20], 480);
+    assert_int_equal(r.preempts[18], 1); /* Z1, the older */
+    assert_int_equal(r.preempts[19], 0);
+    assert_int_equal(r.preemptions, 1);
+    ds_sim_result_free(&r);
+    const char *const off[] = {"colocation", "0", "young-victim", "0", NULL};
+    run_ds(&t, off, 0, &r);
+    assert_int_equal(r.start[20], 480);
+    assert_int_equal(r.preempts[18], 0);
+    assert_int_equal(r.preempts[19], 1); /* Z2, the cheapest by the work term */
+    ds_sim_result_free(&r);
+    /* fewer than 16 finishes: no typical run yet, so no run is young and the work term decides (Z2) */
+    ds_trace_t t2;
+    tu_trace(&t2, "A:8 B:8",
+             "1 A 1 0 100; 2 A 1 0 100; 3 A 1 0 100; 4 A 1 0 100; 5 A 1 0 100; 6 A 1 0 100; 7 A 1 0 100; "
+             "8 B 1 0 100; 9 B 1 0 100; 10 B 1 0 100; 11 B 1 0 100; 12 B 1 0 100; 13 B 1 0 100; 14 B 1 0 100; "
+             "15 B 1 0 100; 17 A 4 101 100000; 18 A 4 101 100000; 19 A 4 101 100000; 20 A 4 400 100000; "
+             "21 B 4 450 500");
+    run_ds(&t2, NOCOLOC, 0, &r);
+    assert_int_equal(r.preempts[17], 0);
+    assert_int_equal(r.preempts[18], 1);
+    ds_sim_result_free(&r);
+    /* and a bad value is refused by name */
+    void *c = ds_ops()->config_new();
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_int_equal(ds_policy_config_set(ds_ops(), c, "young-victim", "-1", &err), DS_EINVAL);
+    assert_string_equal(err.field, "young-victim");
+    ds_ops()->config_free(c);
+    ds_trace_free(&t2);
+    ds_trace_free(&t);
+}
+
 /* Every policy's run is accounted the same way: lost >= rollback >= 0, and lost > 0 exactly when
  * something was preempted (each preemption costs at least its restart overhead). */
 static void test_lost_accounting_all_policies(void **st)
@@ -337,6 +388,7 @@ int main(void)
         cmocka_unit_test(test_grace_in_simulator),
         cmocka_unit_test(test_grace_save_in_simulator),
         cmocka_unit_test(test_min_runtime),
+        cmocka_unit_test(test_young_victim),
         cmocka_unit_test(test_lost_accounting_all_policies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

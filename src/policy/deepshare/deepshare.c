@@ -77,6 +77,7 @@ static void dsp_withdraw(ds_engine_t *e, void *state, int32_t j, int64_t now)
 static void dsp_on_finish(ds_engine_t *e, void *state, int32_t j, int64_t now)
 {
     dsp_t *s = state;
+    dsp_typical_observe(e, s, j, now);
     dsp_stopped(e, s, j);
     s->nactive--;
     const ds_runtime_predictor_t *rp = e->predictors ? e->predictors->runtime : NULL;
@@ -357,6 +358,10 @@ static int dsp_stats(const ds_engine_t *e, const void *state, ds_policy_stat_t *
     if (s->cfg.quota_yield && k < max) {
         snprintf(out[k].name, sizeof out[k].name, "quota_yields");
         out[k++].value = (double)x->quota_yields;
+    }
+    if (s->cfg.young_victim > 0 && k < max) {
+        snprintf(out[k].name, sizeof out[k].name, "young_victims");
+        out[k++].value = (double)x->young_victims;
     }
     return k;
 }

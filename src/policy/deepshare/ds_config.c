@@ -48,6 +48,7 @@ void dsp_config_default(dsp_config_t *c)
     c->overrun_yield = 1;
     c->batch_evidence = 1;
     c->quota_yield = 1;
+    c->young_victim = 1.0;
     c->served_g_in_qb = 1;
     c->prediction = c->interference_aware = c->colocation = c->borrowing = 1;
     c->preemption = c->cpu_reclaim = c->monitor = 1;
@@ -81,6 +82,7 @@ static const param_t params[] = {
     {"beta", P_DBL, F(beta), 0, 1, "0.3", "preemption cost weight of the work a preemption loses, as a share of the job: since its last checkpoint when it declares an interval (ckpt), all it has run otherwise (near completion is expensive)"},
     {"ckpt-aware", P_BOOL, F(ckpt_aware), 0, 1, "1", "beta's work term counts from the victim's last checkpoint when it has an interval (0: all it has run, the cost before issue #30; ablation)"},
     {"min-runtime", P_I64, F(min_runtime), 0, 1e9, "0", "a BE job is not preempted to reclaim GPUs in its first N s of a run (as KAI's minRuntime; revocations of a slow pair still apply); 0: off"},
+    {"young-victim", P_DBL, F(young_victim), 0, 1000, "1", "a run younger than this x the typical run (the median run time of the latest 1,024 finished jobs; none before 16 have finished) costs a reclaim 1 more as a victim, as much as an older one can cost at most, so it goes only where every set of older runs costs more; 0: off"},
     {"gamma", P_DBL, F(gamma), 0, 10, "0.5", "exponent of contention pressure (lower: bursts tighten colocation less)"},
     {"eps", P_DBL, F(eps), 1e-12, 1, "1e-6", "guard of contention pressure when no GPU is free"},
     {"rho-min", P_DBL, F(rho_min), 0, 1, "0.7", "colocation threshold at zero pressure (lower: more, slower pairs)"},

@@ -7,7 +7,7 @@
 #include <math.h>
 
 /* Running: its class and what could stop it. */
-static void explain_running(const ds_engine_t *e, const dsp_t *s, int32_t j, ds_buf_t *out)
+static void explain_running(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now, ds_buf_t *out)
 {
     const dsp_config_t *c = &s->cfg;
     const ds_job_t *job = &e->trace->jobs[j];
@@ -25,8 +25,14 @@ static void explain_running(const ds_engine_t *e, const dsp_t *s, int32_t j, ds_
                                                       : "borrowing beyond its tenant's quota";
         ds_bprintf(out, "  class: runs as best effort (BE): %s%s\n", why,
                    job->klass == DS_CLASS_BE && c->borrowing ? "" : "; promoted to G once its quota has room");
-        if (c->preemption && c->borrowing)
+        if (c->preemption && c->borrowing) {
             ds_bputs(out, "  preemption: may be requeued for a guaranteed job of an under-served tenant, cheapest first\n");
+            double young = dsp_young_for(e, s, j, now);
+            if (young > 0)
+                ds_bprintf(out, "  young: younger than the typical run (%.0f s, the median of the latest %d finished jobs) for "
+                           "%.0f s more: a victim only where every set of older runs costs more (young-victim)\n",
+                           c->young_victim * s->typical.median, s->typical.n, young);
+        }
     }
     int32_t p = s->pair[j];
     if (p >= 0)
@@ -193,7 +199,7 @@ void dsp_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now
             ds_bprintf(out, "  prediction: %.0f s in all, %.0f s left\n", s->pred[j], dsp_remaining(e, s, j, now));
     }
     if (js->status == DS_JS_RUNNING) {
-        explain_running(e, s, j, out);
+        explain_running(e, s, j, now, out);
         return;
     }
     int cls = explain_class(e, s, j, out);

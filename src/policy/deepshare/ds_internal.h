@@ -51,6 +51,7 @@ typedef struct dsp_config {
     double cpu_slowdown;    /* progress lost by shrunk jobs (0: not modelled) */
     double alpha, beta;     /* preemption cost weights (0.5, 0.3) */
     int64_t min_runtime;    /* a BE job is no reclamation victim in its first min_runtime s of a run (0: off) */
+    double young_victim;    /* a run younger than this x the typical run is a reclaim's victim of last resort (1; 0: off) */
     int ckpt_aware;         /* the cost's work term counts from the last checkpoint (1; 0: all it has run) */
     double gamma, eps;      /* contention pressure exponent and guard (0.5, 1e-6) */
     double rho_min;         /* most permissive retention threshold (0.7) */
@@ -139,9 +140,19 @@ typedef struct dsp_stats {
     int64_t fair_reclaims;          /* BE jobs preempted for a tenant below its fair share (fair_share & RECLAIM) */
     int64_t reservations, backfills; /* reservations made; starts on reserved GPUs before their start */
     int64_t g_preempted;    /* must stay 0: a G job was preempted */
+    int64_t young_victims;  /* reclaim victims younger than the typical run (no older set would do) */
 } dsp_stats_t;
 
 /* The policy's state, its fields grouped by the file that owns them (writes them); others only read them. */
+/* ds_typical.c: the run times of the latest finished jobs and their median, the typical run */
+#define DSP_TYPICAL_N 1024
+#define DSP_TYPICAL_MIN 16  /* finishes before there is a typical run (until then no run is young) */
+typedef struct dsp_typical {
+    double ring[DSP_TYPICAL_N];
+    int32_t n, head, since;
+    double median;          /* 0 until DSP_TYPICAL_MIN finishes */
+} dsp_typical_t;
+
 typedef struct dsp {
     /* ---- all: the parameters, the trace's sizes, the counters of stats */
     dsp_config_t cfg;
@@ -225,6 +236,8 @@ typedef struct dsp {
      * monitoring, preemption), the merge of tenant runs (ds_order.c, ds_workcons.c; one entry per tenant + 1) */
     int32_t *order, *qg, *qb;
     int32_t *run_at, *heap, *cursor;
+    /* ---- ds_typical.c: the typical run (young victims, ds_preempt.c) */
+    dsp_typical_t typical;
 } dsp_t;
 
 /* The bookkeeping under the stages, bottom first; a file calls only files listed before it (and the
@@ -411,6 +424,11 @@ int dsp_try_preempt(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
  * victim's tenant left at or above its share (as KAI's MaintainFairShare), cheapest set by the same cost */
 int dsp_try_fair_reclaim(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
 void dsp_preempt_memo_reset(dsp_t *s);
+
+/* ds_typical.c: a finished job's run time joins the typical run's record */
+void dsp_typical_observe(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
+/* seconds a running job stays young (younger than young_victim x the typical run); 0: not young */
+double dsp_young_for(const ds_engine_t *e, const dsp_t *s, int32_t v, int64_t now);
 
 /* ds_place.c: placement escalation of one job (docs/policy.md §4); 1 when it started */
 int dsp_place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);

@@ -16,7 +16,7 @@ typedef struct unit {
     int32_t freed;       /* GPUs it frees in all */
     int32_t cpus;        /* CPUs and memory it frees on the node */
     int64_t mem;
-    double cost;         /* sum over its jobs of alpha d + beta p */
+    double cost;         /* sum over its jobs of alpha d + beta p (+ 1 for a young one) */
     int64_t newest;      /* latest last_start of its jobs */
     int64_t oldest;      /* earliest last_start of its jobs */
 } unit_t;
@@ -41,7 +41,12 @@ static double victim_cost(const ds_engine_t *e, const dsp_t *s, int32_t v, int64
     if (s->cfg.ckpt_aware && ds_engine_ckpt_interval(e, v) > 0 && wall > 0)
         risk = el * (double)ds_engine_at_risk(e, v, now) / wall;
     double p = el > 0 ? risk / (el + rem) : 0.0;
-    return s->cfg.alpha * d + s->cfg.beta * p;
+    /* A run younger than the typical one costs 1 more, as much as an older victim can cost at most with alpha +
+     * beta <= 1 (the defaults: 0.8): the work term alone makes the youngest runs the cheapest victims, so every
+     * reclaim would undo the latest lending; they go only where every set of older runs costs more
+     * (docs/policy.md §4.1). */
+    double young = dsp_young_for(e, s, v, now) > 0 ? 1.0 : 0.0;
+    return s->cfg.alpha * d + s->cfg.beta * p + young;
 }
 
 /* fair-share reclaim (s->fair_for >= 0): a GPU's residents may go only when none is of the reclaiming tenant and
@@ -171,6 +176,7 @@ static void evict(ds_engine_t *e, dsp_t *s, const unit_t *u, int32_t nu, int64_t
             s->st.preempt_reclaim++;
             if (s->fair_for >= 0) s->st.fair_reclaims++;
             s->st.reclaimed_gpus += e->trace->jobs[v].gpus;
+            if (dsp_young_for(e, s, v, now) > 0) s->st.young_victims++;
             ds_engine_preempt(e, v, now, DSP_R_RECLAIM);
         }
 }
