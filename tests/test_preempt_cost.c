@@ -107,6 +107,17 @@ static void *cfg_with(const char *const *kv)
     return c;
 }
 
+/* Setting key to value fails with DS_EINVAL naming the key. */
+static void refused_by_name(const char *key, const char *value)
+{
+    void *c = ds_ops()->config_new();
+    ds_error_t err;
+    ds_error_clear(&err);
+    assert_int_equal(ds_policy_config_set(ds_ops(), c, key, value, &err), DS_EINVAL);
+    assert_string_equal(err.field, key);
+    ds_ops()->config_free(c);
+}
+
 static int64_t run_grace;            /* the grace of the next run_ds */
 static int64_t run_grace_save = -1;  /* and its victims' save on the signal (-1: none) */
 
@@ -265,13 +276,7 @@ static void test_min_runtime(void **st)
     assert_int_equal(r.preempts[4], 1);
     assert_int_equal(r.preemptions, 1);
     ds_sim_result_free(&r);
-    /* and a bad value is refused by name */
-    void *c = ds_ops()->config_new();
-    ds_error_t err;
-    ds_error_clear(&err);
-    assert_int_equal(ds_policy_config_set(ds_ops(), c, "min-runtime", "-1", &err), DS_EINVAL);
-    assert_string_equal(err.field, "min-runtime");
-    ds_ops()->config_free(c);
+    refused_by_name("min-runtime", "-1"); /* and a bad value is refused by name */
     ds_trace_free(&t);
 }
 
@@ -315,13 +320,7 @@ static void test_young_victim(void **st)
     assert_int_equal(r.preempts[17], 0);
     assert_int_equal(r.preempts[18], 1);
     ds_sim_result_free(&r);
-    /* and a bad value is refused by name */
-    void *c = ds_ops()->config_new();
-    ds_error_t err;
-    ds_error_clear(&err);
-    assert_int_equal(ds_policy_config_set(ds_ops(), c, "young-victim", "-1", &err), DS_EINVAL);
-    assert_string_equal(err.field, "young-victim");
-    ds_ops()->config_free(c);
+    refused_by_name("young-victim", "-1"); /* and a bad value is refused by name */
     ds_trace_free(&t2);
     ds_trace_free(&t);
 }

@@ -244,6 +244,13 @@ typedef struct dsp {
  * stages call the bookkeeping, deepshare.c everything), so the policy has no call cycle
  * (tests/check_cycles.sh). */
 
+/* ds_typical.c (calls only the engine): ascending doubles for qsort (the typical run's median, ds_reserve.c's free times) */
+int dsp_cmp_double(const void *a, const void *b);
+/* ds_typical.c: a finished job's run time joins the typical run's record */
+void dsp_typical_observe(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
+/* seconds a running job stays young (younger than young_victim x the typical run); 0: not young */
+double dsp_young_for(const ds_engine_t *e, const dsp_t *s, int32_t v, int64_t now);
+
 /* ds_lists.c: unordered lists with positions (pos[j] = -1 when absent) */
 void dsp_list_push(dsp_list_t *l, int32_t *pos, int32_t j);
 void dsp_list_remove(dsp_list_t *l, int32_t *pos, int32_t j);
@@ -424,11 +431,6 @@ int dsp_try_preempt(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
  * victim's tenant left at or above its share (as KAI's MaintainFairShare), cheapest set by the same cost */
 int dsp_try_fair_reclaim(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
 void dsp_preempt_memo_reset(dsp_t *s);
-
-/* ds_typical.c: a finished job's run time joins the typical run's record */
-void dsp_typical_observe(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);
-/* seconds a running job stays young (younger than young_victim x the typical run); 0: not young */
-double dsp_young_for(const ds_engine_t *e, const dsp_t *s, int32_t v, int64_t now);
 
 /* ds_place.c: placement escalation of one job (docs/policy.md §4); 1 when it started */
 int dsp_place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now);

@@ -8,12 +8,6 @@
 #include <string.h>
 
 /* Predicted time at which each GPU of a node holds no job, written to t (ngpus entries), ascending. */
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static int32_t gpu_free_times(const ds_engine_t *e, const dsp_t *s, int32_t node, int64_t now, double *t)
 {
     const ds_node_t *nd = &e->nodes[node];
@@ -23,7 +17,7 @@ static int32_t gpu_free_times(const ds_engine_t *e, const dsp_t *s, int32_t node
         for (int32_t r = 0; r < gp->nres; r++) at = fmax(at, (double)now + dsp_remaining(e, s, gp->res[r], now));
         t[k] = at;
     }
-    qsort(t, (size_t)nd->ngpus, sizeof *t, cmp_dbl);
+    qsort(t, (size_t)nd->ngpus, sizeof *t, dsp_cmp_double);
     return nd->ngpus;
 }
 

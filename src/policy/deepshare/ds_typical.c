@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b)
+int dsp_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -22,7 +22,7 @@ void dsp_typical_observe(const ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
     ty->since = 0;
     double tmp[DSP_TYPICAL_N];
     memcpy(tmp, ty->ring, (size_t)ty->n * sizeof *tmp);
-    qsort(tmp, (size_t)ty->n, sizeof *tmp, cmp_double);
+    qsort(tmp, (size_t)ty->n, sizeof *tmp, dsp_cmp_double);
     ty->median = tmp[ty->n / 2];
 }
 
