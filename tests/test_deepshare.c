@@ -964,7 +964,7 @@ static void sgq_case(const char *kv, int on)
     for (int32_t j = 0; j < 4; j++) ds_engine_arrive(e, j, 0);
     s->S[0] = 1.0, s->S[1] = 0.5, s->S[2] = 1.0;
     int32_t ng, nb;
-    dsp_classify(e, s, s->pend[0].v, s->pend[0].n, &ng, &nb);
+    dsp_classify(e, s, s->pend[0].v, s->pend[0].n, 0, &ng, &nb);
     for (int32_t j = 0; j < 3; j++) assert_int_equal(e->js[j].klass, DS_CLASS_G);
     assert_int_equal(e->js[3].klass, DS_CLASS_BE);
     if (on) {
@@ -999,6 +999,49 @@ static void test_served_g_in_qb(void **st)
     (void)st;
     sgq_case("colocation=0", 1);
     sgq_case("colocation=0,served-g-in-qb=0", 0);
+}
+
+/* Quota backfill. A (quota 8) runs job 1 (4 GPUs, G, to end at 1000 or 400); at 10 its job 2 (8 GPUs, 100 s)
+ * heads its order but lacks 4 quota GPUs, which job 1 frees in 990 (or 390) s; job 3 (4 GPUs, 500 s) comes
+ * next and job 4 (4 GPUs, 2000 s) last. With the backfill job 3 is G in the quota the prefix closed when it
+ * ends first (500 <= 990) and BE when it would not (500 > 390); job 4 finds that quota taken and is BE; without
+ * the backfill both are BE (the G prefix). Job 2 is BE either way. */
+static void qbf_case(const char *kv, int64_t d1, int backfilled)
+{
+    ds_trace_t t;
+    char jobs[160];
+    snprintf(jobs, sizeof jobs, "1 A 4 0 %lld; 2 A 8 10 100; 3 A 4 10 500; 4 A 4 10 2000", (long long)d1);
+    tu_trace(&t, "A:8 B:8", jobs);
+    void *cfg = cfg_with(kv);
+    ds_engine_t *e = engine_for(&t, 8, cfg);
+    dsp_t *s = e->pstate;
+    ds_engine_arrive(e, 0, 0);
+    ds_engine_schedule(e, 0, 1);
+    assert_int_equal(e->js[0].status, DS_JS_RUNNING);
+    assert_int_equal(e->js[0].klass, DS_CLASS_G);
+    for (int32_t j = 1; j < 4; j++) ds_engine_arrive(e, j, 10);
+    int32_t ng, nb;
+    dsp_classify(e, s, s->pend[0].v, s->pend[0].n, 10, &ng, &nb);
+    assert_int_equal(e->js[1].klass, DS_CLASS_BE);
+    assert_int_equal(e->js[2].klass, backfilled ? DS_CLASS_G : DS_CLASS_BE);
+    assert_int_equal(e->js[3].klass, DS_CLASS_BE);
+    ds_buf_t b = {0};
+    ops()->explain(e, e->pstate, 2, 10, &b);
+    char *text = ds_bdone(&b);
+    assert_true((strstr(text, "backfilled within quota") != NULL) == backfilled);
+    if (backfilled) assert_non_null(strstr(text, "(in 990 s)"));
+    free(text);
+    ds_engine_destroy(e);
+    ops()->config_free(cfg);
+    ds_trace_free(&t);
+}
+
+static void test_quota_backfill(void **st)
+{
+    (void)st;
+    qbf_case("colocation=0", 1000, 1);
+    qbf_case("colocation=0", 400, 0);
+    qbf_case("colocation=0,quota-backfill=0", 1000, 0);
 }
 
 static void test_prediction_never_lifts(void **st)
@@ -1442,6 +1485,7 @@ int main(void)
         cmocka_unit_test(test_probe_unmeasured_pair),
         cmocka_unit_test(test_prediction_never_lifts),
         cmocka_unit_test(test_served_g_in_qb),
+        cmocka_unit_test(test_quota_backfill),
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_qad_definition),
         cmocka_unit_test(test_work_conserving),

@@ -17,6 +17,7 @@ static void dsp_adopt(ds_engine_t *e, void *state, int32_t j, int64_t now)
     dsp_t *s = state;
     if (!s->seen[j]) dsp_first_seen(e, s, j, now);
     dsp_list_push(&s->run, s->rpos, j);
+    dsp_list_push(&s->trun[e->trace->jobs[j].tenant], s->tpos, j);
     if (e->ntypes > 1) s->wtype[j] = (int8_t)ds_engine_job_type(e, j), s->wseen[j] = e->js[j].run_time;
     int32_t p = e->js[j].partner;
     if (p >= 0 && s->rpos[p] >= 0 && s->pair[p] < 0) {
@@ -102,7 +103,7 @@ static void dsp_schedule(ds_engine_t *e, void *state, int32_t part, int64_t now,
     if (s->cfg.reserve_after > 0) dsp_resv_refresh(e, s, part, now);
     if (pl->n) {
         int32_t ng, nb;
-        dsp_classify(e, s, pl->v, pl->n, &ng, &nb);
+        dsp_classify(e, s, pl->v, pl->n, now, &ng, &nb);
         dsp_merge_qg(e, s, s->qg, ng);
         dsp_merge_qb(e, s, s->qb, nb);
         dsp_preempt_memo_reset(s);
@@ -173,8 +174,9 @@ static int dsp_init(ds_engine_t *e, const void *config, void **state, ds_error_t
     s->mon_base = ds_xcalloc((size_t)e->nparts, sizeof *s->mon_base);
     s->pre_fail_cpus = ds_xmalloc(((size_t)s->maxg + 1) * sizeof *s->pre_fail_cpus);
     s->pre_fail_mem = ds_xmalloc(((size_t)s->maxg + 1) * sizeof *s->pre_fail_mem);
+    s->trun = ds_xcalloc((size_t)s->nt + 1, sizeof *s->trun);
     s->solo = ds_xcalloc(2 * (size_t)e->nparts * (size_t)(s->maxg + 1), sizeof *s->solo);
-    int32_t **idx[] = {&s->rpos, &s->spos, &s->pair, &s->banned};
+    int32_t **idx[] = {&s->rpos, &s->tpos, &s->spos, &s->pair, &s->banned};
     for (size_t k = 0; k < sizeof idx / sizeof idx[0]; k++) {
         *idx[k] = ds_xmalloc(nj * sizeof(int32_t));
         for (size_t j = 0; j < nj; j++) (*idx[k])[j] = -1;
@@ -238,7 +240,8 @@ static void dsp_fini(void *state)
     for (int32_t p = 0; p < s->nparts; p++) free(s->pend[p].v);
     for (size_t k = 0; k < 2 * (size_t)s->nparts * (size_t)(s->maxg + 1); k++) free(s->solo[k].v);
     free(s->run.v);
-    void *ptrs[] = {s->pred, s->seen, s->S, s->q_last, s->pend, s->ppend_gpus, s->solo, s->rpos, s->spos, s->pair,
+    for (int32_t i = 0; i < s->nt; i++) free(s->trun[i].v);
+    void *ptrs[] = {s->trun, s->tpos, s->drain, s->pred, s->seen, s->S, s->q_last, s->pend, s->ppend_gpus, s->solo, s->rpos, s->spos, s->pair,
                     s->banned, s->low, s->mon, s->admit_tau, s->order, s->qg, s->qb, s->krem, s->mon_base, s->pre_fail_cpus, s->pre_fail_mem, s->run_at, s->heap, s->cursor,
                     s->cls_pass, s->wc, s->yielded, s->qyield, s->ygpus, s->waits, s->wcv, s->wc_end, s->node_resv, s->resv_node, s->resv_time,
                     s->blocked, s->align_mask, s->align_set, s->align_gpus, s->resv_fail, s->work, s->wseen, s->wtype, s->fair, s->fair_want, s->fair_tried};

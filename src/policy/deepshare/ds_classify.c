@@ -18,6 +18,8 @@ static void budget_init(const ds_engine_t *e, const dsp_t *s, int32_t ten, dsp_b
     b->bbud = b->becap - b->be_now;
     b->be_taken = 0;
     b->prefix = 0;
+    b->bf_gpus = 0;
+    b->bf_until = 0;
     if (!s->typed) return;
     /* several GPU types: G room per type, or in effective GPUs (docs/heterogeneous.md) */
     size_t k0 = (size_t)ten * (size_t)e->ntypes;
@@ -70,8 +72,51 @@ static int take_g_typed(const ds_engine_t *e, const dsp_t *s, dsp_budget_t *b, i
     return 0;
 }
 
-/* The class the tenant's next job in order gets (DS_CLASS_G, DS_CLASS_BE, or 0: it waits), taken from b. */
-static inline int budget_take(const ds_engine_t *e, const dsp_t *s, dsp_budget_t *b, int32_t j)
+static int cmp_drain(const void *x, const void *y)
+{
+    double a = ((const dsp_drain_t *)x)->rem, b = ((const dsp_drain_t *)y)->rem;
+    return (a > b) - (a < b);
+}
+
+/* Predicted seconds until tenant ten's running G jobs free `need` GPUs of its quota (ending soonest first);
+ * 0 when they cannot. d has room for the tenant's running jobs. */
+static double drain_time(const ds_engine_t *e, const dsp_t *s, int32_t ten, int64_t need, int64_t now, dsp_drain_t *d)
+{
+    const dsp_list_t *r = &s->trun[ten];
+    int32_t n = 0;
+    for (int32_t k = 0; k < r->n; k++) {
+        int32_t x = r->v[k];
+        if (e->js[x].klass == DS_CLASS_G) d[n++] = (dsp_drain_t){dsp_remaining(e, s, x, now), e->trace->jobs[x].gpus};
+    }
+    qsort(d, (size_t)n, sizeof *d, cmp_drain);
+    int64_t freed = 0;
+    for (int32_t k = 0; k < n; k++)
+        if ((freed += d[k].gpus) >= need) return d[k].rem;
+    return 0;
+}
+
+/* Quota backfill (docs/policy.md §2): job j, passed over by the G prefix, fits the quota the prefix closed
+ * and is predicted to end before the tenant's own G runs free what the job at the prefix lacks, so it delays
+ * that job no more than a G run already does (a run that outlives its prediction yields its class, §2). The
+ * drain time is taken once per tenant and pass, at the first such candidate. */
+static int backfill(const ds_engine_t *e, const dsp_t *s, dsp_budget_t *b, int32_t j, int64_t now, dsp_drain_t *d)
+{
+    int32_t g = e->trace->jobs[j].gpus;
+    if (!b->prefix || g > b->bf_gpus) return 0;
+    if (b->bf_until < 0) {
+        int32_t ten = e->trace->jobs[j].tenant, nr = s->trun[ten].n;
+        dsp_drain_t *own = d ? d : ds_xmalloc((size_t)(nr ? nr : 1) * sizeof *own);
+        b->bf_until = drain_time(e, s, ten, -b->bf_until, now, own);
+        if (!d) free(own);
+    }
+    if (dsp_remaining(e, s, j, now) > b->bf_until) return 0;
+    b->bf_gpus -= g;
+    return 1;
+}
+
+/* The class the tenant's next job in order gets (DS_CLASS_G, DS_CLASS_BE, or 0: it waits), taken from b.
+ * d: scratch for the quota backfill (room for the tenant's running jobs), or NULL (allocated when needed). */
+static inline int budget_take(const ds_engine_t *e, const dsp_t *s, dsp_budget_t *b, int32_t j, int64_t now, dsp_drain_t *d)
 {
     const ds_job_t *job = &e->trace->jobs[j];
     int32_t g = job->gpus;
@@ -90,11 +135,17 @@ static inline int budget_take(const ds_engine_t *e, const dsp_t *s, dsp_budget_t
         return 0;
     }
     /* with borrowing, jobs passed over still run as BE; without it a prefix would be head-of-line blocking */
-    if (!explicit_be && g > b->gbud && g <= b->q && s->cfg.g_prefix && s->cfg.borrowing) b->gbud = 0, b->prefix = 1;
+    if (!explicit_be && g > b->gbud && g <= b->q && s->cfg.g_prefix && s->cfg.borrowing && !b->prefix) {
+        /* the quota closed to later jobs, and (quota backfill) the GPUs j still lacks: bf_until < 0 holds them
+         * until a candidate asks for the drain time */
+        if (s->cfg.quota_backfill && s->cfg.prediction && b->gbud > 0) b->bf_gpus = b->gbud, b->bf_until = -(double)(g - b->gbud);
+        b->gbud = 0, b->prefix = 1;
+    }
     if (!explicit_be && g <= b->gbud) {
         b->gbud -= g;
         return DS_CLASS_G;
     }
+    if (!explicit_be && backfill(e, s, b, j, now, d)) return DS_CLASS_G;
     if (g <= b->bbud || oversize) {
         b->bbud -= g;
         b->be_taken = 1;
@@ -106,12 +157,16 @@ static inline int budget_take(const ds_engine_t *e, const dsp_t *s, dsp_budget_t
 /* v[0..n) holds the partition's pending jobs grouped by tenant, each in the tenant's order.
  * Writes G jobs to s->qg (or, of a served tenant with served-g-in-qb, to s->qb) and BE jobs to s->qb; the
  * rest wait for a later pass. */
-void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t *ng, int32_t *nb)
+void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int64_t now, int32_t *ng, int32_t *nb)
 {
     const ds_trace_t *t = e->trace;
     int32_t g_n = 0, b_n = 0;
     dsp_budget_t b = {0};
     int32_t cur = -1;
+    if (s->cfg.quota_backfill && s->drain_cap < s->run.n) {
+        s->drain_cap = s->run.n;
+        s->drain = ds_xrealloc(s->drain, (size_t)s->drain_cap * sizeof *s->drain);
+    }
     for (int32_t k = 0; k < n; k++) {
         int32_t j = v[k], ten = t->jobs[j].tenant;
         /* held by the driver: not a candidate this pass, and it takes no share of its tenant's budgets */
@@ -120,7 +175,7 @@ void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t
             cur = ten;
             budget_init(e, s, ten, &b);
         }
-        if (b.gbud <= 0 && b.bbud <= 0 && (b.be_taken || b.be_now > 0)) {
+        if (b.gbud <= 0 && b.bbud <= 0 && b.bf_gpus <= 0 && (b.be_taken || b.be_now > 0)) {
             /* nothing more of this tenant can be classified: skip to the next tenant's run */
             int32_t lo = k, hi = n;
             while (lo < hi) {
@@ -131,7 +186,7 @@ void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t
             k = lo - 1;
             continue;
         }
-        int cls = budget_take(e, s, &b, j);
+        int cls = budget_take(e, s, &b, j, now, s->drain);
         if (cls == DS_CLASS_G) {
             ds_engine_set_class(e, j, DS_CLASS_G);
             s->cls_pass[j] = s->st.passes;
@@ -150,7 +205,7 @@ void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t
     *nb = b_n;
 }
 
-int dsp_class_now(const ds_engine_t *e, const dsp_t *s, int32_t j, dsp_budget_t *before)
+int dsp_class_now(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now, dsp_budget_t *before)
 {
     const ds_trace_t *t = e->trace;
     const dsp_list_t *pl = &s->pend[e->js[j].part];
@@ -162,9 +217,11 @@ int dsp_class_now(const ds_engine_t *e, const dsp_t *s, int32_t j, dsp_budget_t 
         if (t->jobs[x].tenant != ten || (e->js[x].held && x != j)) continue;
         if (x == j) {
             *before = b;
-            return budget_take(e, s, &b, j);
+            int cls = budget_take(e, s, &b, j, now, NULL);
+            before->bf_until = b.bf_until; /* the drain time, if j's turn was what took it */
+            return cls;
         }
-        budget_take(e, s, &b, x);
+        budget_take(e, s, &b, x, now, NULL);
     }
     *before = b;
     return 0;

@@ -20,6 +20,7 @@ void dsp_config_default(dsp_config_t *c)
     c->tau_max = 0.95;
     c->work_conserving = 1;
     c->g_prefix = 1;
+    c->quota_backfill = 1;
     c->reserve_after = 0;
     c->reserve_max = 1;
     c->cpu_floor = 0.5;
@@ -73,6 +74,7 @@ static const param_t params[] = {
     {"m", P_DBL, F(m), 0, 1000, "4", "BE cap: a tenant's BE GPUs classified in normal order stay within m x quota"},
     {"work-conserving", P_BOOL, F(work_conserving), 0, 1, "1", "GPUs still idle after G and BE placement go to the jobs left over, as BE (0: leave them idle)"},
     {"g-prefix", P_BOOL, F(g_prefix), 0, 1, "1", "G is a prefix of each tenant's order (0: later jobs may pass one that does not fit the quota)"},
+    {"quota-backfill", P_BOOL, F(quota_backfill), 0, 1, "1", "with g-prefix, a later job of the tenant may still be G in the quota the prefix closed when it is predicted to end before the tenant's own running G jobs free what the job at the prefix lacks (backfill within the quota; one GPU type)"},
     {"tau-max", P_DBL, F(tau_max), 0, 1, "0.95", "cap of the colocation retention threshold under load"},
     {"reserve-after", P_I64, F(reserve_after), 0, 1e9, "0", "a job waiting longer than this (s) reserves the nodes freeing soonest; 0: off"},
     {"reserve-max", P_INT, F(reserve_max), 1, 1000000, "1", "new reservations per pass at most"},

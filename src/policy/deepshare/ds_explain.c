@@ -46,12 +46,12 @@ static void explain_running(const ds_engine_t *e, const dsp_t *s, int32_t j, int
 }
 
 /* The class a pass now would give pending job j, with the budgets behind it. */
-static int explain_class(const ds_engine_t *e, const dsp_t *s, int32_t j, ds_buf_t *out)
+static int explain_class(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now, ds_buf_t *out)
 {
     const dsp_config_t *c = &s->cfg;
     const ds_job_t *job = &e->trace->jobs[j];
     dsp_budget_t b;
-    int cls = dsp_class_now(e, s, j, &b);
+    int cls = dsp_class_now(e, s, j, now, &b);
     int32_t g = job->gpus;
     long long q = (long long)b.q, cap = (long long)b.becap, used = (long long)(b.becap - b.bbud);
     if (!c->borrowing) {
@@ -72,7 +72,12 @@ static int explain_class(const ds_engine_t *e, const dsp_t *s, int32_t j, ds_buf
                        "+ %d > %lld = m %g x quota %lld): waits for its tenant's BE jobs to finish\n", used, g, cap, c->m, q);
         return cls;
     }
-    if (cls == DS_CLASS_G) {
+    if (cls == DS_CLASS_G && b.prefix) {
+        ds_bprintf(out, "  class: backfilled within quota: a job ahead of it in its tenant's order does not fit the quota "
+                   "yet, and this one (%.0f s left) is predicted to end before the tenant's running G jobs free what "
+                   "that job lacks (in %.0f s), so it is G in the quota kept for it (%lld of %lld GPUs left; "
+                   "quota-backfill)\n", dsp_remaining(e, s, j, now), b.bf_until, (long long)b.bf_gpus, q);
+    } else if (cls == DS_CLASS_G) {
         ds_bprintf(out, "  class: within quota: eligible as guaranteed (G) (%lld of %lld quota GPUs left for it)\n",
                    (long long)b.gbud, q);
     } else if (cls == DS_CLASS_BE && g > DS_MAX(b.q, b.becap)) {
@@ -202,7 +207,7 @@ void dsp_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now
         explain_running(e, s, j, now, out);
         return;
     }
-    int cls = explain_class(e, s, j, out);
+    int cls = explain_class(e, s, j, now, out);
     int32_t npend, ahead = rank_of(s, j, &npend);
     ds_bprintf(out, "  order: QAD band first (lowest first), then %s (%.0f s); %d of %d pending\n",
                !c->prediction ? "submit time" : c->gpu_time_order ? "predicted remaining GPU-time" : "predicted remaining time",

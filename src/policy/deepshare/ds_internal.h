@@ -45,6 +45,8 @@ typedef struct dsp_config {
     int work_conserving;    /* idle GPUs go to unclassified jobs as BE (1) */
     int g_prefix;           /* G is a prefix of the tenant's order: a job that does not fit the quota now
                                keeps later ones of its tenant out of G (1) */
+    int quota_backfill;     /* ...except later jobs predicted to end before the tenant's own G runs free the
+                               quota that job needs (1; one GPU type; docs/policy.md §2) */
     int64_t reserve_after;  /* reservation after this wait, s (0: off) */
     int32_t reserve_max;    /* new reservations per pass (1) */
     double cpu_floor;       /* CPU/memory reclamation floor, share of request (0.5) */
@@ -95,6 +97,12 @@ typedef struct dsp_list {
     int32_t *v;
     int32_t n, cap;
 } dsp_list_t;
+
+/* A running G job's predicted remaining seconds and GPUs (the quota backfill's drain time, ds_classify.c). */
+typedef struct dsp_drain {
+    double rem;
+    int64_t gpus;
+} dsp_drain_t;
 
 /* Measured retention of one workload next to another (ds_observed.c). */
 /* Running mean of one job's ln retention samples while colocated (Welford). */
@@ -168,6 +176,10 @@ typedef struct dsp {
     int64_t gmem_max;       /* the most memory of any GPU (set at init) */
     dsp_list_t run;         /* running jobs */
     int32_t *rpos;
+    dsp_list_t *trun;       /* running jobs per tenant (the quota backfill's drain time) */
+    int32_t *tpos;
+    dsp_drain_t *drain;     /* ds_classify.c scratch: a tenant's running G jobs by remaining time */
+    int32_t drain_cap;
     dsp_list_t *solo;       /* running unshared jobs per (partition, class, GPU count): colocation partners
                                (dsp_solo); ds_classify.c moves jobs between classes */
     int32_t *spos;
@@ -386,6 +398,10 @@ void dsp_stopped(ds_engine_t *e, dsp_t *s, int32_t j);
 typedef struct dsp_budget {
     int64_t q, becap, gbud, bbud, be_now;
     int be_taken, prefix;
+    /* quota backfill (prefix set): quota GPUs the prefix closed, and the predicted seconds until the tenant's own
+     * G runs free what the job that set it lacks (0: not backfilling) */
+    int64_t bf_gpus;
+    double bf_until;
     /* several GPU types (s->typed): G GPUs left per type (DSP_TQ_TYPED; gbud their positive sum) or effective
      * GPUs left (DSP_TQ_EFFECTIVE; gbud its ceiling) */
     int64_t gbud_t[DS_MAX_GPU_TYPES];
@@ -393,10 +409,10 @@ typedef struct dsp_budget {
 } dsp_budget_t;
 /* Writes the G jobs of under-served tenants to s->qg and the BE jobs, with the G jobs of served tenants when
  * served-g-in-qb, to s->qb, each tenant's in its own order. */
-void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int32_t *ng, int32_t *nb);
+void dsp_classify(ds_engine_t *e, dsp_t *s, const int32_t *v, int32_t n, int64_t now, int32_t *ng, int32_t *nb);
 /* The class pending job j would get from a pass now (DS_CLASS_G, DS_CLASS_BE, 0: none), with its tenant's
  * budgets as its turn comes in *before (for explain; as if j were not held). Read-only. */
-int dsp_class_now(const ds_engine_t *e, const dsp_t *s, int32_t j, dsp_budget_t *before);
+int dsp_class_now(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now, dsp_budget_t *before);
 /* Running unshared BE jobs become G, oldest first, where their tenant's quota has room; a job that
  * yielded only while its tenant has nothing waiting (dsp_waiting_gpus). */
 void dsp_promote(ds_engine_t *e, dsp_t *s);

@@ -14,6 +14,7 @@ void dsp_start(ds_engine_t *e, dsp_t *s, int32_t j, const int32_t *gpus, int32_t
     dsp_pend_remove(s, part, j);
     s->ppend_gpus[part] -= g;
     dsp_list_push(&s->run, s->rpos, j);
+    dsp_list_push(&s->trun[e->trace->jobs[j].tenant], s->tpos, j);
     if (partner >= 0) {
         s->pair[j] = partner, s->pair[partner] = j;
         s->low[j] = s->low[partner] = 0;
@@ -35,6 +36,7 @@ void dsp_stopped(ds_engine_t *e, dsp_t *s, int32_t j)
         s->wtype[j] = -1;
     }
     dsp_list_remove(&s->run, s->rpos, j);
+    dsp_list_remove(&s->trun[e->trace->jobs[j].tenant], s->tpos, j);
     if (s->yielded[j] == DSP_YIELDED) {
         s->yielded[j] = DSP_YIELD_ENDED;
         s->ygpus[e->trace->jobs[j].tenant] -= e->trace->jobs[j].gpus;
