@@ -19,6 +19,7 @@ static void budget_init(const ds_engine_t *e, const dsp_t *s, int32_t ten, dsp_b
     b->be_taken = 0;
     b->prefix = 0;
     b->bf_gpus = 0;
+    b->bf_need = 0;
     b->bf_until = 0;
     if (!s->typed) return;
     /* several GPU types: G room per type, or in effective GPUs (docs/heterogeneous.md) */
@@ -72,12 +73,6 @@ static int take_g_typed(const ds_engine_t *e, const dsp_t *s, dsp_budget_t *b, i
     return 0;
 }
 
-static int cmp_drain(const void *x, const void *y)
-{
-    double a = ((const dsp_drain_t *)x)->rem, b = ((const dsp_drain_t *)y)->rem;
-    return (a > b) - (a < b);
-}
-
 /* Predicted seconds until tenant ten's running G jobs free `need` GPUs of its quota (ending soonest first);
  * 0 when they cannot. d has room for the tenant's running jobs. */
 static double drain_time(const ds_engine_t *e, const dsp_t *s, int32_t ten, int64_t need, int64_t now, dsp_drain_t *d)
@@ -88,7 +83,7 @@ static double drain_time(const ds_engine_t *e, const dsp_t *s, int32_t ten, int6
         int32_t x = r->v[k];
         if (e->js[x].klass == DS_CLASS_G) d[n++] = (dsp_drain_t){dsp_remaining(e, s, x, now), e->trace->jobs[x].gpus};
     }
-    qsort(d, (size_t)n, sizeof *d, cmp_drain);
+    qsort(d, (size_t)n, sizeof *d, dsp_cmp_double); /* rem is the struct's first member */
     int64_t freed = 0;
     for (int32_t k = 0; k < n; k++)
         if ((freed += d[k].gpus) >= need) return d[k].rem;
@@ -103,10 +98,11 @@ static int backfill(const ds_engine_t *e, const dsp_t *s, dsp_budget_t *b, int32
 {
     int32_t g = e->trace->jobs[j].gpus;
     if (!b->prefix || g > b->bf_gpus) return 0;
-    if (b->bf_until < 0) {
+    if (b->bf_need > 0) {
         int32_t ten = e->trace->jobs[j].tenant, nr = s->trun[ten].n;
         dsp_drain_t *own = d ? d : ds_xmalloc((size_t)(nr ? nr : 1) * sizeof *own);
-        b->bf_until = drain_time(e, s, ten, -b->bf_until, now, own);
+        b->bf_until = drain_time(e, s, ten, b->bf_need, now, own);
+        b->bf_need = 0;
         if (!d) free(own);
     }
     if (dsp_remaining(e, s, j, now) > b->bf_until) return 0;
@@ -136,9 +132,9 @@ static inline int budget_take(const ds_engine_t *e, const dsp_t *s, dsp_budget_t
     }
     /* with borrowing, jobs passed over still run as BE; without it a prefix would be head-of-line blocking */
     if (!explicit_be && g > b->gbud && g <= b->q && s->cfg.g_prefix && s->cfg.borrowing && !b->prefix) {
-        /* the quota closed to later jobs, and (quota backfill) the GPUs j still lacks: bf_until < 0 holds them
-         * until a candidate asks for the drain time */
-        if (s->cfg.quota_backfill && s->cfg.prediction && b->gbud > 0) b->bf_gpus = b->gbud, b->bf_until = -(double)(g - b->gbud);
+        /* the quota closed to later jobs, and (quota backfill) the GPUs j still lacks, kept until a candidate
+         * asks for the drain time */
+        if (s->cfg.quota_backfill && s->cfg.prediction && b->gbud > 0) b->bf_gpus = b->gbud, b->bf_need = g - b->gbud;
         b->gbud = 0, b->prefix = 1;
     }
     if (!explicit_be && g <= b->gbud) {

@@ -398,9 +398,9 @@ void dsp_stopped(ds_engine_t *e, dsp_t *s, int32_t j);
 typedef struct dsp_budget {
     int64_t q, becap, gbud, bbud, be_now;
     int be_taken, prefix;
-    /* quota backfill (prefix set): quota GPUs the prefix closed, and the predicted seconds until the tenant's own
-     * G runs free what the job that set it lacks (0: not backfilling) */
-    int64_t bf_gpus;
+    /* quota backfill (prefix set): quota GPUs the prefix closed, the GPUs the job that set it lacks (until the
+     * drain time is taken, then 0), and the predicted seconds until the tenant's own G runs free them */
+    int64_t bf_gpus, bf_need;
     double bf_until;
     /* several GPU types (s->typed): G GPUs left per type (DSP_TQ_TYPED; gbud their positive sum) or effective
      * GPUs left (DSP_TQ_EFFECTIVE; gbud its ceiling) */
