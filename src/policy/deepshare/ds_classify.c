@@ -3,6 +3,7 @@
 #include "ds_internal.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,7 +84,8 @@ static double drain_time(const ds_engine_t *e, const dsp_t *s, int32_t ten, int6
         int32_t x = r->v[k];
         if (e->js[x].klass == DS_CLASS_G) d[n++] = (dsp_drain_t){dsp_remaining(e, s, x, now), e->trace->jobs[x].gpus};
     }
-    qsort(d, (size_t)n, sizeof *d, dsp_cmp_double); /* rem is the struct's first member */
+    _Static_assert(offsetof(dsp_drain_t, rem) == 0, "dsp_cmp_double reads rem at the start of each element");
+    qsort(d, (size_t)n, sizeof *d, dsp_cmp_double);
     int64_t freed = 0;
     for (int32_t k = 0; k < n; k++)
         if ((freed += d[k].gpus) >= need) return d[k].rem;
