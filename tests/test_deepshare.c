@@ -75,14 +75,15 @@ static ds_engine_t *engine_for(const ds_trace_t *t, int32_t gpn, void *cfg) { re
  * of t=60 B is under-served (S = 0.3 x 0 + 0.7 x 1 = 0.7). Victim costs at t=60, elapsed 60 s, no
  * prior preemptions (alpha d = 0): j4: 0.3 x 60/200000 = 9.0e-5; j5: 0.3 x 60/250000 = 7.2e-5;
  * j3: 0.3 x 60/300000 + 0.2 x (4 - 2)/4 = 0.10006. The cheapest set is {j5}: it alone is
- * preempted and B's job starts in its GPUs in that same pass. */
+ * preempted and B's job starts in its GPUs in that same pass. (Served reclaim is off: on, B's job, served at its
+ * arrival, would take the same victim at t=30; test_preempt_cost.c.) */
 static void test_cheapest_victim_same_pass(void **st)
 {
     (void)st;
     ds_trace_t t;
     tu_trace(&t, "A:8 B:8",
              "1 A 4 0 100000; 2 A 4 0 100001; 3 A 4 0 300000; 4 A 2 0 200000; 5 A 2 0 250000; 6 B 2 30 500");
-    void *cfg = cfg_with("colocation=0");
+    void *cfg = cfg_with("colocation=0,served-reclaim=0");
     ds_sim_result_t r;
     run_ds(&t, cfg, DS_MODE_POOLED, &r);
     for (int j = 0; j < 5; j++) assert_int_equal(r.start[j], 0);
@@ -109,7 +110,7 @@ static void test_surplus_weight(void **st)
     ds_trace_t t;
     tu_trace(&t, "A:8 B:8",
              "1 A 4 0 100000; 2 A 4 0 100001; 3 A 4 0 300000; 4 A 2 0 200000; 5 A 2 0 250000; 6 B 2 30 500");
-    void *cfg = cfg_with("colocation=0,alpha=0,beta=0");
+    void *cfg = cfg_with("colocation=0,alpha=0,beta=0,served-reclaim=0");
     ds_sim_result_t r;
     run_ds(&t, cfg, DS_MODE_POOLED, &r);
     assert_int_equal(r.preempts[2], 0);
@@ -139,22 +140,32 @@ static void test_be_never_preempts(void **st)
     ds_trace_free(&t);
 }
 
-/* A's shorter job (j2) is G, its longer one (j1) BE on B's idle share. A well-served tenant's G job
- * cannot reclaim: with theta = 0 nobody is under-served and B's job waits for j2 to end at 1000. */
+/* A's shorter job (j2) is G, its longer one (j1) BE on B's idle share. With served-reclaim 0 (SPEC 4.4's rule)
+ * a well-served tenant's G job cannot reclaim: with theta = 0 nobody is under-served and B's job waits for j2
+ * to end at 1000. With it (the default) B's served job takes j1 at its arrival: A keeps its quota without j1,
+ * which would hold the GPUs 4,970 s more against B's 500; never A's G job j2. */
 static void test_no_reclaim_when_served(void **st)
 {
     (void)st;
     ds_trace_t t;
     tu_trace(&t, "A:8 B:8", "1 A 8 0 5000; 2 A 8 0 1000; 3 B 8 30 500");
-    void *cfg = cfg_with("theta=0,colocation=0");
+    void *cfg = cfg_with("theta=0,colocation=0,served-reclaim=0");
     ds_sim_result_t r;
     run_ds(&t, cfg, DS_MODE_POOLED, &r);
     assert_int_equal(r.preemptions, 0);
     assert_int_equal(r.start[2], 1000);
     ds_sim_result_free(&r);
     ops()->config_free(cfg);
-    /* with the default theta B reclaims A's BE job j1 at the t=60 cycle, never A's G job j2 */
-    cfg = cfg_with("colocation=0");
+    cfg = cfg_with("theta=0,colocation=0");
+    run_ds(&t, cfg, DS_MODE_POOLED, &r);
+    assert_int_equal(r.preempts[0], 1);
+    assert_int_equal(r.preempts[1], 0);
+    assert_int_equal(r.start[2], 30);
+    assert_int_equal((int)stat_of(&r, "served_reclaims"), 1);
+    ds_sim_result_free(&r);
+    ops()->config_free(cfg);
+    /* with the default theta (and no served reclaim) B reclaims A's BE job j1 at the t=60 cycle, never j2 */
+    cfg = cfg_with("colocation=0,served-reclaim=0");
     run_ds(&t, cfg, DS_MODE_POOLED, &r);
     ops()->config_free(cfg);
     assert_int_equal(r.preempts[0], 1);

@@ -1,6 +1,6 @@
 /* test_preempt_cost.c: checkpoint-aware preemption (issue #30): the trace's ckpt column, the work a
  * preemption puts at risk, the simulator's rollback and GPU-hours lost, and DeepShare's victim cost and
- * min-runtime and young victims on schedules worked out by hand. */
+ * min-runtime, young victims and served reclaims on schedules worked out by hand. */
 #include "testutil.h"
 
 #include <math.h>
@@ -142,7 +142,9 @@ static void run_ds(const ds_trace_t *t, const char *const *kv, int32_t ckpt_defa
  * surplus share. Nothing declared: at risk is all 60 s, so j4 costs 0.3 x 60/200000 = 9.0e-5 and j5
  * 0.3 x 60/250000 = 7.2e-5: j5 goes (as before checkpoint-aware costs). */
 static const char *CASE = "1 A 4 0 100000; 2 A 4 0 100001; 3 A 4 0 300000; 4 A 2 0 200000; 5 A 2 0 250000; 6 B 2 30 500";
-static const char *const NOCOLOC[] = {"colocation", "0", NULL};
+/* The schedules below were worked out for an under-served tenant's reclaim (at the cycle after the arrival); a
+ * served reclaim (test_served_reclaim) would come at the arrival itself, so it is off here. */
+static const char *const NOCOLOC[] = {"colocation", "0", "served-reclaim", "0", NULL};
 
 static void test_cost_unchanged_without_ckpt(void **st)
 {
@@ -303,7 +305,7 @@ static void test_young_victim(void **st)
     assert_int_equal(r.preempts[19], 0);
     assert_int_equal(r.preemptions, 1);
     ds_sim_result_free(&r);
-    const char *const off[] = {"colocation", "0", "young-victim", "0", NULL};
+    const char *const off[] = {"colocation", "0", "served-reclaim", "0", "young-victim", "0", NULL};
     run_ds(&t, off, 0, &r);
     assert_int_equal(r.start[20], 480);
     assert_int_equal(r.preempts[18], 0);
@@ -322,6 +324,60 @@ static void test_young_victim(void **st)
     ds_sim_result_free(&r);
     refused_by_name("young-victim", "-1"); /* and a bad value is refused by name */
     ds_trace_free(&t2);
+    ds_trace_free(&t);
+}
+
+/* Served reclaim (docs/policy.md §4.1): theta 0.5 keeps B served (QAD 6/8 with its 2-GPU job 6 waiting) on a full
+ * cluster: A runs job 1 (8 GPUs, G) and job 2 (8, BE, above its quota), B jobs 3-4 (6 GPUs, G), C job 5 (2, G).
+ * Job 6 (B, 2 GPUs, 500 s) arrives at 30: a served tenant's G job may take job 2, whose tenant keeps its quota
+ * without it and which would hold its GPUs for 99,970 s more; not job 2 when A's jobs run 300 s (270 s left: it
+ * waits for their end), nor with served-reclaim 0 (it waits for the first end, at 100,000). */
+static void test_served_reclaim(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    const char *const kv[] = {"colocation", "0", "theta", "0.5", NULL};
+    const char *const off[] = {"colocation", "0", "theta", "0.5", "served-reclaim", "0", NULL};
+    ds_sim_result_t r;
+    tu_trace(&t, "A:8 B:8 C:8", "1 A 8 0 100000; 2 A 8 0 100000; 3 B 4 0 100000; 4 B 2 0 100000; 5 C 2 0 100000; 6 B 2 30 500");
+    run_ds(&t, kv, 0, &r);
+    assert_int_equal(r.preempts[1], 1);
+    assert_int_equal(r.preemptions, 1);
+    assert_true(r.start[5] <= 60);
+    ds_sim_result_free(&r);
+    run_ds(&t, off, 0, &r);
+    assert_int_equal(r.preemptions, 0);
+    assert_int_equal(r.start[5], 100000);
+    ds_sim_result_free(&r);
+    ds_trace_free(&t);
+    tu_trace(&t, "A:8 B:8 C:8", "1 A 8 0 300; 2 A 8 0 300; 3 B 4 0 100000; 4 B 2 0 100000; 5 C 2 0 100000; 6 B 2 30 500");
+    run_ds(&t, kv, 0, &r);
+    assert_int_equal(r.preemptions, 0);
+    assert_int_equal(r.start[5], 300);
+    ds_sim_result_free(&r);
+    ds_trace_free(&t);
+    refused_by_name("served-reclaim", "2");
+}
+
+/* ...and never from a tenant its victim would leave under its quota: A holds 12 GPUs of 8 (job 1, 4 G; job 2,
+ * 8 BE), so job 2 may not go for served B's job 7, which waits for the first end; under-served (theta 0.95, B's
+ * smoothed QAD 0.93 at the cycle of t=60), B's job may take any best-effort run, and takes job 2 then. */
+static void test_served_reclaim_leaves_quota(void **st)
+{
+    (void)st;
+    ds_trace_t t;
+    const char *const served[] = {"colocation", "0", "theta", "0.5", NULL};
+    ds_sim_result_t r;
+    tu_trace(&t, "A:8 B:8 C:8",
+             "1 A 4 0 100000; 2 A 8 0 100000; 3 B 4 0 100000; 4 B 2 0 100000; 5 C 4 0 100000; 6 C 2 0 100000; 7 B 2 30 500");
+    run_ds(&t, served, 0, &r);
+    assert_int_equal(r.preemptions, 0);
+    assert_int_equal(r.start[6], 100000);
+    ds_sim_result_free(&r);
+    run_ds(&t, NOCOLOC, 0, &r);
+    assert_int_equal(r.preempts[1], 1);
+    assert_int_equal(r.start[6], 60);
+    ds_sim_result_free(&r);
     ds_trace_free(&t);
 }
 
@@ -388,6 +444,8 @@ int main(void)
         cmocka_unit_test(test_grace_save_in_simulator),
         cmocka_unit_test(test_min_runtime),
         cmocka_unit_test(test_young_victim),
+        cmocka_unit_test(test_served_reclaim),
+        cmocka_unit_test(test_served_reclaim_leaves_quota),
         cmocka_unit_test(test_lost_accounting_all_policies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

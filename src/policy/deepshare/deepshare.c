@@ -167,6 +167,7 @@ static int dsp_init(ds_engine_t *e, const void *config, void **state, ds_error_t
     s->fair_want = ds_xcalloc((size_t)s->nt + 1, sizeof *s->fair_want);
     s->fair_tried = ds_xcalloc(nj, 1);
     s->fair_for = -1;
+    s->served_for = -1;
     for (int32_t i = 0; i < s->nt; i++) s->S[i] = s->q_last[i] = 1.0;
     s->min_gmem = INT64_MAX;
     s->pend = ds_xcalloc((size_t)e->nparts, sizeof *s->pend);
@@ -361,6 +362,10 @@ static int dsp_stats(const ds_engine_t *e, const void *state, ds_policy_stat_t *
     if (s->cfg.quota_yield && k < max) {
         snprintf(out[k].name, sizeof out[k].name, "quota_yields");
         out[k++].value = (double)x->quota_yields;
+    }
+    if (s->cfg.served_reclaim && k < max) {
+        snprintf(out[k].name, sizeof out[k].name, "served_reclaims");
+        out[k++].value = (double)x->served_reclaims;
     }
     if (s->cfg.young_victim > 0 && k < max) {
         snprintf(out[k].name, sizeof out[k].name, "young_victims");

@@ -65,6 +65,8 @@ typedef struct dsp_config {
     int quota_yield;        /* an under-served tenant's own longer G runs yield their class to its head job (0) */
     int served_g_in_qb;     /* G jobs of served tenants (S_i >= theta) are placed in QB's order, beside
                                best-effort work; only under-served tenants' G jobs go first (1) */
+    int served_reclaim;     /* a served tenant's G job may reclaim runs of tenants above their quota that are
+                               predicted to outlast it (1; docs/policy.md §4.1) */
     int admit_floor;        /* the model's prediction admits at rho_min; the monitor enforces the threshold (1) */
     double monitor_z;       /* ...and the pair's mean retention that far (in standard errors) below threshold (2; 0: off) */
     int monitor_threshold;  /* DSP_MON_*: what a retention sample is compared with (ds_monitor.c) */
@@ -149,6 +151,7 @@ typedef struct dsp_stats {
     int64_t reservations, backfills; /* reservations made; starts on reserved GPUs before their start */
     int64_t g_preempted;    /* must stay 0: a G job was preempted */
     int64_t young_victims;  /* reclaim victims younger than the typical run (no older set would do) */
+    int64_t served_reclaims; /* victims of served tenants' reclaims (served_reclaim) */
 } dsp_stats_t;
 
 /* The policy's state, its fields grouped by the file that owns them (writes them); others only read them. */
@@ -204,6 +207,9 @@ typedef struct dsp {
     /* ---- ds_preempt.c / deepshare.c: the tenant a fair-share reclaim is for (-1: a G reclaim), jobs of QB this
      * pass already tried within their share */
     int32_t fair_for;
+    /* ...and the tenant a served reclaim is for (-1: none), with the reclaiming job's predicted run time */
+    int32_t served_for;
+    double served_rem;
     uint8_t *fair_tried;
     int fair_on;            /* deepshare.c: the shares are computed and QB is being placed */
     /* ---- ds_order.c: pending jobs per partition, sorted by (tenant, krem, submit, id) */

@@ -49,6 +49,15 @@ static double victim_cost(const ds_engine_t *e, const dsp_t *s, int32_t v, int64
     return s->cfg.alpha * d + s->cfg.beta * p + young;
 }
 
+/* served reclaim (s->served_for >= 0): v's tenant stays at or above its quota without it (all its GPUs counted),
+ * and v is predicted to run longer than the reclaiming job */
+static int served_victim(const ds_engine_t *e, const dsp_t *s, int32_t v, int64_t now)
+{
+    int32_t ten = e->trace->jobs[v].tenant;
+    return e->tenant_g_gpus[ten] + e->tenant_be_gpus[ten] - e->trace->jobs[v].gpus >= e->tenant_quota[ten] &&
+           dsp_remaining(e, s, v, now) > s->served_rem;
+}
+
 /* fair-share reclaim (s->fair_for >= 0): a GPU's residents may go only when none is of the reclaiming tenant and
  * each one's tenant stays at or above its fair share without it */
 static int fair_victims(const ds_engine_t *e, const dsp_t *s, const ds_gpu_t *gp)
@@ -88,7 +97,8 @@ static int32_t node_units(const ds_engine_t *e, const dsp_t *s, int32_t node, un
         if (gp->nres == 0) continue;
         int allbe = 1;
         for (int32_t r = 0; r < gp->nres; r++)
-            allbe &= e->js[gp->res[r]].klass == DS_CLASS_BE && now - e->js[gp->res[r]].last_start >= s->cfg.min_runtime;
+            allbe &= e->js[gp->res[r]].klass == DS_CLASS_BE && now - e->js[gp->res[r]].last_start >= s->cfg.min_runtime &&
+                     (s->served_for < 0 || served_victim(e, s, gp->res[r], now));
         if (!allbe || (s->fair_for >= 0 && !fair_victims(e, s, gp))) continue;
         int32_t rep = gp->res[0];
         for (int32_t r = 1; r < gp->nres; r++) rep = DS_MIN(rep, gp->res[r]);
@@ -177,6 +187,7 @@ static void evict(ds_engine_t *e, dsp_t *s, const unit_t *u, int32_t nu, int64_t
             if (s->fair_for >= 0) s->st.fair_reclaims++;
             s->st.reclaimed_gpus += e->trace->jobs[v].gpus;
             if (dsp_young_for(e, s, v, now) > 0) s->st.young_victims++;
+            if (s->served_for >= 0) s->st.served_reclaims++;
             ds_engine_preempt(e, v, now, DSP_R_RECLAIM);
         }
 }
@@ -325,7 +336,8 @@ int dsp_try_preempt(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now)
     int ok = g <= gpn ? preempt_small(e, s, j, now) : 0;
     if (!ok && (g > gpn || e->ntypes > 1)) ok = preempt_large(e, s, j, now);
     /* with types the GPUs a job may take depend on its types and its tenant's quota of each: no memo */
-    if (!ok && e->ntypes < 2 && job->cpus <= s->pre_fail_cpus[g] && job->mem_mib <= s->pre_fail_mem[g])
+    /* a served reclaim's victims are fewer: its failure says nothing of the others' */
+    if (!ok && e->ntypes < 2 && s->served_for < 0 && job->cpus <= s->pre_fail_cpus[g] && job->mem_mib <= s->pre_fail_mem[g])
         s->pre_fail_cpus[g] = job->cpus, s->pre_fail_mem[g] = job->mem_mib;
     return ok;
 }
