@@ -1472,6 +1472,39 @@ static void test_explain_true_parameters(void **st)
     free(x);
 }
 
+/* Explain says when a served tenant's G job may reclaim (served-reclaim) and from whom (theta 0: everyone is served,
+ * whatever its QAD): B's job (8 GPUs, 5,000 s) waits behind A's best-effort job 1 of the same length, which does
+ * not outlast it, so nothing is requeued. */
+static void test_explain_served_reclaim(void **st)
+{
+    (void)st;
+    const char *params[] = {"theta=0,colocation=0", "theta=0,colocation=0,served-reclaim=0"};
+    for (int k = 0; k < 2; k++) {
+        ds_trace_t t;
+        tu_trace(&t, "A:8 B:8", "1 A 8 0 5000; 2 A 8 0 1000; 3 B 8 0 5000");
+        void *cfg = cfg_with(params[k]);
+        ds_engine_t *e = engine_for(&t, 8, cfg);
+        for (int32_t j = 0; j < t.njobs; j++) ds_engine_arrive(e, j, 0);
+        ds_engine_schedule(e, 0, 1);
+        assert_int_equal(e->js[0].status, DS_JS_RUNNING);
+        assert_int_equal(e->js[2].status, DS_JS_PENDING);
+        ds_buf_t b = {0};
+        e->ops->explain(e, e->pstate, 2, 0, &b);
+        char *x = ds_bdone(&b);
+        print_message("%s", x);
+        if (k == 0)
+            assert_non_null(strstr(x, "  preemption: its tenant is served (smoothed QAD 0.00 >= theta 0.00), so it may requeue "
+                                      "only best-effort runs of tenants above their quota (each left at or above it) that are "
+                                      "predicted to run longer than its own 5000 s, cheapest first (served-reclaim)\n"));
+        else
+            assert_non_null(strstr(x, "  preemption: none, its tenant is served (smoothed QAD 0.00 >= theta 0.00)\n"));
+        free(x);
+        ds_engine_destroy(e);
+        ops()->config_free(cfg);
+        ds_trace_free(&t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1496,6 +1529,7 @@ int main(void)
         cmocka_unit_test(test_probe_unmeasured_pair),
         cmocka_unit_test(test_prediction_never_lifts),
         cmocka_unit_test(test_served_g_in_qb),
+        cmocka_unit_test(test_explain_served_reclaim),
         cmocka_unit_test(test_quota_backfill),
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_qad_definition),
