@@ -294,6 +294,7 @@ static int dsp_check(const ds_engine_t *e, const void *state, char *msg, size_t 
 {
     const dsp_t *s = state;
     if (s->st.g_preempted) { snprintf(msg, n, "a G job was preempted"); return -1; }
+    if (s->st.served_under) { snprintf(msg, n, "a served reclaim left a victim's tenant under its quota"); return -1; }
     for (int32_t i = 0; i < s->nt; i++) {
         int64_t q = e->tenant_quota[i];
         if (s->typed && typed_over(e, s, i, msg, n)) return -1;

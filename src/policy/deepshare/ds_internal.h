@@ -152,6 +152,7 @@ typedef struct dsp_stats {
     int64_t g_preempted;    /* must stay 0: a G job was preempted */
     int64_t young_victims;  /* reclaim victims younger than the typical run (no older set would do) */
     int64_t served_reclaims; /* victims of served tenants' reclaims (served_reclaim) */
+    int64_t served_under;   /* must stay 0: a served reclaim left a victim's tenant under its quota */
 } dsp_stats_t;
 
 /* The policy's state, its fields grouped by the file that owns them (writes them); others only read them. */

@@ -69,10 +69,18 @@ static int fair_victims(const ds_engine_t *e, const dsp_t *s, const ds_gpu_t *gp
     return 1;
 }
 
-/* ...and a set of victims: every tenant it takes from left at or above its share by all it loses. */
-static int fair_set_ok(const ds_engine_t *e, const dsp_t *s, const int32_t *v, int32_t nv)
+/* What a tenant holds beyond what a reclaim must leave it: its fair share (a fair-share reclaim) or its quota
+ * (a served reclaim, all its GPUs counted). */
+static double spare(const ds_engine_t *e, const dsp_t *s, int32_t ten)
 {
-    if (s->fair_for < 0) return 1;
+    if (s->fair_for >= 0) return dsp_fair_spare(e, s, ten);
+    return (double)(e->tenant_g_gpus[ten] + e->tenant_be_gpus[ten] - e->tenant_quota[ten]);
+}
+
+/* ...and a set of victims: every tenant it takes from left at or above its share (or quota) by all it loses. */
+static int set_ok(const ds_engine_t *e, const dsp_t *s, const int32_t *v, int32_t nv)
+{
+    if (s->fair_for < 0 && s->served_for < 0) return 1;
     for (int32_t a = 0; a < nv; a++) {
         int32_t ten = e->trace->jobs[v[a]].tenant, first = 1;
         double lost = 0;
@@ -81,7 +89,7 @@ static int fair_set_ok(const ds_engine_t *e, const dsp_t *s, const int32_t *v, i
             if (b < a) { first = 0; break; }
             lost += e->trace->jobs[v[b]].gpus;
         }
-        if (first && dsp_fair_spare(e, s, ten) < lost - 1e-9) return 0;
+        if (first && spare(e, s, ten) < lost - 1e-9) return 0;
     }
     return 1;
 }
@@ -159,12 +167,12 @@ static void best_on_node(const ds_engine_t *e, const dsp_t *s, int32_t j, int32_
         }
         if (free0 + on < g) continue;
         if (!ds_engine_node_fits_after(e, node, j, g, cpus, mem)) continue;
-        if (s->fair_for >= 0) {
+        if (s->fair_for >= 0 || s->served_for >= 0) {
             int32_t vv[2 * MAX_UNITS], n2 = 0;
             for (int32_t k = 0; k < nu; k++)
                 if (mask >> k & 1)
                     for (int32_t r = 0; r < u[k].njobs; r++) vv[n2++] = u[k].job[r];
-            if (!fair_set_ok(e, s, vv, n2)) continue;
+            if (!set_ok(e, s, vv, n2)) continue;
         }
         double f = freed > 0 ? (double)(freed - need_freed) / (double)freed : 0.0;
         cost += fw * f;
@@ -190,6 +198,13 @@ static void evict(ds_engine_t *e, dsp_t *s, const unit_t *u, int32_t nu, int64_t
             if (s->served_for >= 0) s->st.served_reclaims++;
             ds_engine_preempt(e, v, now, DSP_R_RECLAIM);
         }
+    /* the served reclaim's promise, checked with the invariants (§7): no victim's tenant left under its quota */
+    if (s->served_for >= 0)
+        for (int32_t k = 0; k < nu; k++)
+            for (int32_t r = 0; r < u[k].njobs; r++) {
+                int32_t ten = e->trace->jobs[u[k].job[r]].tenant;
+                if (e->tenant_g_gpus[ten] + e->tenant_be_gpus[ten] < e->tenant_quota[ten]) s->st.served_under++;
+            }
 }
 
 /* What evicting a choice really frees on its node: a GPU only when every resident is a victim (a unit
@@ -264,8 +279,8 @@ static int preempt_large_on(ds_engine_t *e, dsp_t *s, int32_t j, int32_t t, int3
         nodes[k] = n, cost[k] = c;
     }
     int ok = ne >= want;
-    if (ok && s->fair_for >= 0) {
-        /* the victims of all the nodes taken together leave every tenant at or above its share */
+    if (ok && (s->fair_for >= 0 || s->served_for >= 0)) {
+        /* the victims of all the nodes taken together leave every tenant at or above its share (or quota) */
         int32_t *vv = ds_xmalloc((size_t)want * 2 * MAX_UNITS * sizeof *vv), n2 = 0;
         for (int32_t k = 0; k < want; k++) {
             unit_t u[MAX_UNITS];
@@ -277,7 +292,7 @@ static int preempt_large_on(ds_engine_t *e, dsp_t *s, int32_t j, int32_t t, int3
                     if (!seen) vv[n2++] = u[x].job[r];
                 }
         }
-        ok = fair_set_ok(e, s, vv, n2);
+        ok = set_ok(e, s, vv, n2);
         free(vv);
     }
     if (ok) {
