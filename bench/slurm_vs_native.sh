@@ -19,7 +19,7 @@
 # env: DS_BUILD (build dir, default build-native), COMPRESS (60), RUNS (1), VARIANTS (the three above),
 #      TRACE, TENANTS (default bench/native/{jobs,tenants}.csv), WINDOW (0:SPAN, the trace's last submit
 #      rounded up to the hour), POLL (deepshared's poll, 0.05 s), REPORT_ONLY=1 (no replay: the report from
-#      OUT's replays), RUN_FROM (first run index, 1: RUN_FROM=3 RUNS=4 adds runs 3 and 4 to OUT), SIM_SEEDS (10: the
+#      OUT's replays), RUN_FROM (first run index, 1: RUN_FROM=3 RUNS=2 adds runs 3 and 4 to OUT: RUNS counts the runs), SIM_SEEDS (10: the
 #      simulated twins of deepshared with the live costs, docs/native-slurm.md "What the simulator models"),
 #      PIN_WHOLE (deepshared's pin_whole_gpus, 0: Slurm picks a whole-GPU job's GPUs, nothing is pinned), REPIN
 #      (deepshared's repin, 0; it matters only with PIN_WHOLE=1), RESTART_PINNED (the twins' --restart-pinned: 0
