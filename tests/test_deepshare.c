@@ -1423,20 +1423,34 @@ static void test_invariants_venus(void **st)
  * policy applies (4 by default), and theta and the band are the policy's. A (quota 2) runs a 2-GPU G
  * job and a 6-GPU BE job; its 4-GPU job would bring its BE GPUs to 10: over the default cap of 8, within
  * a cap of 10 with m = 5. */
+/* An engine on t (8-GPU nodes) after every job arrived at 0 and the first pass (a cycle) ran. */
+static ds_engine_t *after_first_pass(const ds_trace_t *t, void *cfg)
+{
+    ds_engine_t *e = engine_for(t, 8, cfg);
+    for (int32_t j = 0; j < t->njobs; j++) ds_engine_arrive(e, j, 0);
+    ds_engine_schedule(e, 0, 1);
+    return e;
+}
+
+/* What the policy explains of job at t=0 (printed, so a failure shows it); free it. */
+static char *explain_now(ds_engine_t *e, int32_t job)
+{
+    ds_buf_t b = {0};
+    e->ops->explain(e, e->pstate, job, 0, &b);
+    char *x = ds_bdone(&b);
+    print_message("%s", x);
+    return x;
+}
+
 static char *explain_of(const char *params, int32_t job)
 {
     ds_trace_t t;
     tu_trace(&t, "A:2 B:8", "1 B 8 0 1000; 2 A 2 0 1000; 3 A 6 0 1000; 4 A 4 0 1000");
     void *cfg = params ? cfg_with(params) : NULL;
-    ds_engine_t *e = engine_for(&t, 8, cfg);
-    for (int32_t j = 0; j < t.njobs; j++) ds_engine_arrive(e, j, 0);
-    ds_engine_schedule(e, 0, 1);
+    ds_engine_t *e = after_first_pass(&t, cfg);
     assert_int_equal(e->js[2].status, DS_JS_RUNNING);
     assert_int_equal(e->js[2].klass, DS_CLASS_BE);
-    ds_buf_t b = {0};
-    e->ops->explain(e, e->pstate, job, 0, &b);
-    char *x = ds_bdone(&b);
-    print_message("%s", x);
+    char *x = explain_now(e, job);
     ds_engine_destroy(e);
     if (cfg) ops()->config_free(cfg);
     ds_trace_free(&t);
@@ -1483,15 +1497,10 @@ static void test_explain_served_reclaim(void **st)
         ds_trace_t t;
         tu_trace(&t, "A:8 B:8", "1 A 8 0 5000; 2 A 8 0 1000; 3 B 8 0 5000");
         void *cfg = cfg_with(params[k]);
-        ds_engine_t *e = engine_for(&t, 8, cfg);
-        for (int32_t j = 0; j < t.njobs; j++) ds_engine_arrive(e, j, 0);
-        ds_engine_schedule(e, 0, 1);
+        ds_engine_t *e = after_first_pass(&t, cfg);
         assert_int_equal(e->js[0].status, DS_JS_RUNNING);
         assert_int_equal(e->js[2].status, DS_JS_PENDING);
-        ds_buf_t b = {0};
-        e->ops->explain(e, e->pstate, 2, 0, &b);
-        char *x = ds_bdone(&b);
-        print_message("%s", x);
+        char *x = explain_now(e, 2);
         if (k == 0)
             assert_non_null(strstr(x, "  preemption: its tenant is served (smoothed QAD 0.00 >= theta 0.00), so it may requeue "
                                       "only best-effort runs of tenants above their quota (each left at or above it) that are "

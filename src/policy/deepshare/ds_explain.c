@@ -234,7 +234,7 @@ void dsp_explain(const ds_engine_t *e, const void *state, int32_t j, int64_t now
     else if (under)
         ds_bprintf(out, "  preemption: its tenant is under-served (smoothed QAD %.2f < theta %.2f), so best-effort jobs "
                    "may be requeued for it, cheapest first\n", s->S[t], c->theta);
-    else if (c->served_reclaim && c->prediction && !(s->typed && e->ntypes > 1))
+    else if (dsp_served_reclaim_on(e, s))
         ds_bprintf(out, "  preemption: its tenant is served (smoothed QAD %.2f >= theta %.2f), so it may requeue only "
                    "best-effort runs of tenants above their quota (each left at or above it) that are predicted to run "
                    "longer than its own %.0f s, cheapest first (served-reclaim)\n", s->S[t], c->theta,

@@ -104,8 +104,7 @@ static int place(ds_engine_t *e, dsp_t *s, int32_t j, int64_t now, uint8_t *bloc
      * theirs, and only where the preemption shortens waiting (the victim would hold the GPUs longer than the
      * job needs them): without this, a large tenant's G job waits behind the tolerance theta gives it. Off where
      * quotas are typed (hetero: +16% avg queue, compliance 0.903 -> 0.834; docs/results.md, session 19). */
-    if (s->cfg.preemption && s->cfg.served_reclaim && s->cfg.prediction && e->js[j].klass == DS_CLASS_G &&
-        s->cfg.borrowing && !(s->typed && e->ntypes > 1)) {
+    if (s->cfg.preemption && s->cfg.borrowing && e->js[j].klass == DS_CLASS_G && dsp_served_reclaim_on(e, s)) {
         s->served_for = e->trace->jobs[j].tenant;
         s->served_rem = dsp_remaining(e, s, j, now);
         int ok = dsp_try_preempt(e, s, j, now);
