@@ -414,6 +414,84 @@ static void test_overrun_yield(void **st)
     yield_case("colocation=0,work-conserving=0", 1, 8, 5, 1);   /* light tail, C's idle quota */
 }
 
+static double pred_true(void *ctx, const ds_trace_t *t, int32_t job, int64_t now)
+{
+    (void)ctx, (void)now;
+    return (double)t->jobs[job].duration;
+}
+
+/* Attained-service yield (docs/policy.md §2, attained-yield): runtimes exact, the typical run set to 25 s, so a G
+ * run past 2 x 25 = 50 s (the default multiple) yields to its tenant's next job predicted to end before it. A's j0 (8 GPUs,
+ * 10,000 s) runs as G on node 0, B's j2 holds node 1 and B's j3 (BE) C's idle node 2 (an event pass at 0: the
+ * first cycle, at 60, finds them running, so every tenant starts served). A's j1 (8 GPUs, h s) waits from 10. At
+ * the cycle of 60 j0 has run 60 > 50 s and j1 (h = 100 < 9,940 left) is predicted to end first: j0 yields its
+ * class and runs on as BE, A's quota goes to j1, and A, served, reclaims B's j3 (B holds 16 GPUs on a quota of 8,
+ * and j3 is predicted to outlast j1: served reclaim, §4.1). No yield when j1 is predicted to outlast j0 (h =
+ * 20,000), with attained-yield 0 or 4 (60 < 100 s), or with auto and a predictor that is not exact (learned: the
+ * overrun yield covers its misses). */
+static void attained_case(const char *kv, int64_t h, const char *rp_name, int yields)
+{
+    ds_trace_t t;
+    char jobs[160];
+    snprintf(jobs, sizeof jobs, "1 A 8 0 10000; 2 A 8 10 %lld; 3 B 8 0 100000; 4 B 8 0 100000", (long long)h);
+    tu_trace(&t, "A:8 B:8 C:8", jobs);
+    void *cfg = cfg_with(kv);
+    ds_runtime_predictor_t rp = {.name = rp_name, .predict = pred_true};
+    ds_predictors_t pr = {&rp, NULL, NULL};
+    ds_engine_t *e = engine_with(&t, 8, cfg, &pr);
+    dsp_t *s = e->pstate;
+    ds_engine_arrive(e, 0, 0);
+    ds_engine_arrive(e, 2, 0);
+    ds_engine_arrive(e, 3, 0);
+    ds_engine_schedule(e, 0, 0);
+    assert_int_equal(e->js[3].status, DS_JS_RUNNING);
+    assert_int_equal(e->js[3].klass, DS_CLASS_BE);
+    ds_engine_arrive(e, 1, 10);
+    ds_engine_schedule(e, 10, 0);
+    s->typical.median = 25, s->typical.n = DSP_TYPICAL_MIN;
+    ds_engine_schedule(e, 60, 1);
+    char msg[200];
+    assert_int_equal(ds_engine_check(e, msg, sizeof msg), 0);
+    assert_int_equal(ops()->check(e, e->pstate, msg, sizeof msg), 0);
+    assert_int_equal(e->js[0].status, DS_JS_RUNNING);
+    assert_int_equal(e->js[2].status, DS_JS_RUNNING); /* B's guarantee is untouched either way */
+    if (yields) {
+        assert_int_equal(e->js[0].klass, DS_CLASS_BE);
+        assert_int_equal(e->js[1].status, DS_JS_RUNNING);
+        assert_int_equal(e->js[1].klass, DS_CLASS_G);
+        assert_int_equal(e->js[3].status, DS_JS_PENDING);
+        assert_int_equal(s->st.yields, 1);
+        assert_int_equal(s->st.attained_yields, 1);
+        assert_int_equal(s->st.g_preempted, 0);
+        assert_int_equal(s->st.quota_yields, 0);
+        assert_int_equal(s->st.served_reclaims, 1);
+        ds_buf_t b = {0};
+        ops()->explain(e, e->pstate, 0, 60, &b);
+        assert_non_null(b.s);
+        assert_non_null(strstr(b.s, "(attained-yield)"));
+        free(b.s);
+    } else {
+        assert_int_equal(e->js[0].klass, DS_CLASS_G);
+        assert_int_equal(e->js[1].status, DS_JS_PENDING);
+        assert_int_equal(e->js[3].status, DS_JS_RUNNING);
+        assert_int_equal(s->st.attained_yields, 0);
+    }
+    ds_engine_destroy(e);
+    ops()->config_free(cfg);
+    ds_trace_free(&t);
+}
+
+static void test_attained_yield(void **st)
+{
+    (void)st;
+    const char *kv = "colocation=0,work-conserving=0";
+    attained_case(kv, 100, "oracle", 1); /* on by default */
+    attained_case(kv, 100, "model", 1);
+    attained_case(kv, 20000, "oracle", 0);   /* the head would outlast the run */
+    attained_case("attained-yield=0,colocation=0,work-conserving=0", 100, "oracle", 0);
+    attained_case("attained-yield=4,colocation=0,work-conserving=0", 100, "oracle", 0); /* 60 s < 4 x 25 */
+}
+
 /* Batch evidence (docs/policy.md §3): a finished sibling re-keys a waiting job. A's j0 holds node 0 and B's j3
  * node 1; A's j1 (predicted 100 s) and j2 (500 s) wait. j3 ends at 500 and, as the test predictor has it, is
  * j1's batch sibling: its batch now puts j1 at 5,000 s, so j2 takes the freed node. Without the evidence j1
@@ -594,7 +672,7 @@ static void quota_yield_case(const char *kv, double head_pred, int yields)
     ds_engine_arrive(e, 0, 0);
     ds_engine_arrive(e, 2, 0);
     ds_engine_arrive(e, 3, 0);
-    ds_engine_schedule(e, 0, 1);
+    ds_engine_schedule(e, 0, 0);
     assert_int_equal(e->js[3].status, DS_JS_RUNNING);
     assert_int_equal(e->js[3].klass, DS_CLASS_BE);
     ds_engine_arrive(e, 1, 10);
@@ -1532,6 +1610,7 @@ int main(void)
         cmocka_unit_test(test_admit_floor),
         cmocka_unit_test(test_gpu_time_order),
         cmocka_unit_test(test_overrun_yield),
+        cmocka_unit_test(test_attained_yield),
         cmocka_unit_test(test_batch_evidence),
         cmocka_unit_test(test_yield_back),
         cmocka_unit_test(test_quota_yield),

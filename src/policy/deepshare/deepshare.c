@@ -364,6 +364,10 @@ static int dsp_stats(const ds_engine_t *e, const void *state, ds_policy_stat_t *
         snprintf(out[k].name, sizeof out[k].name, "quota_yields");
         out[k++].value = (double)x->quota_yields;
     }
+    if (s->cfg.attained_yield > 0 && k < max) {
+        snprintf(out[k].name, sizeof out[k].name, "attained_yields");
+        out[k++].value = (double)x->attained_yields;
+    }
     if (s->cfg.served_reclaim && k < max) {
         snprintf(out[k].name, sizeof out[k].name, "served_reclaims");
         out[k++].value = (double)x->served_reclaims;

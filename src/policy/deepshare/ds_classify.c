@@ -287,6 +287,18 @@ void dsp_promote(ds_engine_t *e, dsp_t *s)
     }
 }
 
+static int32_t g_head(const ds_engine_t *e, const dsp_t *s, int32_t i);
+
+/* Attained-service yield (docs/policy.md §2): j, a G run within its prediction, has held its tenant's quota for
+ * more than k typical runs while the tenant's next job is predicted to end before it does. */
+static int attained(const ds_engine_t *e, const dsp_t *s, int32_t j, double el, int64_t now)
+{
+    double k = s->cfg.attained_yield;
+    if (k <= 0 || s->typical.median <= 0 || el <= k * s->typical.median) return 0;
+    int32_t h = g_head(e, s, e->trace->jobs[j].tenant);
+    return h >= 0 && dsp_remaining(e, s, h, now) < dsp_remaining(e, s, j, now);
+}
+
 void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now)
 {
     const ds_trace_t *t = e->trace;
@@ -304,9 +316,10 @@ void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now)
     int32_t n = 0;
     for (int32_t k = 0; k < s->run.n; k++) {
         int32_t j = s->run.v[k];
+        double el = dsp_elapsed(e, s, j, now);
         if (e->js[j].klass == DS_CLASS_G && s->pair[j] < 0 && waits[t->jobs[j].tenant] >= t->jobs[j].gpus &&
             (s->yielded[j] == DSP_YIELD_NONE || s->yielded[j] == DSP_YIELD_BACK) &&
-            dsp_elapsed(e, s, j, now) > s->pred[j] && dsp_batch_total(e, s, j, dsp_elapsed(e, s, j, now)) < 0)
+            (el > s->pred[j] || attained(e, s, j, el, now)) && dsp_batch_total(e, s, j, el) < 0)
             s->order[n++] = j;
     }
     if (!n) return;
@@ -336,9 +349,10 @@ void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now)
         ds_engine_set_class(e, j, DS_CLASS_BE);
         dsp_list_push(dsp_solo(s, e->js[j].part, 1, g), s->spos, j);
         s->yielded[j] = DSP_YIELDED;
-        s->qyield[j] = 0;
+        s->qyield[j] = el > s->pred[j] ? DSP_QY_OVERRUN : DSP_QY_ATTAINED;
         s->ygpus[t->jobs[j].tenant] += g;
         s->st.yields++;
+        if (el <= s->pred[j]) s->st.attained_yields++;
     }
 }
 
@@ -402,7 +416,7 @@ void dsp_quota_yield(ds_engine_t *e, dsp_t *s, int64_t now)
             ds_engine_set_class(e, j, DS_CLASS_BE);
             dsp_list_push(dsp_solo(s, e->js[j].part, 1, g), s->spos, j);
             s->yielded[j] = DSP_YIELDED;
-            s->qyield[j] = 1;
+            s->qyield[j] = DSP_QY_QUOTA;
             s->ygpus[i] += g;
             s->st.quota_yields++;
             need -= g;

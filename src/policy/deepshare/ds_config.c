@@ -49,6 +49,7 @@ void dsp_config_default(dsp_config_t *c)
     c->overrun_yield = 1;
     c->batch_evidence = 1;
     c->quota_yield = 1;
+    c->attained_yield = 2;
     c->young_victim = 1.0;
     c->served_g_in_qb = 1;
     c->served_reclaim = 1;
@@ -94,6 +95,7 @@ static const param_t params[] = {
     {"gpu-time-order", P_BOOL, F(gpu_time_order), 0, 1, "0", "inside a QAD band, order by predicted remaining GPU-time (x GPUs, as QSSF) instead of remaining time"},
     {"quota-yield", P_BOOL, F(quota_yield), 0, 1, "1", "an under-served tenant whose next job (at most its quota) is kept out of its quota only by its own running G jobs has those predicted to run longer than that job yield their G class (run on as BE, longest first, just enough), so the job is G and may reclaim; 0: the job waits for its tenant's own runs to end"},
     {"batch-evidence", P_BOOL, F(batch_evidence), 0, 1, "1", "the runtime predictor's batch evidence revises a job's estimate: once a sibling (same owner and GPU count, submitted in the same burst) finishes, the unfinished ones are expected to run as long as their finished siblings that ran longer than they have (re-sorting the waiting ones), and a run within its batch's evidence has not outlived its prediction (deepshared: with runtime_model = boosted and batch_gap > 0; its history predictor has no batches); 0: the submit-time prediction only"},
+    {"attained-yield", P_DBL, F(attained_yield), 0, 1000, "2", "a G run that has run longer than this x the typical run (the median run time of the latest 1,024 finished jobs; none before 16 have finished), while its tenant's next job is predicted to end before it, yields its G class as an overrun yield does (least attained service inside a tenant's quota, the quota going by predicted remaining time); 0: off"},
     {"overrun-yield", P_BOOL, F(overrun_yield), 0, 1, "1", "a G job that has run longer than predicted, while its tenant has a job waiting, yields its G class (runs on as BE, expected to run as long again; promoted back once nothing of its tenant waits); 0: G until it ends"},
     {"served-reclaim", P_BOOL, F(served_reclaim), 0, 1, "1", "a served tenant's G job (smoothed QAD >= theta, inside its quota) may reclaim too, but only best-effort runs of tenants above their quota, each tenant left at or above it, and only runs predicted to outlast the job (SRPT's rule); not where quotas are typed; needs prediction. 0: only under-served tenants reclaim (SPEC 4.4)"},
     {"served-g-in-qb", P_BOOL, F(served_g_in_qb), 0, 1, "1", "G jobs of a served tenant (smoothed QAD >= theta) are placed in the BE queue's order (predicted remaining time), beside best-effort work; only under-served tenants' G jobs go before it (0: every G job first, as in SPEC 4.3)"},

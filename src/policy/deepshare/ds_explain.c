@@ -15,9 +15,13 @@ static void explain_running(const ds_engine_t *e, const dsp_t *s, int32_t j, int
         ds_bputs(out, "  class: runs as guaranteed (G), within its tenant's quota: never preempted\n");
     } else {
         const char *why = s->wc[j] ? "on GPUs the work-conserving stage found idle"
-                          : s->yielded[j] == DSP_YIELDED && s->qyield[j]
+                          : s->yielded[j] == DSP_YIELDED && s->qyield[j] == DSP_QY_QUOTA
                               ? "it gave up its G class to its under-served tenant's next job, which its own longer "
                                 "runs kept out of the quota (quota-yield)"
+                          : s->yielded[j] == DSP_YIELDED && s->qyield[j] == DSP_QY_ATTAINED
+                              ? "it gave up its G class after holding its tenant's quota for longer than the "
+                                "attained-yield multiple of the typical run, to its tenant's next job, predicted to end "
+                                "sooner (attained-yield)"
                           : s->yielded[j] == DSP_YIELDED ? "it gave up its G class after outliving its prediction, "
                                                            "while its tenant had work waiting"
                           : !c->borrowing ? "the revocable member of a shared GPU (hard quotas)"

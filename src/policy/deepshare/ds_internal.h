@@ -63,6 +63,8 @@ typedef struct dsp_config {
     int overrun_yield;      /* a G job that outlived its prediction yields its class while its tenant waits (1) */
     int batch_evidence;     /* a job's finished batch siblings revise its estimate (1; docs/policy.md §3) */
     int quota_yield;        /* an under-served tenant's own longer G runs yield their class to its head job (0) */
+    double attained_yield;  /* a G run past this x the typical run yields to its tenant's head job predicted to end
+                               sooner (2; 0: off; docs/policy.md §2) */
     int served_g_in_qb;     /* G jobs of served tenants (S_i >= theta) are placed in QB's order, beside
                                best-effort work; only under-served tenants' G jobs go first (1) */
     int served_reclaim;     /* a served tenant's G job may reclaim runs of tenants above their quota that are
@@ -129,6 +131,9 @@ typedef enum {
     DSP_YIELD_ENDED,   /* stopped (preempted or finished) after yielding */
     DSP_YIELD_BACK     /* promoted back to G while that run goes on */
 } dsp_yield_t;
+/* Which rule made a run yield (dsp_t.qyield): its prediction outlived, its tenant's head kept out of the quota
+ * (quota yield), or the quota held for k typical runs (attained-service yield); docs/policy.md §2. */
+enum { DSP_QY_OVERRUN = 0, DSP_QY_QUOTA, DSP_QY_ATTAINED };
 
 /* A reservation: the nodes a waiting job will start on and when they are predicted to be free. */
 typedef struct dsp_resv {
@@ -142,6 +147,7 @@ typedef struct dsp_stats {
     int64_t preempt_reclaim, preempt_revoke, reclaimed_gpus;
     int64_t mon_missing;            /* pair-cycles without a fresh retention sample (telemetry missing or stale) */
     int64_t lent_jobs, lent_gpus, promotions, promoted_gpus, demotions, yields, yields_back, quota_yields;
+    int64_t attained_yields; /* overrun yields taken by attained service, the run still within its prediction */
     int64_t batch_revised, batch_rekeyed; /* siblings a finish revised (seen ones), and of those, waiting ones re-keyed */
     int64_t coloc_admitted, coloc_attempts, coloc_no_candidate;
     int64_t rej_memory, rej_cpu, rej_retention, rej_revoked, probes;
@@ -220,7 +226,7 @@ typedef struct dsp {
     int64_t *cls_pass;      /* the pass that last classified a job (its G/BE queue this pass) */
     uint8_t *yielded;       /* dsp_yield_t: nonzero once a job gave up its G class by outliving its
                                prediction (§2) */
-    uint8_t *qyield;        /* per job: its yield (yielded == DSP_YIELDED) was a quota yield, for its tenant's head job */
+    uint8_t *qyield;        /* per job: which yield made it yielded (DSP_QY_*), for explain */
     int64_t *ygpus;         /* per tenant: GPUs of its running jobs that yielded (yielded == DSP_YIELDED) */
     int64_t *waits;         /* per tenant scratch: GPUs of its waiting work (dsp_waiting_gpus) */
     /* ---- ds_coloc.c and ds_monitor.c: pairs, admission and retention monitoring */
