@@ -439,7 +439,8 @@ void dsp_promote(ds_engine_t *e, dsp_t *s);
  * for. waits has one entry per tenant. */
 void dsp_waiting_gpus(const ds_engine_t *e, const dsp_t *s, int64_t *waits);
 /* Overrun yield: running unshared G jobs that have run longer than predicted become BE while their
- * tenant has a pending job its quota could hold. */
+ * tenant has a pending job its quota could hold; so do (attained-service yield, attained_yield) those that
+ * have run longer than that many typical runs while the tenant's head job is predicted to end first. */
 void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now);
 /* Quota yield (quota_yield, docs/policy.md §2): an under-served tenant whose head job (at most its quota) is
  * kept out of G only by its own running G jobs has those of them predicted to run longer than the head
