@@ -316,11 +316,11 @@ void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now)
     int32_t n = 0;
     for (int32_t k = 0; k < s->run.n; k++) {
         int32_t j = s->run.v[k];
+        if (e->js[j].klass != DS_CLASS_G || s->pair[j] >= 0 || waits[t->jobs[j].tenant] < t->jobs[j].gpus ||
+            !(s->yielded[j] == DSP_YIELD_NONE || s->yielded[j] == DSP_YIELD_BACK))
+            continue;
         double el = dsp_elapsed(e, s, j, now);
-        if (e->js[j].klass == DS_CLASS_G && s->pair[j] < 0 && waits[t->jobs[j].tenant] >= t->jobs[j].gpus &&
-            (s->yielded[j] == DSP_YIELD_NONE || s->yielded[j] == DSP_YIELD_BACK) &&
-            (el > s->pred[j] || attained(e, s, j, el, now)) && dsp_batch_total(e, s, j, el) < 0)
-            s->order[n++] = j;
+        if ((el > s->pred[j] || attained(e, s, j, el, now)) && dsp_batch_total(e, s, j, el) < 0) s->order[n++] = j;
     }
     if (!n) return;
     /* quota its owners neither use nor wait for: a yielded job held there is a borrower like any other */
@@ -352,7 +352,7 @@ void dsp_yield(ds_engine_t *e, dsp_t *s, int64_t now)
         s->qyield[j] = el > s->pred[j] ? DSP_QY_OVERRUN : DSP_QY_ATTAINED;
         s->ygpus[t->jobs[j].tenant] += g;
         s->st.yields++;
-        if (el <= s->pred[j]) s->st.attained_yields++;
+        if (s->qyield[j] == DSP_QY_ATTAINED) s->st.attained_yields++;
     }
 }
 

@@ -318,16 +318,17 @@ int32_t dsp_type_order(const ds_engine_t *e, const dsp_t *s, int32_t j, int klas
 double dsp_work_done(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now);
 /* What j has run, in seconds of work on its reference type where the cluster has several types (where a
  * prediction is compared with it): its elapsed run time on one kind of node. */
+static inline double dsp_elapsed(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now)
+{
+    return e->ntypes < 2 ? (double)ds_engine_elapsed(e, j, now) : dsp_work_done(e, s, j, now);
+}
+
 /* Served reclaim (docs/policy.md §4.1) applies: on, with prediction, on a cluster without typed quotas. */
 static inline int dsp_served_reclaim_on(const ds_engine_t *e, const dsp_t *s)
 {
     return s->cfg.served_reclaim && s->cfg.prediction && !(s->typed && e->ntypes > 1);
 }
 
-static inline double dsp_elapsed(const ds_engine_t *e, const dsp_t *s, int32_t j, int64_t now)
-{
-    return e->ntypes < 2 ? (double)ds_engine_elapsed(e, j, now) : dsp_work_done(e, s, j, now);
-}
 /* j's speed on the type it runs on (1 when it runs on none, or on one kind of node), and on the fastest type it
  * may use. */
 double dsp_speed_now(const ds_engine_t *e, int32_t j);
